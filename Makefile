@@ -1,0 +1,59 @@
+# svm-models: developer entry points. Every target is idempotent: finished steps are
+# remembered by stamp files inside the venv and skipped on the next run.
+#
+#   make setup    venv + editable install with all extras + Ipopt (cyipopt + PyNumero)
+#   make demo     run the demo
+#   make test     run the test suite (PYTEST_ARGS=-q by default)
+#   make bench    run the benchmarks (BENCH_ARGS passed through)
+#   make clean    remove the venv and build directories
+#
+# Override e.g.:  make test VENV=/tmp/venv PYTHON=python3.11 PYTEST_ARGS="-x -k kernel"
+
+VENV ?= .venv
+PYTHON ?= python3
+PYTEST_ARGS ?= -q
+BENCH_ARGS ?=
+
+VENV_PY := $(VENV)/bin/python
+
+# Stamps (all inside the venv, so `make clean` or deleting the venv resets them).
+VENV_STAMP := $(VENV)/pyvenv.cfg
+PIP_STAMP := $(VENV)/.stamp-pip-upgraded
+INSTALL_STAMP := $(VENV)/.stamp-installed
+
+.PHONY: setup demo test bench clean
+
+setup: $(INSTALL_STAMP)
+	$(VENV_PY) -m svm_models.setup_ipopt
+
+# pyvenv.cfg is a plain file written by `venv` (bin/python is a symlink whose mtime is the
+# interpreter's), so it is a reliable "venv exists" marker.
+$(VENV_STAMP):
+	$(PYTHON) -m venv $(VENV)
+
+$(PIP_STAMP): $(VENV_STAMP)
+	$(VENV_PY) -m pip install --upgrade pip
+	touch $@
+
+# Re-install only when pyproject.toml changed since the last successful install.
+$(INSTALL_STAMP): pyproject.toml $(PIP_STAMP)
+	$(VENV_PY) -m pip install -e ".[all,dev]"
+	touch $@
+
+demo: setup
+	$(VENV)/bin/svm-models demo
+
+# pytest exits 5 when it collects no tests: that is a failure too, said plainly.
+test: setup
+	@echo "$(VENV_PY) -m pytest $(PYTEST_ARGS)"; \
+	rc=0; $(VENV_PY) -m pytest $(PYTEST_ARGS) || rc=$$?; \
+	if [ $$rc -eq 5 ]; then echo "make test: pytest collected no tests (exit 5): failing" >&2; fi; \
+	exit $$rc
+
+bench: setup
+	$(VENV_PY) benchmarks/run.py $(BENCH_ARGS)
+
+# The PyNumero library built by `setup` lives in $PYOMO_CONFIG_DIR/lib (default ~/.pyomo/lib),
+# outside the repo and shared by all venvs; it is left alone here.
+clean:
+	rm -rf $(VENV) build dist *.egg-info .pytest_cache

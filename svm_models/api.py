@@ -1,0 +1,149 @@
+"""The public API: build, solve, fit, extract, fit_path.
+
+Data flows one way: data -> kernel -> formulation (a Pyomo block) -> solver -> solution.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+
+import pyomo.environ as pyo
+
+from . import registry
+from .errors import ParameterError, SVMError
+from .solvers import SolverOptions, solve_model
+
+_SOLVE_KEYS = set(SolverOptions.__dataclass_fields__)
+
+
+def formulations() -> list[str]:
+    """Names of the registered formulations."""
+    return registry.formulations()
+
+
+def build(name: str, X, y, *, block=None, **params):
+    """Build formulation ``name`` for data (X, y): a Pyomo ConcreteModel, or ``block`` filled.
+
+    ``params`` are the formulation's hyperparameters (``C``, ``kernel``, ``gamma``,
+    ``degree``, ``coef0``, ``quad_form``, ...); an unknown one is a ParameterError.
+    """
+    f = registry.get(name)
+    unknown = set(params) - set(f.params)
+    if unknown:
+        raise ParameterError(f"{name} takes no parameter(s) {sorted(unknown)}; "
+                             f"it takes {', '.join(f.params) or 'none'}")
+    return f.builder(X, y, block=block, **params)
+
+
+def _svm_blocks(model):
+    found = []
+    for blk in model.block_data_objects(active=True, descend_into=True):
+        if getattr(blk, "_svm", None) is not None and blk._svm.block is blk:
+            found.append(blk)
+    return found
+
+
+def _the_svm_block(model):
+    blocks = _svm_blocks(model)
+    if not blocks:
+        raise ParameterError("the model contains no block built by svm_models.build")
+    if len(blocks) > 1:
+        raise ParameterError(
+            f"the model contains {len(blocks)} SVM blocks; extract each with svm_models.extract(block)")
+    return blocks[0]
+
+
+def solve(model, solver: str = "ipopt", *, raise_on_failure: bool = True, _state=None, **options):
+    """Solve a model made by :func:`build` (or a larger model containing one SVM block).
+
+    ``options``: ``tol``, ``time_limit``, ``iter_limit``, ``threads``, ``verbose``,
+    ``options`` (raw backend options), ``path`` (``"auto"``/``"fast"``/``"general"``).
+    Returns the :class:`~svm_models.solution.Solution` of the SVM block.
+    """
+    opts = SolverOptions.from_kwargs(**options)
+    blk = _the_svm_block(model)
+    svm = blk._svm
+    f = registry.get(svm.formulation)
+    info = solve_model(model, solver, structure=svm.structure, problem_class=f.problem_class,
+                       options=opts, hard_margin=f.family == "hard",
+                       raise_on_failure=raise_on_failure, state=_state)
+    if info.status != "optimal":
+        return _failed_solution(svm, info)
+    sol = f.extractor(blk, info.duals, solver=info.solver, interface=info.interface,
+                      path=info.path, time=info.time, status=info.status, solver_tol=opts.tol)
+    if info.path_reason is not None:
+        sol.extra["general_path_reason"] = info.path_reason
+    return sol
+
+
+def _failed_solution(svm, info):
+    import numpy as np
+
+    from .solution import Solution
+
+    l = svm.data.n_points
+    nan = np.full(l, np.nan)
+    return Solution(formulation=svm.formulation, solver=info.solver, status=info.status, w=None,
+                    b=float("nan"), alpha=nan, coef=nan, xi=nan, support=np.zeros(0, dtype=int),
+                    support_vectors=np.zeros((0, svm.data.n_features)), objective=float("nan"),
+                    kernel=svm.kernel, classes=svm.data.classes, time=info.time,
+                    interface=info.interface, path=info.path, extra={"message": info.message})
+
+
+def fit(X, y, formulation: str = "soft_l1_dual", solver: str = "ipopt", **params):
+    """Build and solve in one call; ``params`` mix hyperparameters and solver options."""
+    solve_kw = {k: params.pop(k) for k in list(params) if k in _SOLVE_KEYS or k == "raise_on_failure"}
+    model = build(formulation, X, y, **params)
+    return solve(model, solver, **solve_kw)
+
+
+def extract(block, *, solver: str = "", duals=None):
+    """Solution of an SVM block that the user solved inside a model of their own.
+
+    Values are read from the block's variables; ``duals`` (a mapping constraint -> dual in
+    the sensitivity convention, e.g. built from the user's ``dual`` Suffix) gives a primal's
+    alpha from multipliers, otherwise alpha is recovered from the KKT conditions.
+    """
+    blk = block if getattr(block, "_svm", None) is not None else _the_svm_block(block)
+    svm = blk._svm
+    f = registry.get(svm.formulation)
+    if duals is None:
+        suffix = blk.model().component("dual")
+        if isinstance(suffix, pyo.Suffix) and len(suffix):
+            duals = suffix  # caller's responsibility: same convention as svm_models duals
+    for vd in svm.structure.var_datas():
+        if vd.value is None:
+            raise SVMError(f"variable {vd.name} has no value: solve the model before extracting")
+    return f.extractor(blk, duals, solver=solver, interface="user", path="user")
+
+
+def fit_path(X, y, Cs, formulation: str = "soft_l1_dual", solver: str = "highs", *,
+             progress: bool | None = None, **params):
+    """Solutions along a path of C values, building the model once.
+
+    The mutable parameter ``C`` is changed in place between solves; on the fast path the
+    backend object is kept and warm-started where the backend supports it (HiGHS).
+    ``progress`` (default: when the path has more than 5 points and stderr is a terminal)
+    prints one line per point to stderr.
+    """
+    Cs = [float(c) for c in Cs]
+    if not Cs:
+        raise ParameterError("Cs must contain at least one value of C")
+    solve_kw = {k: params.pop(k) for k in list(params) if k in _SOLVE_KEYS}
+    model = build(formulation, X, y, C=Cs[0], **params)
+    blk = _the_svm_block(model)
+    if progress is None:
+        progress = len(Cs) > 5 and sys.stderr.isatty()
+    state: dict = {}
+    out = []
+    t0 = time.perf_counter()
+    for k, C in enumerate(Cs):
+        from .components import check_C
+
+        blk.C.set_value(check_C(C))
+        out.append(solve(model, solver, _state=state, **solve_kw))
+        if progress:
+            print(f"[fit_path] {k + 1}/{len(Cs)} C={C:.4g} objective={out[-1].objective:.8g} "
+                  f"({time.perf_counter() - t0:.1f}s)", file=sys.stderr)
+    return out

@@ -1,0 +1,207 @@
+"""Shared pieces of the SVM models, written once and used by every builder.
+
+Each function adds named, documented Pyomo components to a block *and* returns what it
+built as data for the builder's :class:`~svm_models.structure.Structure` record (rows of
+the constraint matrix, quadratic blocks), so the two descriptions cannot drift apart.
+
+Pieces: the point/feature sets and labels, the hyperparameter ``C``, decision values
+``f[i]`` (``w.x_i`` or ``(K beta)_i``, built lazily), the margin constraints
+``y_i (f_i + b) + xi_i >= 1``, the balance constraint ``y'alpha = 0``, and the kernel
+quadratic form ``v'Mv`` (dense and lazy, or through a factor ``M = F'F`` with auxiliary
+variables ``z = F v``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pyomo.environ as pyo
+import scipy.sparse as sp
+
+from .data import Dataset, validate
+from .errors import ParameterError
+from .kernels import Kernel, check_psd, kernel_factor, make_kernel
+from .lazy import (
+    LazyExpression,
+    LazyScalarExpression,
+    dense_quadratic_form,
+    diagonal_quadratic_form,
+    linear_form,
+)
+from .structure import QuadBlock, RowGroup
+
+INF = float("inf")
+
+
+def prepare(X, y, *, kernel="linear", gamma="scale", degree=3, coef0=0.0, need_gram=True):
+    """Validate data and kernel parameters; return ``(Dataset, Kernel, K or None)``."""
+    precomputed = kernel == "precomputed"
+    data = validate(X, y, precomputed=precomputed)
+    kern = make_kernel(kernel, data.X, gamma=gamma, degree=degree, coef0=coef0)
+    K = None
+    if precomputed:
+        K = data.X
+        check_psd(K, name="precomputed kernel matrix")
+    elif need_gram:
+        K = kern.gram(data.X)
+    return data, kern, K
+
+
+def check_C(C) -> float:
+    """C as a float, or ParameterError: it must be a finite positive number."""
+    try:
+        c = float(C)
+    except (TypeError, ValueError):
+        raise ParameterError(f"C must be a positive number; got {C!r}") from None
+    if not np.isfinite(c) or c <= 0:
+        raise ParameterError(f"C must be a finite positive number; got {C!r}")
+    return c
+
+
+def new_block(block, name: str):
+    """A fresh ConcreteModel, or the user's block to fill."""
+    if block is None:
+        return pyo.ConcreteModel(name=name)
+    if not hasattr(block, "add_component"):
+        raise ParameterError(f"block must be a Pyomo Block; got {type(block).__name__}")
+    return block
+
+
+class Layout:
+    """Positions of the model's variables in the solver vector x, in declaration order."""
+
+    def __init__(self):
+        self.variables: list = []
+        self.n = 0
+        self.pos: dict[str, np.ndarray] = {}
+
+    def add(self, var) -> np.ndarray:
+        start = self.n
+        self.n += len(var)
+        self.variables.append(var)
+        self.pos[var.local_name] = np.arange(start, self.n)
+        return self.pos[var.local_name]
+
+
+def add_points(b, data: Dataset) -> None:
+    """Sets ``I`` (points) and the label parameter ``y``."""
+    l = data.n_points
+    b.I = pyo.Set(initialize=range(l), ordered=True, doc="training points i")
+    b.y = pyo.Param(b.I, initialize=dict(enumerate(data.y.tolist())),
+                    doc="label y_i in {-1, +1}")
+
+
+def add_C(b, C) -> None:
+    b.C = pyo.Param(initialize=check_C(C), mutable=True, within=pyo.PositiveReals,
+                    doc="soft-margin penalty C > 0 (mutable: change it and re-solve)")
+
+
+def _row_recipe(M, var_list, i):
+    return linear_form(M[i], var_list)
+
+
+def add_decision_values(b, name: str, M: np.ndarray, var, doc: str):
+    """Lazy expressions ``name[i] = sum_j M[i, j] var[j]`` over the points ``I``."""
+    var_list = list(var.values())
+    comp = LazyExpression(b.I, recipe=lambda i: (_row_recipe, (M, var_list, i)), doc=doc)
+    b.add_component(name, comp)
+    return comp
+
+
+def add_margin(b, layout: Layout, f, f_matrix: np.ndarray, f_var: str, y: np.ndarray,
+               xi=None) -> RowGroup:
+    """``margin[i]:  y_i (f_i + b) + xi_i >= 1``; returns the row group ``[y_i M_i | y_i | e_i]``."""
+    bias = b.b
+    if xi is None:
+        rule = lambda m, i: m.y[i] * (f[i] + bias) >= 1  # noqa: E731
+    else:
+        rule = lambda m, i: m.y[i] * (f[i] + bias) + xi[i] >= 1  # noqa: E731
+    b.margin = pyo.Constraint(b.I, rule=rule,
+                              doc="margin: y_i (f(x_i) + b) >= 1" + (" - xi_i" if xi is not None else ""))
+    l = len(y)
+    blocks = [(layout.pos[f_var], sp.csr_matrix(y[:, None] * f_matrix)),
+              (layout.pos["b"], sp.csr_matrix(y[:, None]))]
+    if xi is not None:
+        blocks.append((layout.pos[xi.local_name], sp.identity(l, format="csr")))
+    return RowGroup(b.margin, list(b.margin.values()), _place(blocks, l, layout.n),
+                    np.ones(l), np.full(l, INF))
+
+
+def add_balance(b, layout: Layout, alpha, y: np.ndarray) -> RowGroup:
+    """``balance:  sum_i y_i alpha_i = 0``."""
+    b.balance = pyo.Constraint(expr=linear_form(y, list(alpha.values())) == 0,
+                               doc="balance: sum_i y_i alpha_i = 0")
+    A = _place([(layout.pos[alpha.local_name], sp.csr_matrix(y[None, :]))], 1, layout.n)
+    return RowGroup(b.balance, [b.balance], A, np.zeros(1), np.zeros(1))
+
+
+def _place(blocks, m: int, n: int) -> sp.csr_matrix:
+    """Assemble column blocks ``[(positions, m x k matrix)]`` into an m x n CSR matrix."""
+    rows, cols, vals = [], [], []
+    for pos, M in blocks:
+        M = M.tocoo()
+        rows.append(M.row); cols.append(np.asarray(pos)[M.col]); vals.append(M.data)
+    return sp.csr_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))),
+                         shape=(m, n))
+
+
+@dataclass(eq=False)
+class QuadraticForm:
+    """A kernel quadratic form ``v'Mv`` as built: the Pyomo expression and its record."""
+
+    expr: object
+    blocks: list       # QuadBlock list whose sum is v'Mv (before layout: positions set later)
+    rows: list         # RowGroups (factor form)
+    form: str          # "dense" or "factor"
+
+    def scaled(self, s: float) -> list:
+        return [q.scaled(s) for q in self.blocks]
+
+
+def choose_form(quad_form: str, kernel: Kernel, l: int, d: int) -> str:
+    """Dense or factor form: ``auto`` takes the factor when it is exact and smaller."""
+    if quad_form not in ("auto", "dense", "factor"):
+        raise ParameterError(f"quad_form must be 'auto', 'dense' or 'factor'; got {quad_form!r}")
+    if quad_form != "auto":
+        return quad_form
+    return "factor" if kernel.is_linear and (d + 1) * l < l * (l + 1) / 2 else "dense"
+
+
+def declare_factor(b, F: np.ndarray):
+    """Aux variables ``z[k]`` of the factor form (declare before the layout is final)."""
+    b.R = pyo.Set(initialize=range(F.shape[0]), ordered=True, doc="factor components k")
+    b.z = pyo.Var(b.R, doc="z = F v: the factor image, so that v'Mv = ||z||^2")
+    return b.z
+
+
+def add_quadratic_form(b, layout: Layout, name: str, var, *, M: np.ndarray | None = None,
+                       F: np.ndarray | None = None, doc: str = "") -> QuadraticForm:
+    """``name = v'Mv`` for the variable ``var``: dense (lazy) when ``M`` is given, or via the
+    factor ``M = F'F`` (``F`` r x l, ``z`` declared by :func:`declare_factor`) as
+    ``sum_k z_k^2`` with constraints ``factor[k]: z_k = (F v)_k``."""
+    vpos = layout.pos[var.local_name]
+    var_list = list(var.values())
+    if F is None:
+        expr = LazyScalarExpression(recipe=(dense_quadratic_form, (M, var_list)), doc=doc)
+        b.add_component(name, expr)
+        return QuadraticForm(expr, [QuadBlock(vpos, matrix=M)], [], "dense")
+    z = b.z
+    b.Fv = LazyExpression(b.R, recipe=lambda k: (_row_recipe, (F, var_list, k)),
+                          doc="(F v)_k, the factor image of the variables")
+    b.factor = pyo.Constraint(b.R, rule=lambda m, k: z[k] - m.Fv[k] == 0,
+                              doc="factor: z_k = (F v)_k")
+    r = F.shape[0]
+    A = _place([(layout.pos["z"], sp.identity(r, format="csr")), (vpos, sp.csr_matrix(-F))],
+               r, layout.n)
+    row = RowGroup(b.factor, list(b.factor.values()), A, np.zeros(r), np.zeros(r))
+    expr = LazyScalarExpression(recipe=(diagonal_quadratic_form, (np.ones(r), list(z.values()))),
+                                doc=doc + " (factor form: sum_k z_k^2)")
+    b.add_component(name, expr)
+    return QuadraticForm(expr, [QuadBlock(layout.pos["z"], diag=np.ones(r))], [row], "factor")
+
+
+def signed_factor(kernel: Kernel, data: Dataset, K) -> np.ndarray:
+    """``F = L' Y`` with ``K = L L'``: then ``a'G(K)a = ||F a||^2``."""
+    L = kernel_factor(kernel, data.X, K)
+    return (L * data.y[:, None]).T.copy()

@@ -1,0 +1,56 @@
+"""The library's exceptions: one public base class, :class:`SVMError`.
+
+Every error the library raises on purpose derives from :class:`SVMError`, so a caller can
+catch them all with one ``except`` clause; the more specific classes also derive from the
+built-in exception a Python user would expect (``ValueError`` for bad input, ``RuntimeError``
+for a solver that failed), so generic handlers keep working.
+"""
+
+from __future__ import annotations
+
+
+class SVMError(Exception):
+    """Base class of every error raised by svm-models."""
+
+
+class DataError(SVMError, ValueError):
+    """The training or test data is unusable (shape, NaN/inf, labels, kernel matrix)."""
+
+
+class ParameterError(SVMError, ValueError):
+    """A hyperparameter or option is out of range or unknown (C <= 0, unknown kernel...)."""
+
+
+class SolverError(SVMError, RuntimeError):
+    """Base class of the errors that come from choosing or running a solver."""
+
+
+class SolverUnavailableError(SolverError):
+    """The requested backend is not installed or not usable on this machine."""
+
+
+class CapabilityError(SolverError):
+    """The backend cannot take the formulation's problem class (e.g. HiGHS and a QCQP)."""
+
+
+class LicenseLimitError(SolverError):
+    """The backend's licence refuses a model of this size (Gurobi's size-limited licence)."""
+
+
+class SolveFailedError(SolverError):
+    """The solver stopped without an optimal solution (limit reached, numerical trouble...).
+
+    The :attr:`status` attribute carries the normalised termination status.
+    """
+
+    def __init__(self, message: str, status: str | None = None):
+        super().__init__(message)
+        self.status = status
+
+
+class InfeasibleError(SolveFailedError):
+    """The solver proved the model infeasible."""
+
+
+class NotSeparableError(InfeasibleError):
+    """A hard-margin SVM was asked for data that no hyperplane separates."""
