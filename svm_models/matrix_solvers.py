@@ -98,7 +98,10 @@ def solve_highs(sf, opts, state=None) -> MatrixResult:
             state["highs"] = h
             state["pattern"] = (sf.n, sf.m, A.nnz)
     tol = _tol(opts)
+    # HiGHS regularises the QP Hessian by 1e-7 by default, which moves the optimum by as much
+    # (visible with the factor form, whose alpha block has no curvature): scale it with tol.
     for key, val in (("primal_feasibility_tolerance", tol), ("dual_feasibility_tolerance", tol),
+                     ("qp_regularization_value", 0.1 * tol),
                      ("time_limit", opts.time_limit), ("threads", opts.threads),
                      ("qp_iteration_limit", opts.iter_limit)):
         if val is not None:

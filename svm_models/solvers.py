@@ -322,7 +322,8 @@ def _pyomo_options(plugin: str, opts: SolverOptions) -> dict:
         if opts.threads is not None:
             o["Threads"] = opts.threads
     elif plugin == "highs":
-        o.update(primal_feasibility_tolerance=tol, dual_feasibility_tolerance=tol)
+        o.update(primal_feasibility_tolerance=tol, dual_feasibility_tolerance=tol,
+                 qp_regularization_value=0.1 * tol)  # HiGHS's default 1e-7 shifts the optimum
         if opts.time_limit is not None:
             o["time_limit"] = opts.time_limit
         if opts.threads is not None:
