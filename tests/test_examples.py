@@ -1,0 +1,45 @@
+"""The demo and the teaching examples run, and say what they should."""
+
+import runpy
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from svm_models import cli
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_quickstart_example_gives_the_hand_checked_answer():
+    mod = runpy.run_path(str(ROOT / "examples" / "quickstart.py"))
+    sols = mod["main"]("highs")
+    for sol in sols[:4]:  # hard and 1-norm (C = 1): the hand-checked values
+        np.testing.assert_allclose(sol.w, [0.5, 0.5], atol=1e-6)
+        assert abs(sol.b) < 1e-6
+        np.testing.assert_allclose(sol.alpha, [0, 0.25, 0, 0.25, 0, 0], atol=1e-6)
+    for sol in sols[4:]:  # 2-norm, C = 1: alpha = 0.2 on the same points, w = (0.4, 0.4)
+        np.testing.assert_allclose(sol.w, [0.4, 0.4], atol=1e-6)
+        np.testing.assert_allclose(sol.alpha, [0, 0.2, 0, 0.2, 0, 0], atol=1e-6)
+
+
+def test_demo_prints_a_row_per_formulation_and_dataset(capsys):
+    assert cli.demo("highs", quick=True) == 0
+    out = capsys.readouterr().out
+    import svm_models as sm
+
+    for name in sm.formulations():
+        assert out.count(name) >= 3, name   # three datasets
+    # primal and dual of each family print the same objective on the same data
+    lines = [ln.split() for ln in out.splitlines() if ln.startswith(("soft_l1_primal", "soft_l1_dual"))]
+    assert lines[0][2] == lines[1][2]
+
+
+def test_cli_entry_points():
+    r = subprocess.run([sys.executable, "-m", "svm_models.cli", "solvers"], capture_output=True,
+                       text=True, check=True)
+    assert "highs" in r.stdout and "QCQP" in r.stdout
+    r = subprocess.run([sys.executable, "-m", "svm_models.cli", "bogus"], capture_output=True, text=True)
+    assert r.returncode != 0
