@@ -8,11 +8,9 @@ from __future__ import annotations
 import sys
 import time
 
-import pyomo.environ as pyo
-
 from . import registry
 from .errors import ParameterError, SVMError
-from .solvers import SolverOptions, solve_model
+from .solvers import SolverOptions, backend, raise_for_status, solve_model
 
 _SOLVE_KEYS = set(SolverOptions.__dataclass_fields__)
 
@@ -65,16 +63,39 @@ def solve(model, solver: str = "ipopt", *, raise_on_failure: bool = True, _state
     blk = _the_svm_block(model)
     svm = blk._svm
     f = registry.get(svm.formulation)
+    if f.family == "hard" and f.form == "dual" and not backend(solver).proves_unbounded \
+            and not separable(svm):
+        # SCIP does not detect that the dual of an inseparable hard margin is unbounded
+        raise_for_status("unbounded", "checked by LP before solving", svm.formulation,
+                         not_separable=True)
     info = solve_model(model, solver, structure=svm.structure, problem_class=f.problem_class,
-                       options=opts, hard_margin=f.family == "hard",
-                       raise_on_failure=raise_on_failure, state=_state)
+                       options=opts, raise_on_failure=False, state=_state)
     if info.status != "optimal":
+        if raise_on_failure:
+            # a hard margin that fails is checked for separability by an exact LP, so the
+            # user learns the real cause whatever status the backend chose to report
+            hard = f.family == "hard" and not separable(svm)
+            raise_for_status(info.status, info.message, svm.formulation, not_separable=hard)
         return _failed_solution(svm, info)
     sol = f.extractor(blk, info.duals, solver=info.solver, interface=info.interface,
                       path=info.path, time=info.time, status=info.status, solver_tol=opts.tol)
     if info.path_reason is not None:
         sol.extra["general_path_reason"] = info.path_reason
     return sol
+
+
+def separable(svm) -> bool:
+    """Whether the training data are separable in the kernel's feature space: the LP
+    ``y_i ((K beta)_i + b) >= 1`` (``w.x_i`` for the linear kernel) is feasible (HiGHS via scipy)."""
+    import numpy as np
+    from scipy.optimize import linprog
+
+    data = svm.data
+    M = data.X if svm.K is None else svm.K
+    A = -(data.y[:, None] * np.hstack([M, np.ones((M.shape[0], 1))]))
+    res = linprog(np.zeros(A.shape[1]), A_ub=A, b_ub=-np.ones(A.shape[0]),
+                  bounds=[(None, None)] * A.shape[1], method="highs")
+    return res.status == 0
 
 
 def _failed_solution(svm, info):
@@ -101,17 +122,14 @@ def fit(X, y, formulation: str = "soft_l1_dual", solver: str = "ipopt", **params
 def extract(block, *, solver: str = "", duals=None):
     """Solution of an SVM block that the user solved inside a model of their own.
 
-    Values are read from the block's variables; ``duals`` (a mapping constraint -> dual in
-    the sensitivity convention, e.g. built from the user's ``dual`` Suffix) gives a primal's
-    alpha from multipliers, otherwise alpha is recovered from the KKT conditions.
+    Values are read from the block's variables. ``duals`` (a mapping constraint -> dual in the
+    sensitivity convention d(objective)/d(bound); interfaces differ in sign, see
+    ``svm_models.solvers.DUAL_SIGN``) gives a primal's alpha from multipliers; without it
+    alpha is recovered from the KKT conditions.
     """
     blk = block if getattr(block, "_svm", None) is not None else _the_svm_block(block)
     svm = blk._svm
     f = registry.get(svm.formulation)
-    if duals is None:
-        suffix = blk.model().component("dual")
-        if isinstance(suffix, pyo.Suffix) and len(suffix):
-            duals = suffix  # caller's responsibility: same convention as svm_models duals
     for vd in svm.structure.var_datas():
         if vd.value is None:
             raise SVMError(f"variable {vd.name} has no value: solve the model before extracting")

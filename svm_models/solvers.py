@@ -55,6 +55,7 @@ class Backend:
     matrix: bool = False          # has a fast (matrix) adapter
     duals: bool = True            # reports constraint duals on the general path
     note: str = ""
+    proves_unbounded: bool = True  # False: may search forever on an unbounded QP (check first)
 
 
 BACKENDS: dict[str, Backend] = {
@@ -67,7 +68,7 @@ BACKENDS: dict[str, Backend] = {
         Backend("highs", frozenset(("LP", "QP")), ("highs",), ("highspy",), True, True,
                 "active-set QP; takes no quadratic constraints"),
         Backend("scip", frozenset(ORDER), ("scip_direct",), ("pyscipopt",), False, False,
-                "spatial branch and bound; reports no duals"),
+                "spatial branch and bound; reports no duals", proves_unbounded=False),
         Backend("piqp", frozenset(("LP", "QP")), (), ("piqp",), True, True,
                 "proximal interior point QP (matrix interface)"),
         Backend("clarabel", frozenset(("LP", "QP", "QCQP")), (), ("clarabel",), True, True,
@@ -230,13 +231,14 @@ def check_capability(name: str, problem_class: str) -> Backend:
 # Solving
 
 
-def _raise_for(status: str, info_msg: str, problem: str, not_separable: bool):
-    if status in ("infeasible", "infeasible_or_unbounded", "unbounded") and not_separable:
+def raise_for_status(status: str, info_msg: str, problem: str, not_separable: bool = False):
+    """Raise the typed error for a non-optimal status (NotSeparableError when told so)."""
+    if not_separable:
         from .errors import NotSeparableError
 
         raise NotSeparableError(
-            f"the data are not linearly separable in the kernel's feature space: the hard-margin "
-            f"{problem} is {status.replace('_', ' ')} (solver: {info_msg}). Use a soft margin "
+            f"the data are not separable in the kernel's feature space, so the hard-margin "
+            f"{problem} has no solution (solver status: {status}, {info_msg}). Use a soft margin "
             "(soft_l1_*/soft_l2_*) or another kernel.", status)
     if status in ("infeasible", "infeasible_or_unbounded"):
         raise InfeasibleError(f"the {problem} is {status.replace('_', ' ')} ({info_msg})", status)
@@ -274,7 +276,7 @@ def solve_model(model, solver: str = "ipopt", *, structure=None, problem_class=N
         info = _solve_general(model, b, opts, pclass)
         info.path_reason = reason
     if info.status != "optimal" and raise_on_failure:
-        _raise_for(info.status, info.message, "model", hard_margin)
+        raise_for_status(info.status, info.message, "model", hard_margin)
     return info
 
 
