@@ -287,19 +287,26 @@ def _solve_fast(structure, b: Backend, opts: SolverOptions, state) -> SolveInfo:
     elapsed = time.perf_counter() - t0
     info = SolveInfo(status=res.status, solver=b.name, interface=res.interface, path="fast",
                      time=elapsed, message=res.message, iterations=res.iterations)
-    if res.status == "optimal":
-        for vd, v in zip(sf.var_datas, res.x.tolist()):
-            vd.set_value(v, skip_validation=True)
-        info.objective = sf.sense * res.objective
-        duals = ComponentMap()
-        if res.row_duals is not None:
-            for cd, v in zip(sf.row_datas, (sf.sense * res.row_duals).tolist()):
-                duals[cd] = v
-        if res.qrow_duals is not None:
-            for q, v in zip(sf.qrows, res.qrow_duals.tolist()):
-                duals[q.data] = sf.sense * q.sign * v
-        info.duals = duals
+    _load_matrix_result(sf, res, info)
     return info
+
+
+def _load_matrix_result(sf, res, info: SolveInfo) -> None:
+    """Load a matrix backend's optimal x into the Pyomo variables and map its duals (already
+    d(min-form objective)/d(bound)) to the model's constraints in the model's own sense."""
+    if res.status != "optimal":
+        return
+    for vd, v in zip(sf.var_datas, res.x.tolist()):
+        vd.set_value(v, skip_validation=True)
+    info.objective = sf.sense * res.objective
+    duals = ComponentMap()
+    if res.row_duals is not None:
+        for cd, v in zip(sf.row_datas, (sf.sense * res.row_duals).tolist()):
+            duals[cd] = v
+    if res.qrow_duals is not None:
+        for q, v in zip(sf.qrows, res.qrow_duals.tolist()):
+            duals[q.data] = sf.sense * q.sign * v
+    info.duals = duals
 
 
 def _pyomo_options(plugin: str, opts: SolverOptions) -> dict:
@@ -432,15 +439,5 @@ def _solve_general_matrix(model, b: Backend, opts: SolverOptions) -> SolveInfo:
     res = ADAPTERS[b.name](sf, opts, None)
     info = SolveInfo(status=res.status, solver=b.name, interface=res.interface, path="general",
                      time=time.perf_counter() - t0, message=res.message, iterations=res.iterations)
-    if res.status == "optimal":
-        for vd, v in zip(sf.var_datas, res.x.tolist()):
-            vd.set_value(v, skip_validation=True)
-        info.objective = sf.sense * res.objective
-        duals = ComponentMap()
-        for cd, v in zip(sf.row_datas, (sf.sense * res.row_duals).tolist()):
-            duals[cd] = v
-        if res.qrow_duals is not None:
-            for q, v in zip(sf.qrows, res.qrow_duals.tolist()):
-                duals[q.data] = sf.sense * q.sign * v
-        info.duals = duals
+    _load_matrix_result(sf, res, info)
     return info
