@@ -9,7 +9,7 @@ import sys
 import time
 
 from . import registry
-from .errors import ParameterError, SVMError
+from .errors import CapabilityError, ParameterError, SVMError
 from .solvers import SolverOptions, backend, raise_for_status, solve_model
 
 _SOLVE_KEYS = set(SolverOptions.__dataclass_fields__)
@@ -68,6 +68,13 @@ def solve(model, solver: str = "ipopt", *, raise_on_failure: bool = True, _state
         # SCIP does not detect that the dual of an inseparable hard margin is unbounded
         raise_for_status("unbounded", "checked by LP before solving", svm.formulation,
                          not_separable=True)
+    if backend(solver).name == "highs" and f.form == "primal" and svm.K is not None \
+            and _rank_deficient(svm.K):
+        raise CapabilityError(
+            f"HiGHS cannot take the representer-form primal {svm.formulation} here: the kernel "
+            "matrix is singular, and HiGHS's QP solvers stall on that problem (its optimal beta "
+            "is not unique). Use the dual form (same classifier), or piqp, gurobi, ipopt, "
+            "clarabel or scip.")
     info = solve_model(model, solver, structure=svm.structure, problem_class=f.problem_class,
                        options=opts, raise_on_failure=False, state=_state)
     if info.status != "optimal":
@@ -82,6 +89,13 @@ def solve(model, solver: str = "ipopt", *, raise_on_failure: bool = True, _state
     if info.path_reason is not None:
         sol.extra["general_path_reason"] = info.path_reason
     return sol
+
+
+def _rank_deficient(K) -> bool:
+    """Whether the Gram matrix is numerically singular (pivoted Cholesky stops early)."""
+    from .kernels import factor
+
+    return factor(K, tol=1e-13, max_rank=K.shape[0]).shape[1] < K.shape[0]
 
 
 def separable(svm) -> bool:

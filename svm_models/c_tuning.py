@@ -96,6 +96,8 @@ class GRange:
         """``-1/(r/(l lam_min) - 1)``, written as ``-l lam_min/(r - l lam_min)`` (0 at lam_min = 0)."""
         if self.lam_min is None:
             raise ValueError("eigenvalues were not computed")
+        if self.lam_min == 0.0:
+            return 0.0
         return -self.l * self.lam_min / (self.r - self.l * self.lam_min)
 
     @property
@@ -106,19 +108,23 @@ class GRange:
         return self.l * self.lam_max / (self.l * self.lam_max - self.r)
 
 
+def _identity_error(c: float) -> DataError:
+    return DataError(
+        f"the kernel matrix is a multiple of the identity (K = {c:.6g} I): then "
+        "M(g) = (1-g) K/r + g I/l = I/l for every g, so g (and C) cannot be tuned, and the "
+        "PSD range [g_min, g_max] is undefined (r = l lam_min = l lam_max). With an rbf "
+        "kernel this happens when gamma is so large that k(x_i, x_j) underflows to 0: "
+        "use a smaller gamma.")
+
+
 def _check_not_identity(K: np.ndarray) -> float:
     """``r = trace(K)``; DataError when K is (numerically) a multiple of I, zero included."""
     l = K.shape[0]
     r = float(np.trace(K))
     c = r / l
     scale = max(abs(c), float(np.max(np.abs(K))), 1e-300)
-    if float(np.max(np.abs(K - c * np.eye(l)))) <= IDENTITY_REL * scale or r <= 0:
-        raise DataError(
-            f"the kernel matrix is a multiple of the identity (K = {c:.6g} I): then "
-            "M(g) = (1-g) K/r + g I/l = I/l for every g, so g (and C) cannot be tuned, and the "
-            "PSD range [g_min, g_max] is undefined (r = l lam_min = l lam_max). With an rbf "
-            "kernel this happens when gamma is so large that k(x_i, x_j) underflows to 0: "
-            "use a smaller gamma.")
+    if r <= 0 or float(np.max(np.abs(K - c * np.eye(l)))) <= IDENTITY_REL * scale:
+        raise _identity_error(c)
     return r
 
 
@@ -128,8 +134,8 @@ def spectrum(K: np.ndarray) -> GRange:
     lam = np.linalg.eigvalsh((K + K.T) / 2)
     lam_min, lam_max = float(lam[0]), float(lam[-1])
     l = K.shape[0]
-    if (lam_max - lam_min) <= IDENTITY_REL * max(abs(lam_max), 1e-300):
-        _check_not_identity(np.eye(l) * lam_max)  # same message
+    if (lam_max - lam_min) <= IDENTITY_REL * abs(lam_max):
+        raise _identity_error(r / l)
     if lam_min <= EIG_ZERO_REL * l * lam_max:
         lam_min = 0.0
     return GRange(l=l, r=r, lam_min=lam_min, lam_max=lam_max)
@@ -142,11 +148,8 @@ def g_range(K: np.ndarray, variant: str = "general") -> tuple[float, float]:
     """
     if variant not in VARIANTS:
         raise ParameterError(f"variant must be one of {', '.join(VARIANTS)}; got {variant!r}")
-    if variant == "standard":
-        _check_not_identity(K)
-        return 0.0, 1.0
-    sp_ = spectrum(K)
-    return sp_.g_min, (sp_.g_max if variant == "general" else 1.0)
+    lo, hi, _ = _resolve_bounds(np.asarray(K, dtype=float), variant, None)
+    return lo, hi
 
 
 def _resolve_bounds(K: np.ndarray, variant: str, g_bounds) -> tuple[float, float, GRange]:
@@ -233,9 +236,9 @@ def _quad_blocks(G: np.ndarray, apos: np.ndarray, g: float, l: int, r: float) ->
     if g == 1.0:
         return [QuadBlock(apos, diag=np.full(l, wI))]
     if g == 0.0:
-        return [QuadBlock(apos, matrix=wK * G)]
+        return [QuadBlock(apos, matrix=G).scaled(wK)]   # scaled() may share G, not copy it
     if 0.0 < g < 1.0:
-        return [QuadBlock(apos, matrix=wK * G), QuadBlock(apos, diag=np.full(l, wI))]
+        return [QuadBlock(apos, matrix=G).scaled(wK), QuadBlock(apos, diag=np.full(l, wI))]
     Mg = wK * G
     Mg[np.diag_indices(l)] += wI  # G(I) = I since y_i^2 = 1
     return [QuadBlock(apos, matrix=Mg)]
@@ -429,6 +432,9 @@ def extract_c_tuning(block, duals=None, *, solver: str = "", interface: str = ""
     else:
         extra["g_multipliers_reason"] = "the backend reported no multipliers for t_hi, t_lo"
     extra["g_multipliers"] = g_mult
+    # the multiplier of balance (y'alpha = 0) is +b in the sensitivity convention
+    extra["b_multiplier"] = (float(duals[block.balance])
+                             if duals is not None and block.balance in duals else None)
 
     # g* (and b) from the KKT conditions of the inner SVM
     g_kkt, b_kkt, res = g_from_kkt(K, y, alpha, support)

@@ -16,6 +16,9 @@ and pickling, which first materialise the expression, stay correct.
 
 from __future__ import annotations
 
+import weakref
+
+from pyomo.core.base.constraint import ConstraintData, IndexedConstraint
 from pyomo.core.base.expression import ExpressionData, IndexedExpression, ScalarExpression
 from pyomo.core.expr.numeric_expr import (
     LinearExpression,
@@ -81,6 +84,72 @@ class LazyExpression(IndexedExpression):
         self._lazy_recipe = None
         for idx in self.index_set():
             self._data[idx] = LazyExpressionData(recipe(idx), component=self)
+
+
+_EXPR_SLOT = ConstraintData.__dict__["_expr"]
+
+
+class LazyConstraintData(ConstraintData):
+    """A ``ConstraintData`` whose relational expression is built from ``recipe`` on first
+    access (by ``expr``, ``body``, ``lower``, ``upper``, a writer, ``pprint``...), then kept:
+    from then on it is an ordinary constraint. ``active``, ``name`` and ``index()`` need no
+    expression."""
+
+    __slots__ = ("_recipe",)
+
+    def __init__(self, recipe, component=None, index=None):
+        self._component = component
+        self._active = True
+        self._index = index
+        _EXPR_SLOT.__set__(self, None)
+        self._recipe = recipe
+
+    @property
+    def _expr(self):
+        recipe = self._recipe
+        if recipe is not None:
+            self._recipe = None
+            fn, args = recipe
+            ConstraintData.set_value(self, fn(*args))
+        return _EXPR_SLOT.__get__(self)
+
+    @_expr.setter
+    def _expr(self, value):
+        self._recipe = None
+        _EXPR_SLOT.__set__(self, value)
+
+    @property
+    def is_materialised(self) -> bool:
+        """False until the relational expression has been built."""
+        return self._recipe is None
+
+    def __getstate__(self):
+        self._expr  # materialise: a copy must not share a recipe bound to the original
+        return super().__getstate__()
+
+
+class LazyConstraint(IndexedConstraint):
+    """An indexed ``Constraint`` whose members are :class:`LazyConstraintData`.
+
+    ``recipe(index)`` must return ``(function, args)``; ``function(*args)`` returns the member's
+    relational expression (``<=``, ``>=``, ``==`` or a tuple). Building the l members costs
+    a small constant each; the expressions are created only when something reads them (never
+    on the fast path of :mod:`svm_models.solvers`, which reads the builder's matrices).
+    """
+
+    def __init__(self, index_set, *, recipe, doc=None, name=None):
+        super().__init__(index_set, doc=doc, name=name)
+        self._lazy_recipe = recipe
+
+    def construct(self, data=None):
+        if self._constructed:
+            return
+        self._constructed = True
+        recipe = self._lazy_recipe
+        self._lazy_recipe = None
+        comp = weakref.ref(self)
+        for idx in self.index_set():
+            self._data[idx] = LazyConstraintData(recipe(idx), component=comp, index=idx)
 
 
 # ---------------------------------------------------------------------------------------

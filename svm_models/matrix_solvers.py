@@ -13,6 +13,9 @@ This module knows nothing about SVMs: it is the matrix half of the solver layer.
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
+import ctypes.util
 import time
 from dataclasses import dataclass, field
 
@@ -20,6 +23,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .errors import LicenseLimitError, SolverError
+from .structure import _as_slice
 
 INF = float("inf")
 
@@ -42,6 +46,35 @@ def _tol(opts, default=1e-9):
     return default if opts.tol is None else float(opts.tol)
 
 
+_FENV = None
+
+
+@contextlib.contextmanager
+def preserved_fpu():
+    """Restore the floating-point environment after a call into Ipopt.
+
+    Ipopt (through cyipopt) leaves the x87 unit at 53-bit precision; Gurobi's QCQP barrier
+    then ends 'sub-optimal' on every later solve in the same process. Saving the environment
+    with fegetenv and restoring it with fesetenv (glibc's libm, via ctypes) keeps backends
+    independent of the order in which they are used."""
+    global _FENV
+    if _FENV is None:
+        try:
+            libm = ctypes.CDLL(ctypes.util.find_library("m") or "libm.so.6")
+            _FENV = (libm.fegetenv, libm.fesetenv)
+        except OSError:
+            _FENV = False
+    if not _FENV:
+        yield
+        return
+    buf = ctypes.create_string_buffer(256)  # fenv_t is 28 bytes on x86-64 glibc
+    _FENV[0](buf)
+    try:
+        yield
+    finally:
+        _FENV[1](buf)
+
+
 # ---------------------------------------------------------------------------------------
 # HiGHS
 
@@ -60,14 +93,17 @@ def solve_highs(sf, opts, state=None) -> MatrixResult:
                            np.where(np.isfinite(sf.lx), sf.lx, -inf),
                            np.where(np.isfinite(sf.ux), sf.ux, inf))
         h.changeColsCost(sf.n, np.arange(sf.n, dtype=np.int32), sf.c)
-        H = sf.hessian_sparse(triangle="lower")
-        hess = highspy.HighsHessian()
-        hess.dim_ = sf.n
-        hess.format_ = highspy.HessianFormat.kTriangular
-        hess.start_ = H.indptr.astype(np.int32)
-        hess.index_ = H.indices.astype(np.int32)
-        hess.value_ = H.data
-        h.passHessian(hess)
+        key = _hessian_key(sf)
+        if not _same_key(key, state.get("hessian_key")):  # e.g. a 2-norm C is in the Hessian
+            H = sf.hessian_sparse(triangle="lower")
+            hess = highspy.HighsHessian()
+            hess.dim_ = sf.n
+            hess.format_ = highspy.HessianFormat.kTriangular
+            hess.start_ = H.indptr.astype(np.int32)
+            hess.index_ = H.indices.astype(np.int32, copy=False)
+            hess.value_ = H.data
+            h.passHessian(hess)
+            state["hessian_key"] = key
     else:
         h = highspy.Highs()
         h.setOptionValue("output_flag", bool(opts.verbose))
@@ -82,7 +118,7 @@ def solve_highs(sf, opts, state=None) -> MatrixResult:
         lp.row_upper_ = np.where(np.isfinite(sf.uA), sf.uA, inf)
         lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
         lp.a_matrix_.start_ = A.indptr.astype(np.int32)
-        lp.a_matrix_.index_ = A.indices.astype(np.int32)
+        lp.a_matrix_.index_ = A.indices.astype(np.int32, copy=False)
         lp.a_matrix_.value_ = A.data
         model = highspy.HighsModel()
         model.lp_ = lp
@@ -91,17 +127,18 @@ def solve_highs(sf, opts, state=None) -> MatrixResult:
             model.hessian_.dim_ = sf.n
             model.hessian_.format_ = highspy.HessianFormat.kTriangular
             model.hessian_.start_ = H.indptr.astype(np.int32)
-            model.hessian_.index_ = H.indices.astype(np.int32)
+            model.hessian_.index_ = H.indices.astype(np.int32, copy=False)
             model.hessian_.value_ = H.data
         h.passModel(model)
         if state is not None:
             state["highs"] = h
             state["pattern"] = (sf.n, sf.m, A.nnz)
+            state["hessian_key"] = _hessian_key(sf)
     tol = _tol(opts)
-    # HiGHS regularises the QP Hessian by 1e-7 by default, which moves the optimum by as much
-    # (visible with the factor form, whose alpha block has no curvature): scale it with tol.
+    # HiGHS's QP regularisation (1e-7) is left at its default: smaller values make its
+    # active-set solver stall on singular Hessians (a representer primal with a low-rank
+    # kernel); the ~1e-7 shift it causes in alpha is removed by postprocess.polish_dual.
     for key, val in (("primal_feasibility_tolerance", tol), ("dual_feasibility_tolerance", tol),
-                     ("qp_regularization_value", 0.1 * tol),
                      ("time_limit", opts.time_limit), ("threads", opts.threads),
                      ("qp_iteration_limit", opts.iter_limit)):
         if val is not None:
@@ -122,7 +159,68 @@ def solve_highs(sf, opts, state=None) -> MatrixResult:
         res.row_duals = np.asarray(sol.row_dual)
         res.objective = h.getInfo().objective_function_value
         res.iterations = h.getInfo().qp_iteration_count
+        if sf.quad:
+            viol = kkt_violation(sf, res.x, res.row_duals)
+            if viol > max(HIGHS_KKT_REL, 1e3 * tol):
+                # seen with HiGHS 1.15 on dense QPs of a few thousand variables: "Optimal",
+                # with every variable at a bound and a wrong objective
+                res.status = "numerical_error"
+                res.message = (f"HiGHS reported an optimal solution that violates the optimality "
+                               f"conditions (relative reduced-cost violation {viol:.2g}); a known "
+                               "weakness of its QP solver on large dense problems: use piqp, "
+                               "clarabel or ipopt")
     return res
+
+
+#: relative violation of the optimality conditions above which a HiGHS "optimal" is refused
+HIGHS_KKT_REL = 1e-5
+
+
+def kkt_violation(sf, x, row_duals) -> float:
+    """Largest violation of the optimality conditions of a QP (no quadratic rows) at ``x`` with
+    row multipliers ``row_duals`` (sensitivity convention), relative to ``max(1, |grad|)``: the
+    reduced cost ``grad f(x) - A' mu`` must vanish on free variables, be >= 0 at a lower bound
+    and <= 0 at an upper bound."""
+    g = sf.gradient(x)
+    rc = g - sf.A.T @ np.asarray(row_duals, dtype=float)
+    span = np.maximum(1.0, np.abs(np.where(np.isfinite(sf.lx), sf.lx, 0.0))
+                      + np.abs(np.where(np.isfinite(sf.ux), sf.ux, 0.0)))
+    at_lo = np.isfinite(sf.lx) & (x - sf.lx <= 1e-7 * span)
+    at_up = np.isfinite(sf.ux) & (sf.ux - x <= 1e-7 * span) & ~at_lo
+    free = ~at_lo & ~at_up
+    viol = np.zeros_like(rc)
+    viol[free] = np.abs(rc[free])
+    viol[at_lo] = np.maximum(0.0, -rc[at_lo])
+    viol[at_up] = np.maximum(0.0, rc[at_up])
+    return float(viol.max(initial=0.0)) / max(1.0, float(np.max(np.abs(g), initial=0.0)))
+
+
+def _hessian_key(sf) -> list:
+    """What the Hessian is made of: the dense blocks' shared matrices (by identity) with their
+    scales, the diagonal blocks' values; equal keys mean an equal Hessian."""
+    return [(q.base, q.scale, np.asarray(q.index).tobytes()) if q.base is not None
+            else (None, q.diag.tobytes(), np.asarray(q.index).tobytes()) for q in sf.quad]
+
+
+def _same_key(a, b) -> bool:
+    if a is None or b is None or len(a) != len(b):
+        return False
+    return all(x[0] is y[0] and x[1:] == y[1:] for x, y in zip(a, b))
+
+
+def _hessian_dense_f(sf) -> np.ndarray:
+    """P for PIQP's dense interface (column-major). When P is one recorded matrix as it is
+    (one dense block over all of x with weight 2 * scale = 1, exactly symmetric, as the
+    1-norm and hard-margin duals), its transpose -- a column-major view equal to it -- is
+    passed: no n x n copy."""
+    if len(sf.quad) == 1:
+        q = sf.quad[0]
+        B = q.base
+        if (B is not None and 2.0 * q.scale == 1.0 and B.shape[0] == sf.n
+                and B.flags.c_contiguous and B.dtype == np.float64
+                and _as_slice(np.asarray(q.index)) == slice(0, sf.n) and np.array_equal(B, B.T)):
+            return B.T
+    return sf.hessian_dense(order="F")
 
 
 # ---------------------------------------------------------------------------------------
@@ -143,7 +241,7 @@ def solve_piqp(sf, opts, state=None) -> MatrixResult:
     ux = np.where(np.isfinite(sf.ux), sf.ux, INF)
     if dense:
         solver = piqp.DenseSolver()
-        P = np.asfortranarray(sf.hessian_dense())
+        P = _hessian_dense_f(sf)
         args = [P, sf.c,
                 np.asfortranarray(Aeq.toarray()) if len(eq_idx) else None,
                 beq if len(eq_idx) else None,
@@ -243,7 +341,7 @@ def solve_clarabel(sf, opts, state=None) -> MatrixResult:
     P = sf.hessian_sparse(triangle="upper") if sf.quad else sp.csc_matrix((n, n))
     s = clarabel.DefaultSettings()
     s.verbose = bool(opts.verbose)
-    tol = _tol(opts)
+    tol = _tol(opts, default=1e-8)  # at 1e-9 Clarabel ends "AlmostSolved" on the C-tuning QCQP
     s.tol_gap_abs = tol
     s.tol_gap_rel = tol
     s.tol_feas = tol
@@ -296,73 +394,172 @@ def solve_clarabel(sf, opts, state=None) -> MatrixResult:
 # Ipopt through cyipopt, with numpy callbacks (dense blocks kept dense)
 
 
+def _csc_keys(H: sp.csc_matrix, n: int) -> np.ndarray:
+    """``col * n + row`` of every stored entry: ascending for a canonical CSC matrix."""
+    cols = np.repeat(np.arange(H.shape[1], dtype=np.int64), np.diff(H.indptr))
+    cols *= n
+    cols += H.indices
+    return cols
+
+
 class _IpoptProblem:
+    """cyipopt callbacks for a :class:`~svm_models.structure.StandardForm`.
+
+    Ipopt asks for the objective, gradient, constraints and Jacobian at the same point: each
+    dense block's product ``B v`` is computed once per point and shared by those callbacks.
+    The Hessian of the Lagrangian has a fixed pattern (lower triangle; the union of the
+    objective's and the quadratic rows' patterns, found without sorting when one contains the
+    others) and values combined per call in one reused buffer.
+    """
+
     def __init__(self, sf):
         self.sf = sf
         n = sf.n
         self.A = sf.A.tocsr()
-        # Hessian: union pattern (lower triangle) of objective and quadratic-row blocks
+        Acoo = self.A.tocoo()
+        self.A_data = Acoo.data
+        self._cx = None
+        self._cache: dict = {}
+        # Hessian: slot 0 the objective, slot k+1 quadratic row k
         contrib = [sf.hessian_sparse(triangle="lower")]
         for q in sf.qrows:
             contrib.append(sf.hessian_sparse(q.quad, triangle="lower"))
-        keys = [np.asarray(H.tocoo().row, dtype=np.int64) * n + H.tocoo().col for H in contrib]
-        union = np.unique(np.concatenate(keys)) if keys else np.zeros(0, dtype=np.int64)
-        self.h_rows = (union // n).astype(np.int64)
-        self.h_cols = (union % n).astype(np.int64)
-        self.h_vals = []
-        for H, k in zip(contrib, keys):
-            v = np.zeros(len(union))
-            v[np.searchsorted(union, k)] = H.tocoo().data
-            self.h_vals.append(v)
+        nz = [k for k, H in enumerate(contrib) if H.nnz]
+        parts = []      # (slot, positions or None for the whole pattern, values)
+        if not nz:
+            self.h_rows = self.h_cols = np.zeros(0, dtype=np.int32)
+        else:
+            big = max(nz, key=lambda k: contrib[k].nnz)
+            Hb = contrib[big]
+            keys_big = None
+            union = None
+            placed = {big: None}
+            for k in nz:
+                if k == big:
+                    continue
+                H = contrib[k]
+                if np.array_equal(H.indptr, Hb.indptr) and np.array_equal(H.indices, Hb.indices):
+                    placed[k] = None
+                    continue
+                if keys_big is None:
+                    keys_big = _csc_keys(Hb, n)
+                kk = _csc_keys(H, n)
+                pos = np.searchsorted(keys_big, kk)
+                if np.all(pos < len(keys_big)) and np.array_equal(keys_big[np.minimum(pos, len(keys_big) - 1)], kk):
+                    placed[k] = pos
+                else:
+                    union = True
+                    break
+            if union is None:
+                self.h_rows = Hb.indices.astype(np.int32, copy=False)
+                self.h_cols = None            # expanded from the column pointers when asked for
+                self._h_indptr = Hb.indptr
+                for k in nz:
+                    parts.append((k, placed[k], contrib[k].data))
+            else:
+                keys = [_csc_keys(contrib[k], n) for k in nz]
+                ukeys = np.unique(np.concatenate(keys))
+                self.h_rows = (ukeys % n).astype(np.int32)
+                self.h_cols = (ukeys // n).astype(np.int32)
+                for k, kk in zip(nz, keys):
+                    pos = None if len(kk) == len(ukeys) else np.searchsorted(ukeys, kk)
+                    parts.append((k, pos, contrib[k].data))
+        # whole-pattern parts first: the first one initialises the buffer
+        self.h_parts = sorted(parts, key=lambda p: p[1] is not None)
+        self.h_nnz = len(self.h_rows)
+        self._hbuf = None
         # Jacobian: linear rows, then one dense-pattern row per quadratic constraint
-        Acoo = self.A.tocoo()
         rows, cols = [Acoo.row], [Acoo.col]
         self.q_idx = []
         for k, q in enumerate(sf.qrows):
             idx = np.unique(np.concatenate([blk.index for blk in q.quad] + [np.flatnonzero(q.linear)]))
             self.q_idx.append(idx)
             rows.append(np.full(len(idx), sf.m + k)); cols.append(idx)
-        self.j_rows = np.concatenate(rows)
-        self.j_cols = np.concatenate(cols)
+        self.j_rows = np.concatenate(rows).astype(np.int32)
+        self.j_cols = np.concatenate(cols).astype(np.int32)
+
+    def _mv(self, q, x):
+        """``M v`` of block q at x (``v = x[q.index]``); dense products cached per point."""
+        if q.base is None:
+            return q.diag * x[q.index]
+        if self._cx is None or not np.array_equal(x, self._cx):
+            self._cx = np.array(x, dtype=float)
+            self._cache = {}
+        key = (id(q.base), id(q.index))
+        Bv = self._cache.get(key)
+        if Bv is None:
+            Bv = self._cache[key] = q.base @ x[q.index]
+        return Bv * q.scale if q.scale != 1.0 else Bv
+
+    def _qsum(self, blocks, x) -> float:
+        return sum(float(x[b.index] @ self._mv(b, x)) for b in blocks)
 
     def objective(self, x):
-        return self.sf.objective(x)
+        sf = self.sf
+        return float(sf.const + sf.c @ x + self._qsum(sf.quad, x))
 
     def gradient(self, x):
         g = self.sf.c.copy()
         for q in self.sf.quad:
-            g[q.index] += q.gradient(x)
+            g[q.index] += 2.0 * self._mv(q, x)
         return g
-
-    def _qvalue(self, q, x):
-        return sum(b.value(x) for b in q.quad) + float(q.linear @ x)
 
     def constraints(self, x):
         out = self.A @ x
         if self.sf.qrows:
-            out = np.concatenate([out, [self._qvalue(q, x) for q in self.sf.qrows]])
+            out = np.concatenate([out, [self._qsum(q.quad, x) + float(q.linear @ x)
+                                        for q in self.sf.qrows]])
         return out
 
     def jacobianstructure(self):
         return self.j_rows, self.j_cols
 
     def jacobian(self, x):
-        parts = [self.A.tocoo().data] if self.sf.m else [np.zeros(0)]
+        parts = [self.A_data] if self.sf.m else [np.zeros(0)]
         for q, idx in zip(self.sf.qrows, self.q_idx):
             g = q.linear.copy()
             for b in q.quad:
-                g[b.index] += b.gradient(x)
+                g[b.index] += 2.0 * self._mv(b, x)
             parts.append(g[idx])
         return np.concatenate(parts)
 
     def hessianstructure(self):
-        return self.h_rows, self.h_cols
+        cols = self.h_cols
+        if cols is None:  # CSC column pointers: expanded only while asked for
+            ptr = self._h_indptr
+            cols = np.repeat(np.arange(len(ptr) - 1, dtype=np.int32), np.diff(ptr))
+        return self.h_rows, cols
 
     def hessian(self, x, lagrange, obj_factor):
-        v = obj_factor * self.h_vals[0]
-        for k in range(len(self.sf.qrows)):
-            v = v + lagrange[self.sf.m + k] * self.h_vals[k + 1]
-        return v
+        m = self.sf.m
+        parts = self.h_parts
+        if len(parts) == 1 and parts[0][1] is None and parts[0][0] == 0 and obj_factor == 1.0:
+            return parts[0][2]        # a QP's constant Hessian: no copy (cyipopt copies it)
+        if self._hbuf is None:
+            self._hbuf = np.empty(self.h_nnz)
+        out = self._hbuf
+        first = True
+        for slot, pos, data in self.h_parts:
+            w = obj_factor if slot == 0 else lagrange[m + slot - 1]
+            if pos is None:
+                if first:
+                    np.multiply(data, w, out=out)
+                else:
+                    _axpy(w, data, out)
+            else:
+                if first:
+                    out.fill(0.0)
+                out[pos] += w * data
+            first = False
+        if first:
+            out.fill(0.0)
+        return out
+
+
+def _axpy(a: float, x: np.ndarray, y: np.ndarray, chunk: int = 1 << 16) -> None:
+    """``y += a x`` in place, in chunks (no temporary the size of x)."""
+    for s in range(0, len(x), chunk):
+        y[s:s + chunk] += a * x[s:s + chunk]
 
 
 def solve_ipopt(sf, opts, state=None) -> MatrixResult:
@@ -392,7 +589,8 @@ def solve_ipopt(sf, opts, state=None) -> MatrixResult:
     for key, val in opts.options.items():
         nlp.add_option(key, val)
     x0 = np.clip(np.zeros(sf.n), np.where(np.isfinite(sf.lx), sf.lx, -big), np.where(np.isfinite(sf.ux), sf.ux, big))
-    x, info = nlp.solve(x0)
+    with preserved_fpu():
+        x, info = nlp.solve(x0)
     code = info["status"]
     status = {0: "optimal", 1: "optimal", 2: "infeasible", -1: "iteration_limit",
               -4: "time_limit", 4: "unbounded", 3: "numerical_error",
@@ -444,7 +642,7 @@ def solve_gurobi(sf, opts, state=None) -> MatrixResult:
         m.Params.OptimalityTol = max(tol, 1e-9)
         m.Params.FeasibilityTol = max(tol, 1e-9)
         m.Params.BarConvTol = max(tol * 1e-2, 1e-10)
-        m.Params.BarQCPConvTol = max(tol * 1e-2, 1e-10)
+        m.Params.BarQCPConvTol = max(tol, 1e-9)  # tighter ends in status 13 (suboptimal)
         if qcons:
             m.Params.QCPDual = 1
         if opts.time_limit is not None:
@@ -489,10 +687,96 @@ def gurobi_licence_message(n: int, m: int, quadratic: bool) -> str:
             "or another backend (highs, piqp, ipopt, clarabel).")
 
 
-ADAPTERS = {
+# ---------------------------------------------------------------------------------------
+# Re-solves along a parameter path: a working set from the previous solution
+#
+# None of the QP backends warm-starts usefully after a change of bounds or costs (HiGHS's QP
+# solver restarts its active set from scratch; interior-point methods gain little from a
+# starting point). What carries over from one C to the next is *which* variables sit at a
+# bound: a re-solve (``state`` holding an earlier solution of the same model) fixes the
+# variables that were at a bound at their new bound, solves the much smaller problem in the
+# others, and checks the full problem's optimality conditions -- the reduced cost
+# ``r = grad f(x) - A' mu`` must be >= 0 at a lower bound and <= 0 at an upper bound --
+# releasing every variable that violates them, until none does. The answer is therefore an
+# optimum of the full problem (to the backend's tolerance); when the working set would not be
+# small, the reduced problem fails, or the rounds run out, the full problem is solved as usual.
+
+#: the working set is used when it holds at most this fraction of the variables
+WS_MAX_FRACTION = 0.8
+#: at most this many reduced solves per re-solve before falling back to the full problem
+WS_MAX_ROUNDS = 8
+#: a variable is "at a bound" within this fraction of its box width (at least of 1)
+WS_AT_BOUND_REL = 1e-6
+
+
+def solve_with_working_set(adapter, sf, opts, state=None) -> MatrixResult:
+    """``adapter(sf, opts, state)``, or -- for a re-solve -- the working-set method above."""
+    prev = None if state is None else state.get("working_set")
+    res = None
+    if (prev is not None and not sf.qrows and prev["n"] == sf.n and prev["m"] == sf.m):
+        res = _solve_on_working_set(adapter, sf, opts, prev)
+    if res is None:
+        res = adapter(sf, opts, state)
+    if (state is not None and res.status == "optimal" and not sf.qrows
+            and res.row_duals is not None and res.x is not None):
+        state["working_set"] = {"n": sf.n, "m": sf.m, "x": np.array(res.x, dtype=float),
+                                "lx": sf.lx.copy(), "ux": sf.ux.copy()}
+    return res
+
+
+def _solve_on_working_set(adapter, sf, opts, prev) -> MatrixResult | None:
+    n = sf.n
+    x0, lx0, ux0 = prev["x"], prev["lx"], prev["ux"]
+    width = np.where(np.isfinite(lx0) & np.isfinite(ux0), ux0 - lx0, np.inf)
+    width = np.maximum(1.0, np.where(np.isfinite(width), width, np.maximum(np.abs(x0), 1.0)))
+    at_lo = np.isfinite(lx0) & np.isfinite(sf.lx) & (x0 - lx0 <= WS_AT_BOUND_REL * width)
+    at_up = np.isfinite(ux0) & np.isfinite(sf.ux) & (ux0 - x0 <= WS_AT_BOUND_REL * width) & ~at_lo
+    x = np.clip(x0, sf.lx, sf.ux)
+    x[at_lo] = sf.lx[at_lo]
+    x[at_up] = sf.ux[at_up]
+    tol = max(_tol(opts), 1e-12)
+    AT = sf.A.T.tocsr()
+    fixed = at_lo | at_up
+    iterations = 0
+    for rounds in range(1, WS_MAX_ROUNDS + 1):
+        keep = np.flatnonzero(~fixed)
+        if keep.size == 0 or keep.size > WS_MAX_FRACTION * n:
+            return None
+        sub = sf.restrict(keep, x)
+        r = adapter(sub, opts, None)
+        if r.status != "optimal" or r.row_duals is None:
+            return None
+        iterations += r.iterations or 0
+        x = x.copy()
+        x[keep] = r.x
+        # optimality of the full problem: reduced costs of the fixed variables
+        g = sf.gradient(x)
+        rc = g - AT @ np.asarray(r.row_duals, dtype=float)
+        eps = max(1e-8, 10.0 * tol) * max(1.0, float(np.max(np.abs(g), initial=0.0)))
+        viol = fixed & ((at_lo & (rc < -eps)) | (at_up & (rc > eps)))
+        if not viol.any():
+            return MatrixResult(
+                status="optimal", x=x, row_duals=np.asarray(r.row_duals, dtype=float),
+                qrow_duals=r.qrow_duals, objective=sf.objective(x), iterations=iterations,
+                message=f"{r.message} (working set: {keep.size} of {n} variables, "
+                        f"{rounds} round{'s' if rounds > 1 else ''})",
+                interface=r.interface, extra={"working_set": int(keep.size), "rounds": rounds})
+        fixed &= ~viol
+    return None
+
+
+def _with_working_set(adapter):
+    def solve(sf, opts, state=None) -> MatrixResult:
+        return solve_with_working_set(adapter, sf, opts, state)
+
+    solve.__name__, solve.__doc__, solve.__wrapped__ = adapter.__name__, adapter.__doc__, adapter
+    return solve
+
+
+ADAPTERS = {name: _with_working_set(fn) for name, fn in {
     "highs": solve_highs,
     "piqp": solve_piqp,
     "clarabel": solve_clarabel,
     "ipopt": solve_ipopt,
     "gurobi": solve_gurobi,
-}
+}.items()}

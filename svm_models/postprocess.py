@@ -57,6 +57,66 @@ def bias_from_kkt(family: str, alpha, y, f, C, thr) -> float:
     return float(lo_b if np.isfinite(lo_b) else hi_b if np.isfinite(hi_b) else 0.0)
 
 
+def _dual_kkt_residual(family, alpha, y, f, b, C, thr) -> float:
+    """Largest violation of the dual KKT conditions, in units of the margin (f = K(y*alpha))."""
+    m = y * (f + b) + (alpha / C if family == "soft_l2" else 0.0)   # = 1 on free vectors
+    res = np.zeros_like(alpha)
+    lower = alpha <= thr
+    upper = (alpha >= C - thr) if family == "soft_l1" else np.zeros_like(lower)
+    free = ~lower & ~upper
+    res[free] = np.abs(m[free] - 1.0)
+    res[lower] = np.maximum(0.0, 1.0 - m[lower])
+    res[upper] = np.maximum(0.0, m[upper] - 1.0)
+    return float(res.max(initial=0.0))
+
+
+def polish_dual(svm, family: str, alpha: np.ndarray, C, thr):
+    """Active-set polishing of a dual solution: on the free set F found by the solver, solve
+    the KKT equations ``(H alpha)_F + b y_F = e_F`` and ``y'alpha = 0`` exactly
+    (``H = G(K)``, plus ``I/C`` for the 2-norm), with the bound set held at its bound.
+
+    Interior-point and active-set solvers stop at their own tolerances (HiGHS's QP solver
+    leaves alpha ~1e-5 off on some problems whatever its options); the polished alpha is
+    taken only if it stays within the bounds and lowers the KKT residual. Returns
+    ``(alpha, accepted)``."""
+    y = svm.data.y
+    Cb = C if family == "soft_l1" else np.inf
+    free = (alpha > thr) & (alpha < Cb - thr)
+    F = np.flatnonzero(free)
+    if F.size == 0 or F.size > 1500:  # O(|F|^3): beyond that the solver's alpha stands
+        return alpha, False
+    fixed = np.where(alpha >= Cb - thr, Cb, 0.0) if family == "soft_l1" else np.zeros_like(alpha)
+    fixed[F] = 0.0
+    X = svm.data.X
+    KFF = svm.K[np.ix_(F, F)] if svm.K is not None else X[F] @ X[F].T
+    H = KFF * np.outer(y[F], y[F])
+    if family == "soft_l2":
+        H = H + np.eye(F.size) / C
+    rhs_f = 1.0 - y[F] * kernel_times(svm, y * fixed)[F]
+    A = np.zeros((F.size + 1, F.size + 1))
+    A[:-1, :-1] = H
+    A[:-1, -1] = y[F]
+    A[-1, :-1] = y[F]
+    rhs = np.concatenate([rhs_f, [-(y @ fixed)]])
+    try:
+        sol = np.linalg.solve(A, rhs)
+    except np.linalg.LinAlgError:   # free vectors not affinely independent: alpha not unique
+        return alpha, False
+    if not np.all(np.isfinite(sol)):
+        return alpha, False
+    new = fixed.copy()
+    new[F] = sol[:-1]
+    if np.any(new[F] < 0.0) or np.any(new[F] > Cb):
+        return alpha, False
+    def residual(a):
+        f = kernel_times(svm, y * a)
+        b = bias_from_kkt(family, a, y, f, C, thr)
+        return _dual_kkt_residual(family, a, y, f, b, C if C else np.inf, thr)
+    if residual(new) <= residual(alpha):
+        return new, True
+    return alpha, False
+
+
 def recover_alpha(svm, family: str, design: np.ndarray, target: np.ndarray, active: np.ndarray,
                   xi: np.ndarray, C, thr) -> np.ndarray:
     """alpha from a primal solution without multipliers: the KKT conditions
@@ -93,14 +153,15 @@ def extract_classic(block, duals=None, *, solver: str = "", interface: str = "",
     data = svm.data
     y, l = data.y, data.n_points
     C = float(pyo.value(block.C)) if family != "hard" else None
-    objective = float(pyo.value(block.objective))
+    objective = svm.structure.objective_value()  # numpy: never materialises lazy l^2 terms
     linear_w = None
     if form == "dual":
         alpha = np.clip(var_array(block.alpha), 0.0, None if C is None or family != "soft_l1" else C)
-        coef = y * alpha
-        f = kernel_times(svm, coef)
         scale = C if family == "soft_l1" else max(float(alpha.max(initial=0.0)), 1.0)
         thr = support_threshold(scale, solver_tol)
+        alpha, polished = polish_dual(svm, family, alpha, C, thr)
+        coef = y * alpha
+        f = kernel_times(svm, coef)
         b = bias_from_kkt(family, alpha, y, f, C, thr)
         if svm.kernel.is_linear:
             linear_w = data.X.T @ coef
@@ -169,11 +230,19 @@ def extract_classic(block, duals=None, *, solver: str = "", interface: str = "",
             / max(1.0, np.linalg.norm(fvals if linear_w is None else linear_w)))
     extra = {"alpha_source": "dual variables" if form == "dual" else alpha_source,
              "support_threshold": thr}
+    if form == "dual":
+        extra["polished"] = polished
     sv_X = data.X[support] if svm.kernel.name != "precomputed" else np.zeros((support.size, 0))
+    expansion = expansion_X = None
+    if form == "primal" and not svm.kernel.is_linear:
+        # beta need not vanish off the support (K may be singular): keep every nonzero term
+        expansion = np.flatnonzero(coef != 0.0)
+        expansion_X = data.X[expansion] if svm.kernel.name != "precomputed" \
+            else np.zeros((expansion.size, 0))
     return Solution(
         formulation=name, solver=solver, status=status, w=linear_w, b=float(b), alpha=alpha,
         coef=coef, xi=xi, support=support, support_vectors=sv_X, objective=objective,
         kernel=svm.kernel, classes=data.classes, primal_objective=primal_obj,
         dual_objective=dual_obj, duality_gap=gap, kkt=kkt,
         margin=(1.0 / np.sqrt(ww)) if ww > 0 else None, C=C, time=time, interface=interface,
-        path=path, extra=extra)
+        path=path, extra=extra, expansion=expansion, expansion_vectors=expansion_X)

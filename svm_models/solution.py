@@ -17,7 +17,8 @@ from .data import as_matrix
 from .errors import DataError
 from .kernels import Kernel
 
-_ARRAYS = ("w", "alpha", "coef", "xi", "support", "support_vectors", "classes")
+_ARRAYS = ("w", "alpha", "coef", "xi", "support", "support_vectors", "classes", "expansion",
+           "expansion_vectors")
 
 
 @dataclass(frozen=True, eq=False)
@@ -45,6 +46,9 @@ class Solution:
     time : float                solver time in seconds;  path: ``"fast"`` or ``"general"``
     kernel : Kernel;  classes : original labels (classes[1] is +1)
     extra : dict                formulation-specific diagnostics
+    expansion, expansion_vectors : the points whose ``coef`` enters the decision function when
+                                that is not just the support (a representer-form primal's beta
+                                need not vanish off the support); None means ``support``
     """
 
     formulation: str
@@ -71,6 +75,8 @@ class Solution:
     interface: str = ""
     path: str = ""
     extra: dict = field(default_factory=dict)
+    expansion: np.ndarray | None = None
+    expansion_vectors: np.ndarray | None = None
 
     def __post_init__(self):
         for name in _ARRAYS:
@@ -116,17 +122,19 @@ class Solution:
 
         For ``kernel="precomputed"`` pass ``K(X_test, X_train)``, shape (m, l).
         """
+        idx = self.support if self.expansion is None else self.expansion
+        vecs = self.support_vectors if self.expansion_vectors is None else self.expansion_vectors
         if self.kernel.name == "precomputed":
             Kt = as_matrix(X, name="K(X_test, X_train)")
             if Kt.shape[1] != self.coef.shape[0]:
                 raise DataError(f"a precomputed test kernel needs {self.coef.shape[0]} columns "
                                 f"(one per training point); got {Kt.shape[1]}")
-            return Kt[:, self.support] @ self.coef[self.support] + self.b
+            return Kt[:, idx] @ self.coef[idx] + self.b
         Xt = as_matrix(X, name="X", n_features=self.support_vectors.shape[1]
                        if self.support_vectors.ndim == 2 else None)
         if self.w is not None:
             return Xt @ self.w + self.b
-        return self.kernel.gram(Xt, self.support_vectors) @ self.coef[self.support] + self.b
+        return self.kernel.gram(Xt, vecs) @ self.coef[idx] + self.b
 
     def predict(self, X) -> np.ndarray:
         """Predicted labels, in the original label values."""

@@ -39,7 +39,7 @@ from .errors import (
     SolverError,
     SolverUnavailableError,
 )
-from .matrix_solvers import ADAPTERS, gurobi_licence_message
+from .matrix_solvers import ADAPTERS, gurobi_licence_message, preserved_fpu
 
 ORDER = ("LP", "QP", "QCQP", "NLP")
 
@@ -323,7 +323,7 @@ def _pyomo_options(plugin: str, opts: SolverOptions) -> dict:
             o["print_level"] = 5 if opts.verbose else 0
     elif plugin == "gurobi_direct":
         o.update(OptimalityTol=max(tol, 1e-9), FeasibilityTol=max(tol, 1e-9),
-                 BarConvTol=max(tol * 1e-2, 1e-10), BarQCPConvTol=max(tol * 1e-2, 1e-10), QCPDual=1)
+                 BarConvTol=max(tol * 1e-2, 1e-10), BarQCPConvTol=max(tol, 1e-9), QCPDual=1)  # tighter: status 13
         if opts.time_limit is not None:
             o["TimeLimit"] = opts.time_limit
         if opts.iter_limit is not None:
@@ -331,13 +331,14 @@ def _pyomo_options(plugin: str, opts: SolverOptions) -> dict:
         if opts.threads is not None:
             o["Threads"] = opts.threads
     elif plugin == "highs":
-        o.update(primal_feasibility_tolerance=tol, dual_feasibility_tolerance=tol,
-                 qp_regularization_value=0.1 * tol)  # HiGHS's default 1e-7 shifts the optimum
+        o.update(primal_feasibility_tolerance=tol, dual_feasibility_tolerance=tol)
         if opts.time_limit is not None:
             o["time_limit"] = opts.time_limit
         if opts.threads is not None:
             o["threads"] = opts.threads
     elif plugin == "scip_direct":
+        # SCIP's log can exceed a pipe buffer and deadlock Pyomo's output capture: keep it quiet
+        o["display/verblevel"] = 4 if opts.verbose else 0
         o.update({"limits/gap": 1e-9, "numerics/feastol": max(tol, 1e-9),
                   "numerics/dualfeastol": max(tol, 1e-9)})
         if opts.time_limit is not None:
@@ -392,7 +393,8 @@ def _solve_general(model, b: Backend, opts: SolverOptions, pclass: str) -> Solve
             for k, v in _pyomo_options(plugin, opts).items():
                 sol.options[k] = v
             kwargs["load_solutions"] = False
-        results = sol.solve(model, **kwargs)
+        with preserved_fpu():
+            results = sol.solve(model, **kwargs)
     except Exception as exc:  # map licence refusals and interface failures to clear errors
         if own_suffix:
             model.del_component("dual")

@@ -39,29 +39,65 @@ from pyomo.core.expr.numvalue import value as pyo_value
 INF = float("inf")
 
 
-@dataclass(eq=False)
 class QuadBlock:
-    """The quadratic form ``x[index]' M x[index]`` with ``M`` dense (``matrix``) or diagonal (``diag``)."""
+    """The quadratic form ``x[index]' M x[index]`` with ``M`` dense (``matrix``) or diagonal (``diag``).
 
-    index: np.ndarray
-    matrix: np.ndarray | None = None
-    diag: np.ndarray | None = None
+    A dense ``M`` is kept as ``scale * base``: :meth:`scaled` shares ``base`` instead of
+    copying an l x l matrix (a solve scales the recorded blocks by -1/2, +1/2, the sense...).
+    ``matrix`` returns ``M`` itself (a new array when ``scale != 1``); the numeric methods
+    here and the Hessian assembly of :class:`StandardForm` work from ``base`` and ``scale``
+    without forming it. ``base`` is shared: never modify it in place.
+    """
+
+    __slots__ = ("index", "base", "diag", "scale")
+
+    def __init__(self, index, matrix=None, diag=None, *, scale: float = 1.0):
+        self.index = index
+        self.base = matrix
+        self.scale = float(scale)
+        if diag is not None and self.scale != 1.0:
+            diag, self.scale = self.scale * diag, 1.0
+        self.diag = diag
+
+    @property
+    def matrix(self) -> np.ndarray | None:
+        """The dense ``M`` (None for a diagonal block)."""
+        if self.base is None or self.scale == 1.0:
+            return self.base
+        return self.scale * self.base
+
+    @matrix.setter
+    def matrix(self, M) -> None:
+        self.base, self.scale = M, 1.0
+
+    def __repr__(self) -> str:
+        kind = (f"dense {self.base.shape}, scale={self.scale:g}" if self.base is not None
+                else f"diag ({len(self.diag)},)")
+        return f"QuadBlock({kind}, index={len(self.index)} positions)"
 
     def scaled(self, s: float) -> "QuadBlock":
-        if self.matrix is not None:
-            return QuadBlock(self.index, matrix=s * self.matrix)
+        if self.base is not None:
+            return QuadBlock(self.index, self.base, scale=self.scale * s)
         return QuadBlock(self.index, diag=s * self.diag)
+
+    def matvec(self, v: np.ndarray) -> np.ndarray:
+        """``M v`` for v = x[index]."""
+        if self.base is not None:
+            Mv = self.base @ v
+            if self.scale != 1.0:
+                Mv *= self.scale
+            return Mv
+        return self.diag * v
 
     def value(self, x: np.ndarray) -> float:
         v = x[self.index]
-        if self.matrix is not None:
-            return float(v @ (self.matrix @ v))
-        return float(v @ (self.diag * v))
+        return float(v @ self.matvec(v))
 
     def gradient(self, x: np.ndarray) -> np.ndarray:
         """Gradient of the form with respect to x[index] (``2 M v``)."""
-        v = x[self.index]
-        return 2.0 * (self.matrix @ v if self.matrix is not None else self.diag * v)
+        g = self.matvec(x[self.index])
+        g *= 2.0
+        return g
 
 
 @dataclass(eq=False)
@@ -111,6 +147,22 @@ class Structure:
             out.extend(v.values())
         return out
 
+    def objective_value(self) -> float:
+        """Value of the model's objective (its own sense) at the variables' current values.
+
+        Computed from the record (``objective_fn``) with numpy when the objective is still the
+        one the builder made: the same number as ``pyomo.value(objective)``, without
+        materialising (and walking) the O(l^2) terms of a lazy quadratic form. Falls back to
+        Pyomo's evaluation when the objective was changed or a variable has no value.
+        """
+        if self.objective.expr is self.objective_expr:
+            vals = [vd.value for vd in self.var_datas()]
+            if all(v is not None for v in vals):
+                x = np.array(vals, dtype=float)
+                c, const, quad = self.objective_fn(self)
+                return float(const + np.asarray(c, dtype=float) @ x + sum(q.value(x) for q in quad))
+        return float(pyo_value(self.objective))
+
     def offsets(self) -> dict:
         """Start position of each variable component in x, by component name."""
         out, k = {}, 0
@@ -150,31 +202,57 @@ class StandardForm:
         """Value of the standard-form (minimisation) objective at x."""
         return float(self.const + self.c @ x + sum(q.value(x) for q in self.quad))
 
-    def hessian_dense(self, blocks=None) -> np.ndarray:
-        """``P`` with ``sum_blocks x'Mx = 1/2 x'Px`` as a dense n x n array."""
-        P = np.zeros((self.n, self.n))
+    def hessian_dense(self, blocks=None, order: str = "C") -> np.ndarray:
+        """``P`` with ``sum_blocks x'Mx = 1/2 x'Px`` as a dense n x n array (``order`` "C" or "F").
+
+        A dense block on a contiguous range of x is written through a slice (no fancy-index
+        gather/scatter, no scaled copy of the block).
+        """
+        P = np.zeros((self.n, self.n), order=order)
+        fresh = True  # nothing written yet: the first dense block can be written in place
         for q in self.quad if blocks is None else blocks:
-            idx = q.index
-            if q.matrix is not None:
-                P[np.ix_(idx, idx)] += 2.0 * q.matrix
+            idx = np.asarray(q.index)
+            if q.base is not None:
+                coef = 2.0 * q.scale
+                sl = _as_slice(idx)
+                if sl is None:
+                    P[np.ix_(idx, idx)] += coef * q.base
+                elif fresh:
+                    np.multiply(q.base, coef, out=P[sl, sl])
+                else:
+                    _add_scaled(P[sl, sl], q.base, coef)
             else:
                 P[idx, idx] += 2.0 * q.diag
+            fresh = False
         return P
 
     def hessian_sparse(self, blocks=None, triangle: str | None = None) -> sp.csc_matrix:
-        """``P`` as scipy CSC; ``triangle="lower"``/``"upper"`` keeps one triangle."""
+        """``P`` as scipy CSC (canonical: sorted indices, no duplicates, no explicit zeros);
+        ``triangle="lower"``/``"upper"`` keeps one triangle.
+
+        The usual case -- one dense block on a contiguous range of x plus diagonal blocks --
+        is written straight into CSC arrays from the dense block (O(k^2) memory for the
+        result only); other layouts go through COO.
+        """
+        blocks = list(self.quad if blocks is None else blocks)
+        dense = [q for q in blocks if q.base is not None]
+        sl = _as_slice(np.asarray(dense[0].index)) if len(dense) == 1 else None
+        if sl is not None and len(dense[0].index) > 1:
+            return self._hessian_sparse_one_dense(dense[0], sl, blocks, triangle)
         rows, cols, vals = [], [], []
-        for q in self.quad if blocks is None else blocks:
+        for q in blocks:
             idx = np.asarray(q.index)
-            if q.matrix is not None:
+            if q.base is not None:
                 k = len(idx)
-                if triangle == "lower":
+                ascending = bool(np.all(np.diff(idx) > 0))
+                # a local triangle is the global one only for ascending positions
+                if triangle == "lower" and ascending:
                     r, c = np.tril_indices(k)
-                elif triangle == "upper":
+                elif triangle == "upper" and ascending:
                     r, c = np.triu_indices(k)
                 else:
                     r, c = np.indices((k, k)).reshape(2, -1)
-                v = 2.0 * q.matrix[r, c]
+                v = (2.0 * q.scale) * q.base[r, c]
                 keep = v != 0.0
                 rows.append(idx[r[keep]]); cols.append(idx[c[keep]]); vals.append(v[keep])
             else:
@@ -189,7 +267,112 @@ class StandardForm:
             P = sp.tril(P, format="csc")
         elif triangle == "upper":
             P = sp.triu(P, format="csc")
+        P.eliminate_zeros()
         return P
+
+    def _hessian_sparse_one_dense(self, q, sl: slice, blocks, triangle) -> sp.csc_matrix:
+        n = self.n
+        B = q.base
+        k = B.shape[0]
+        s0 = sl.start
+        # diagonal of P from every block (the dense block's own diagonal included)
+        dg = np.zeros(n)
+        dg[s0:s0 + k] = (2.0 * q.scale) * np.diagonal(B)
+        for b in blocks:
+            if b.base is None:
+                dg[np.asarray(b.index)] += 2.0 * b.diag
+        # column j of the dense block is row j of B': rows i >= j (lower), i <= j (upper), all
+        j = np.arange(k)
+        if triangle == "lower":
+            mask = j[:, None] <= j[None, :]
+            counts = k - j
+        elif triangle == "upper":
+            mask = j[:, None] >= j[None, :]
+            counts = j + 1
+        else:
+            mask = np.ones((k, k), dtype=bool)
+            counts = np.full(k, k)
+        data = B.T[mask]
+        data *= 2.0 * q.scale
+        del mask
+        starts = np.zeros(k + 1, dtype=np.int64)
+        np.cumsum(counts, out=starts[1:])
+        total = int(starts[-1])
+        itype = np.int32 if max(total, n) < 2**31 - 1 else np.int64
+        # row index of every entry: its offset within the column (+ j for the lower triangle),
+        # filled a few columns at a time (no temporary the size of the result)
+        rows = np.empty(total, dtype=itype)
+        step = max(1, (1 << 20) // max(k, 1))
+        for c0 in range(0, k, step):
+            c1 = min(k, c0 + step)
+            seg = rows[starts[c0]:starts[c1]]
+            np.subtract(np.arange(starts[c0], starts[c1], dtype=itype),
+                        np.repeat((starts[c0:c1] - (j[c0:c1] if triangle == "lower" else 0)
+                                   ).astype(itype), counts[c0:c1]), out=seg)
+            seg += s0
+        diag_pos = starts[:-1] + (0 if triangle == "lower" else j)
+        data[diag_pos] = dg[s0:s0 + k]
+        # columns outside the dense range carry at most their diagonal entry
+        before = np.flatnonzero(dg[:s0] != 0.0)
+        after = s0 + k + np.flatnonzero(dg[s0 + k:] != 0.0)
+        counts_all = np.zeros(n, dtype=np.int64)
+        counts_all[before] = 1
+        counts_all[after] = 1
+        counts_all[s0:s0 + k] = counts
+        indptr = np.zeros(n + 1, dtype=itype)
+        np.cumsum(counts_all, out=indptr[1:])
+        if len(before) or len(after):
+            rows = np.concatenate([before.astype(itype), rows, after.astype(itype)])
+            data = np.concatenate([dg[before], data, dg[after]])
+        P = sp.csc_matrix((data, rows, indptr), shape=(n, n))
+        P.has_sorted_indices = True
+        P.eliminate_zeros()
+        return P
+
+    def gradient(self, x: np.ndarray) -> np.ndarray:
+        """Gradient of the standard-form objective at x."""
+        g = np.array(self.c, dtype=float)
+        for q in self.quad:
+            g[q.index] += q.gradient(x)
+        return g
+
+    def restrict(self, keep: np.ndarray, x_fixed: np.ndarray) -> "StandardForm":
+        """The same problem in the variables ``keep`` (sorted positions), the others fixed at
+        their values in ``x_fixed`` (a full-length vector): their linear and quadratic terms
+        move into the cost, the constant and the row bounds. Quadratic rows are not supported.
+        """
+        if self.qrows:
+            raise ValueError("restrict() takes no quadratic rows")
+        keep = np.asarray(keep, dtype=np.int64)
+        fixed = np.ones(self.n, dtype=bool)
+        fixed[keep] = False
+        xf = np.where(fixed, x_fixed, 0.0)
+        newpos = np.full(self.n, -1, dtype=np.int64)
+        newpos[keep] = np.arange(len(keep))
+        c = np.array(self.c, dtype=float)
+        const = self.const + float(self.c[fixed] @ xf[fixed])
+        quad = []
+        for q in self.quad:
+            idx = np.asarray(q.index)
+            v = xf[idx]
+            Mv = q.matvec(v) if np.any(v) else np.zeros(len(idx))
+            const += float(v @ Mv)
+            c[idx] += 2.0 * Mv          # cross terms 2 x_keep' M x_fixed (fixed part of v)
+            loc = np.flatnonzero(newpos[idx] >= 0)
+            if loc.size == 0:
+                continue
+            if q.base is not None:
+                sub = q.base[np.ix_(loc, loc)]
+                quad.append(QuadBlock(newpos[idx[loc]], sub, scale=q.scale))
+            else:
+                quad.append(QuadBlock(newpos[idx[loc]], diag=q.diag[loc]))
+        A = self.A.tocsc()
+        shift = A[:, np.flatnonzero(fixed)] @ xf[fixed] if fixed.any() else np.zeros(self.m)
+        return StandardForm(sense=self.sense, c=c[keep], const=const, quad=quad,
+                            A=A[:, keep].tocsr(), lA=self.lA - shift, uA=self.uA - shift,
+                            lx=self.lx[keep], ux=self.ux[keep], qrows=[],
+                            var_datas=[self.var_datas[i] for i in keep] if self.var_datas else [],
+                            row_datas=self.row_datas, problem_class=self.problem_class)
 
     def equality_split(self):
         """Split rows into equalities ``Aeq x = beq`` and inequalities ``lA <= Ain x <= uA``.
@@ -201,6 +384,23 @@ class StandardForm:
         in_idx = np.flatnonzero(~eq)
         return (eq_idx, self.A[eq_idx], self.lA[eq_idx], in_idx, self.A[in_idx],
                 self.lA[in_idx], self.uA[in_idx])
+
+
+def _as_slice(idx: np.ndarray) -> slice | None:
+    """``slice(a, b)`` when ``idx`` is the contiguous range a, a+1, ..., b-1; else None."""
+    k = len(idx)
+    if k == 0:
+        return None
+    a = int(idx[0])
+    if int(idx[-1]) - a != k - 1 or (k > 2 and not np.array_equal(idx, np.arange(a, a + k))):
+        return None
+    return slice(a, a + k)
+
+
+def _add_scaled(out: np.ndarray, B: np.ndarray, coef: float, rows: int = 256) -> None:
+    """``out += coef * B`` in row chunks (no temporary the size of B)."""
+    for r in range(0, B.shape[0], rows):
+        out[r:r + rows] += coef * B[r:r + rows]
 
 
 def _bounds(var_datas) -> tuple[np.ndarray, np.ndarray]:
