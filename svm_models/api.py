@@ -86,6 +86,11 @@ def solve(model, solver: str = "ipopt", *, raise_on_failure: bool = True, _state
         return _failed_solution(svm, info)
     sol = f.extractor(blk, info.duals, solver=info.solver, interface=info.interface,
                       path=info.path, time=info.time, status=info.status, solver_tol=opts.tol)
+    if f.family == "hard" and sol.kkt.get("primal_infeasibility", 0.0) > 1e-4 \
+            and not separable(svm):
+        # some interfaces report "optimal" for the unbounded dual of inseparable data
+        raise_for_status("optimal", "but the margins are violated", svm.formulation,
+                         not_separable=True)
     if info.path_reason is not None:
         sol.extra["general_path_reason"] = info.path_reason
     return sol
@@ -133,13 +138,14 @@ def fit(X, y, formulation: str = "soft_l1_dual", solver: str = "ipopt", **params
     return solve(model, solver, **solve_kw)
 
 
-def extract(block, *, solver: str = "", duals=None):
+def extract(block, *, solver: str = "", duals=None, tol=None):
     """Solution of an SVM block that the user solved inside a model of their own.
 
     Values are read from the block's variables. ``duals`` (a mapping constraint -> dual in the
     sensitivity convention d(objective)/d(bound); interfaces differ in sign, see
     ``svm_models.solvers.DUAL_SIGN``) gives a primal's alpha from multipliers; without it
-    alpha is recovered from the KKT conditions.
+    alpha is recovered from the KKT conditions. ``tol`` is the tolerance the block was solved
+    to (it scales the support-vector threshold; default 1e-9).
     """
     blk = block if getattr(block, "_svm", None) is not None else _the_svm_block(block)
     svm = blk._svm
@@ -147,7 +153,7 @@ def extract(block, *, solver: str = "", duals=None):
     for vd in svm.structure.var_datas():
         if vd.value is None:
             raise SVMError(f"variable {vd.name} has no value: solve the model before extracting")
-    return f.extractor(blk, duals, solver=solver, interface="user", path="user")
+    return f.extractor(blk, duals, solver=solver, interface="user", path="user", solver_tol=tol)
 
 
 def fit_path(X, y, Cs, formulation: str = "soft_l1_dual", solver: str = "highs", *,

@@ -13,6 +13,7 @@ import pyomo.environ as pyo
 from scipy.optimize import lsq_linear
 
 from .solution import Solution
+from .structure import check as structure_check
 from .tolerances import support_threshold
 
 
@@ -70,50 +71,58 @@ def _dual_kkt_residual(family, alpha, y, f, b, C, thr) -> float:
     return float(res.max(initial=0.0))
 
 
-def polish_dual(svm, family: str, alpha: np.ndarray, C, thr):
+def polish_dual(svm, family: str, alpha: np.ndarray, C, thr, max_rounds: int = 10):
     """Active-set polishing of a dual solution: on the free set F found by the solver, solve
     the KKT equations ``(H alpha)_F + b y_F = e_F`` and ``y'alpha = 0`` exactly
-    (``H = G(K)``, plus ``I/C`` for the 2-norm), with the bound set held at its bound.
+    (``H = G(K)``, plus ``I/C`` for the 2-norm), with the other points held at their bound.
+    Components that leave ``[0, C]`` are clamped to the bound and the system solved again.
 
     Interior-point and active-set solvers stop at their own tolerances (HiGHS's QP solver
     leaves alpha ~1e-5 off on some problems whatever its options); the polished alpha is
-    taken only if it stays within the bounds and lowers the KKT residual. Returns
-    ``(alpha, accepted)``."""
+    taken only if it lowers the KKT residual. Returns ``(alpha, accepted)``."""
     y = svm.data.y
     Cb = C if family == "soft_l1" else np.inf
-    free = (alpha > thr) & (alpha < Cb - thr)
-    F = np.flatnonzero(free)
-    if F.size == 0 or F.size > 1500:  # O(|F|^3): beyond that the solver's alpha stands
-        return alpha, False
-    fixed = np.where(alpha >= Cb - thr, Cb, 0.0) if family == "soft_l1" else np.zeros_like(alpha)
-    fixed[F] = 0.0
     X = svm.data.X
-    KFF = svm.K[np.ix_(F, F)] if svm.K is not None else X[F] @ X[F].T
-    H = KFF * np.outer(y[F], y[F])
-    if family == "soft_l2":
-        H = H + np.eye(F.size) / C
-    rhs_f = 1.0 - y[F] * kernel_times(svm, y * fixed)[F]
-    A = np.zeros((F.size + 1, F.size + 1))
-    A[:-1, :-1] = H
-    A[:-1, -1] = y[F]
-    A[-1, :-1] = y[F]
-    rhs = np.concatenate([rhs_f, [-(y @ fixed)]])
-    try:
-        sol = np.linalg.solve(A, rhs)
-    except np.linalg.LinAlgError:   # free vectors not affinely independent: alpha not unique
-        return alpha, False
-    if not np.all(np.isfinite(sol)):
-        return alpha, False
-    new = fixed.copy()
-    new[F] = sol[:-1]
-    if np.any(new[F] < 0.0) or np.any(new[F] > Cb):
-        return alpha, False
+
     def residual(a):
         f = kernel_times(svm, y * a)
         b = bias_from_kkt(family, a, y, f, C, thr)
         return _dual_kkt_residual(family, a, y, f, b, C if C else np.inf, thr)
-    if residual(new) <= residual(alpha):
-        return new, True
+
+    fixed = np.where(alpha >= Cb - thr, Cb, 0.0) if family == "soft_l1" else np.zeros_like(alpha)
+    free = (alpha > thr) & (alpha < Cb - thr)
+    for _ in range(max_rounds):
+        F = np.flatnonzero(free)
+        if F.size == 0 or F.size > 1500:  # O(|F|^3): beyond that the solver's alpha stands
+            return alpha, False
+        KFF = svm.K[np.ix_(F, F)] if svm.K is not None else X[F] @ X[F].T
+        H = KFF * np.outer(y[F], y[F])
+        if family == "soft_l2":
+            H = H + np.eye(F.size) / C
+        base = fixed.copy()
+        base[F] = 0.0
+        A = np.zeros((F.size + 1, F.size + 1))
+        A[:-1, :-1] = H
+        A[:-1, -1] = y[F]
+        A[-1, :-1] = y[F]
+        rhs = np.concatenate([1.0 - y[F] * kernel_times(svm, y * base)[F], [-(y @ base)]])
+        try:
+            sol = np.linalg.solve(A, rhs)
+        except np.linalg.LinAlgError:   # free vectors not independent: alpha not unique
+            return alpha, False
+        if not np.all(np.isfinite(sol)):
+            return alpha, False
+        aF = sol[:-1]
+        low, high = aF < 0.0, aF > Cb
+        if not (low.any() or high.any()):
+            new = base
+            new[F] = aF
+            if residual(new) <= residual(alpha):
+                return new, True
+            return alpha, False
+        free[F[low | high]] = False
+        fixed[F[high]] = Cb
+        fixed[F[low]] = 0.0
     return alpha, False
 
 
@@ -159,7 +168,9 @@ def extract_classic(block, duals=None, *, solver: str = "", interface: str = "",
         alpha = np.clip(var_array(block.alpha), 0.0, None if C is None or family != "soft_l1" else C)
         scale = C if family == "soft_l1" else max(float(alpha.max(initial=0.0)), 1.0)
         thr = support_threshold(scale, solver_tol)
-        alpha, polished = polish_dual(svm, family, alpha, C, thr)
+        polished = False
+        if structure_check(svm.structure) is None:  # never polish away a user's own constraint
+            alpha, polished = polish_dual(svm, family, alpha, C, thr)
         coef = y * alpha
         f = kernel_times(svm, coef)
         b = bias_from_kkt(family, alpha, y, f, C, thr)
@@ -197,10 +208,9 @@ def extract_classic(block, duals=None, *, solver: str = "", interface: str = "",
                 alpha = recover_alpha(svm, family, svm.K, svm.K @ cvals, active, xi, C, thr0)
             alpha_source = "kkt_least_squares"
         alpha = np.clip(alpha, 0.0, None)
-        if svm.kernel.is_linear:
-            coef = y * alpha          # expansion through alpha; w itself is exact
-        else:
-            coef = cvals
+        # the expansion through alpha (w = sum alpha_i y_i phi(x_i)): beta itself is poorly
+        # determined in the near-null directions of K, alpha is not
+        coef = y * alpha
         scale = C if family == "soft_l1" else max(float(alpha.max(initial=0.0)), 1.0)
         thr = support_threshold(scale, solver_tol)
     support = np.flatnonzero(alpha > thr)
@@ -233,16 +243,11 @@ def extract_classic(block, duals=None, *, solver: str = "", interface: str = "",
     if form == "dual":
         extra["polished"] = polished
     sv_X = data.X[support] if svm.kernel.name != "precomputed" else np.zeros((support.size, 0))
-    expansion = expansion_X = None
-    if form == "primal" and not svm.kernel.is_linear:
-        # beta need not vanish off the support (K may be singular): keep every nonzero term
-        expansion = np.flatnonzero(coef != 0.0)
-        expansion_X = data.X[expansion] if svm.kernel.name != "precomputed" \
-            else np.zeros((expansion.size, 0))
+
     return Solution(
         formulation=name, solver=solver, status=status, w=linear_w, b=float(b), alpha=alpha,
         coef=coef, xi=xi, support=support, support_vectors=sv_X, objective=objective,
         kernel=svm.kernel, classes=data.classes, primal_objective=primal_obj,
         dual_objective=dual_obj, duality_gap=gap, kkt=kkt,
         margin=(1.0 / np.sqrt(ww)) if ww > 0 else None, C=C, time=time, interface=interface,
-        path=path, extra=extra, expansion=expansion, expansion_vectors=expansion_X)
+        path=path, extra=extra)

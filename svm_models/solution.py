@@ -17,8 +17,7 @@ from .data import as_matrix
 from .errors import DataError
 from .kernels import Kernel
 
-_ARRAYS = ("w", "alpha", "coef", "xi", "support", "support_vectors", "classes", "expansion",
-           "expansion_vectors")
+_ARRAYS = ("w", "alpha", "coef", "xi", "support", "support_vectors", "classes")
 
 
 @dataclass(frozen=True, eq=False)
@@ -46,9 +45,6 @@ class Solution:
     time : float                solver time in seconds;  path: ``"fast"`` or ``"general"``
     kernel : Kernel;  classes : original labels (classes[1] is +1)
     extra : dict                formulation-specific diagnostics
-    expansion, expansion_vectors : the points whose ``coef`` enters the decision function when
-                                that is not just the support (a representer-form primal's beta
-                                need not vanish off the support); None means ``support``
     """
 
     formulation: str
@@ -75,8 +71,6 @@ class Solution:
     interface: str = ""
     path: str = ""
     extra: dict = field(default_factory=dict)
-    expansion: np.ndarray | None = None
-    expansion_vectors: np.ndarray | None = None
 
     def __post_init__(self):
         for name in _ARRAYS:
@@ -122,8 +116,7 @@ class Solution:
 
         For ``kernel="precomputed"`` pass ``K(X_test, X_train)``, shape (m, l).
         """
-        idx = self.support if self.expansion is None else self.expansion
-        vecs = self.support_vectors if self.expansion_vectors is None else self.expansion_vectors
+        idx, vecs = self.support, self.support_vectors
         if self.kernel.name == "precomputed":
             Kt = as_matrix(X, name="K(X_test, X_train)")
             if Kt.shape[1] != self.coef.shape[0]:
@@ -179,7 +172,7 @@ class Solution:
             elif f.name == "classes":
                 v = np.array(v["values"], dtype=np.dtype(v["dtype"]))
             elif isinstance(v, dict) and "__array__" in v:
-                v = np.array(v["__array__"], dtype=np.dtype(v["dtype"])).reshape(v["shape"])
+                v = np.array(_unjson(v["__array__"]), dtype=np.dtype(v["dtype"])).reshape(v["shape"])
             kw[f.name] = _unjson(v)
         return cls(**kw)
 

@@ -332,6 +332,8 @@ def _pyomo_options(plugin: str, opts: SolverOptions) -> dict:
             o["Threads"] = opts.threads
     elif plugin == "highs":
         o.update(primal_feasibility_tolerance=tol, dual_feasibility_tolerance=tol)
+        if opts.iter_limit is not None:
+            o["qp_iteration_limit"] = opts.iter_limit
         if opts.time_limit is not None:
             o["time_limit"] = opts.time_limit
         if opts.threads is not None:
@@ -443,3 +445,6 @@ def _solve_general_matrix(model, b: Backend, opts: SolverOptions) -> SolveInfo:
                      time=time.perf_counter() - t0, message=res.message, iterations=res.iterations)
     _load_matrix_result(sf, res, info)
     return info
+
+
+_register_lazy_with_scip()  # also for users who call SolverFactory("scip_direct") themselves

@@ -299,17 +299,17 @@ class StandardForm:
         np.cumsum(counts, out=starts[1:])
         total = int(starts[-1])
         itype = np.int32 if max(total, n) < 2**31 - 1 else np.int64
-        # row index of every entry: its offset within the column (+ j for the lower triangle),
-        # filled a few columns at a time (no temporary the size of the result)
+        # row indices, column by column (no temporary the size of the result)
         rows = np.empty(total, dtype=itype)
-        step = max(1, (1 << 20) // max(k, 1))
-        for c0 in range(0, k, step):
-            c1 = min(k, c0 + step)
-            seg = rows[starts[c0]:starts[c1]]
-            np.subtract(np.arange(starts[c0], starts[c1], dtype=itype),
-                        np.repeat((starts[c0:c1] - (j[c0:c1] if triangle == "lower" else 0)
-                                   ).astype(itype), counts[c0:c1]), out=seg)
-            seg += s0
+        ar = np.arange(s0, s0 + k, dtype=itype)
+        for c in range(k):
+            a, b = starts[c], starts[c + 1]
+            if triangle == "lower":
+                rows[a:b] = ar[c:]
+            elif triangle == "upper":
+                rows[a:b] = ar[:c + 1]
+            else:
+                rows[a:b] = ar
         diag_pos = starts[:-1] + (0 if triangle == "lower" else j)
         data[diag_pos] = dg[s0:s0 + k]
         # columns outside the dense range carry at most their diagonal entry

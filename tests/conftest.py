@@ -1,0 +1,229 @@
+"""Shared test machinery: the backend matrix, seeded datasets, comparison helpers.
+
+Backends are parametrised by capability (DESIGN.md, "Testing"):
+
+* ``QP_BACKENDS``: every backend the project installs that takes a convex QP;
+* ``FAST_BACKENDS``: those with a fast (matrix) path;
+* ``DUAL_BACKENDS``: those that report constraint duals.
+
+A test asks for a backend through :func:`require` (or the ``qp_backend`` /
+``fast_backend`` / ``dual_backend`` fixtures, which call it). Outside CI a missing
+backend skips the test; under CI (``CI=true``) it FAILS: every backend the project
+installs must be present there. ``test_solvers.py::test_ci_has_every_backend`` states the
+same thing once per session.
+
+Size rules, kept by the data helpers below and checked by :func:`solve_checked`:
+Gurobi's pip licence refuses quadratic models above 200 variables (slacks and
+auxiliaries included), and SCIP (spatial branch and bound) is slow on QPs, so it only
+gets ``SCIP_MAX_POINTS`` points.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+
+import numpy as np
+import pytest
+
+import svm_models as sm
+
+QP_BACKENDS = ("highs", "gurobi", "ipopt", "scip", "piqp", "clarabel")
+FAST_BACKENDS = ("highs", "gurobi", "ipopt", "piqp", "clarabel")
+DUAL_BACKENDS = ("highs", "gurobi", "ipopt", "piqp", "clarabel")
+QCQP_BACKENDS = ("gurobi", "ipopt", "scip", "clarabel")
+
+#: Gurobi's size-limited (pip) licence: quadratic models up to this many variables.
+GUROBI_MAX_VARS = 200
+#: SCIP solves QPs by spatial branch and bound: keep its problems tiny.
+SCIP_MAX_POINTS = 12
+
+CLASSIC = ("hard_primal", "hard_dual", "soft_l1_primal", "soft_l1_dual",
+           "soft_l2_primal", "soft_l2_dual")
+FAMILIES = ("hard", "soft_l1", "soft_l2")
+
+#: The six-point golden toy (DESIGN.md, "Testing"): for the hard margin and the 1-norm
+#: soft margin with C = 1, alpha = 0.25 on points 1 and 3, w = (0.5, 0.5), b = 0.
+TOY_X = np.array([[-2, -1], [-1, -1], [-1, -2], [1, 1], [1, 2], [2, 1]], dtype=float)
+TOY_Y = np.array([-1, -1, -1, 1, 1, 1])
+
+
+def on_ci() -> bool:
+    return os.environ.get("CI", "").strip().lower() in ("true", "1", "yes")
+
+
+@functools.lru_cache(maxsize=None)
+def _listing() -> dict:
+    return sm.solvers()
+
+
+def backend_available(name: str) -> bool:
+    return bool(_listing().get(name, {}).get("available"))
+
+
+def missing_backends(names=QP_BACKENDS) -> list[str]:
+    return [n for n in names if not backend_available(n)]
+
+
+def require(name: str) -> str:
+    """Return ``name`` if the backend is usable; else skip (outside CI) or fail (on CI)."""
+    if not backend_available(name):
+        msg = f"backend {name!r} is not installed or not usable here"
+        if on_ci():
+            pytest.fail(f"{msg}: on CI (CI=true) every project backend must be present")
+        pytest.skip(msg)
+    return name
+
+
+def usable(names) -> list[str]:
+    """The usable backends among ``names``; on CI a missing one fails the test."""
+    out = []
+    for n in names:
+        if backend_available(n):
+            out.append(n)
+        elif on_ci():
+            pytest.fail(f"backend {n!r} is missing on CI (CI=true)")
+    return out
+
+
+@pytest.fixture(params=QP_BACKENDS)
+def qp_backend(request) -> str:
+    return require(request.param)
+
+
+@pytest.fixture(params=FAST_BACKENDS)
+def fast_backend(request) -> str:
+    return require(request.param)
+
+
+@pytest.fixture(params=DUAL_BACKENDS)
+def dual_backend(request) -> str:
+    return require(request.param)
+
+
+# ---------------------------------------------------------------------------------------
+# Seeded data
+
+
+def blobs(seed: int, l: int = 40, d: int = 2, sep: float = 1.0):
+    """Two overlapping Gaussian classes (alternating labels; first feature shifted by
+    ``sep * y``): a soft-margin problem with free and bounded support vectors."""
+    rng = np.random.default_rng(seed)
+    y = np.where(np.arange(l) % 2 == 0, 1, -1)
+    X = rng.normal(size=(l, d))
+    X[:, 0] += sep * y
+    return X, y
+
+
+def separable(seed: int, l: int = 30, d: int = 2, gap: float = 0.4):
+    """Linearly separable data: labels from a random hyperplane, points closer to it than
+    ``gap`` dropped (and redrawn), so a hard margin exists (also in the poly and rbf
+    feature spaces)."""
+    rng = np.random.default_rng(seed)
+    u = rng.normal(size=d)
+    u /= np.linalg.norm(u)
+    c = 0.3 * rng.normal()
+    pts = []
+    while len(pts) < l:
+        x = rng.uniform(-2.0, 2.0, size=d)
+        s = x @ u + c
+        if abs(s) >= gap:
+            pts.append(x)
+    X = np.array(pts)
+    y = np.where(X @ u + c > 0, 1, -1)
+    if abs(y.sum()) == l:  # both classes, whatever the draw
+        y[0] = -y[0]
+        X[0] = X[0] - 2 * (X[0] @ u + c) * u
+    return X, y
+
+
+def eval_points(seed: int, m: int = 15, d: int = 2) -> np.ndarray:
+    """Points to compare decision functions on (off the training set)."""
+    return np.random.default_rng(10_000 + seed).normal(scale=1.5, size=(m, d))
+
+
+def rbf_gram(A, B, gamma):
+    from sklearn.metrics.pairwise import rbf_kernel
+
+    return rbf_kernel(A, B, gamma=gamma)
+
+
+def data_for(formulation: str, seed: int = 0, l: int = 40, d: int = 2):
+    """Separable data for a hard margin, overlapping blobs otherwise."""
+    if formulation.startswith("hard"):
+        return separable(seed, l=l, d=d)
+    return blobs(seed, l=l, d=d)
+
+
+def c_kw(formulation: str, C: float = 1.0) -> dict:
+    return {} if formulation.startswith("hard") else {"C": C}
+
+
+def n_vars(model) -> int:
+    """Number of variables the solver sees (slacks and auxiliaries included)."""
+    import pyomo.environ as pyo
+
+    return sum(1 for v in model.component_data_objects(pyo.Var, active=True) if not v.fixed)
+
+
+#: Wall-clock limit handed to every solve of the tests: a backend that stalls fails its
+#: test (SolveFailedError, status time_limit) instead of hanging the suite.
+TEST_TIME_LIMIT = 10.0
+
+
+def solve_checked(model, solver: str, **kw):
+    """``svm_models.solve`` after checking the test respects the Gurobi size rule, with a
+    time limit (a stalled backend fails the test instead of hanging the suite)."""
+    if solver == "gurobi":
+        assert n_vars(model) <= GUROBI_MAX_VARS, "test design: too large for Gurobi's pip licence"
+    kw.setdefault("time_limit", TEST_TIME_LIMIT)
+    return sm.solve(model, solver, **kw)
+
+
+def fit_checked(X, y, formulation: str, solver: str, **params):
+    """Build and solve (``params`` mix hyperparameters and solver options), size-checked."""
+    solve_keys = {"tol", "time_limit", "iter_limit", "threads", "verbose", "options", "path",
+                  "raise_on_failure"}
+    skw = {k: params.pop(k) for k in list(params) if k in solve_keys}
+    if solver == "scip":
+        assert len(y) <= SCIP_MAX_POINTS, "test design: too large for SCIP"
+    model = sm.build(formulation, X, y, **params)
+    return solve_checked(model, solver, **skw)
+
+
+# ---------------------------------------------------------------------------------------
+# Comparisons
+
+
+def rel_close(a: float, b: float, rtol: float) -> bool:
+    return abs(a - b) <= rtol * max(1.0, abs(a), abs(b))
+
+
+def assert_rel(a: float, b: float, rtol: float, what: str = "value"):
+    assert rel_close(a, b, rtol), f"{what}: {a!r} vs {b!r} (relative tolerance {rtol})"
+
+
+def decision_values(sol, X_eval, K_eval=None):
+    """Decision values of a Solution on points (``K_eval`` for a precomputed kernel)."""
+    return sol.decision_function(K_eval if sol.kernel.name == "precomputed" else X_eval)
+
+
+def assert_same_classifier(s1, s2, X_eval, *, K_eval=None, obj_rtol=1e-6, atol=1e-5,
+                           compare_alpha=True):
+    """Two Solutions of the same problem: objective (relative), w, b, decision values
+    (absolute, scaled by max(1, |value|)) and, when asked, alpha."""
+    assert s1.status == s2.status == "optimal"
+    assert_rel(s1.objective, s2.objective, obj_rtol, "objective")
+    scale_b = max(1.0, abs(s2.b))
+    assert abs(s1.b - s2.b) <= atol * scale_b, f"b: {s1.b!r} vs {s2.b!r}"
+    if s1.w is not None and s2.w is not None:
+        np.testing.assert_allclose(s1.w, s2.w, atol=atol * max(1.0, np.abs(s2.w).max()),
+                                   rtol=0, err_msg="w")
+    f1 = decision_values(s1, X_eval, K_eval)
+    f2 = decision_values(s2, X_eval, K_eval)
+    np.testing.assert_allclose(f1, f2, atol=atol * max(1.0, np.abs(f2).max()), rtol=0,
+                               err_msg="decision values")
+    if compare_alpha:
+        scale = max(1.0, float(np.max(s2.alpha)))
+        np.testing.assert_allclose(s1.alpha, s2.alpha, atol=atol * scale, rtol=0,
+                                   err_msg="alpha")

@@ -1,0 +1,284 @@
+"""Bad input: each kind of wrong input gives its own clear error, naming the problem.
+
+Every error is a subclass of :class:`svm_models.SVMError` (and of the built-in exception a
+Python user expects: ValueError for bad input, RuntimeError for a failed solve).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from conftest import QP_BACKENDS, TOY_X, TOY_Y, blobs, require, separable
+
+import svm_models as sm
+
+
+def _fit(X, y, **kw):
+    kw.setdefault("solver", "highs")
+    require(kw["solver"])
+    return sm.fit(X, y, **kw)
+
+
+def test_every_public_error_is_an_svm_error():
+    names = ["DataError", "ParameterError", "SolverError", "SolverUnavailableError",
+             "CapabilityError", "LicenseLimitError", "SolveFailedError", "InfeasibleError",
+             "NotSeparableError"]
+    for n in names:
+        assert issubclass(getattr(sm, n), sm.SVMError), n
+    assert issubclass(sm.DataError, ValueError)
+    assert issubclass(sm.ParameterError, ValueError)
+    assert issubclass(sm.SolverError, RuntimeError)
+    assert issubclass(sm.NotSeparableError, sm.InfeasibleError)
+
+
+# ---------------------------------------------------------------------------------------
+# The data
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+def test_non_finite_X(bad):
+    X = TOY_X.copy()
+    X[2, 1] = bad
+    with pytest.raises(sm.DataError, match=r"NaN or infinite.*row 2, column 1"):
+        _fit(X, TOY_Y)
+
+
+@pytest.mark.parametrize("shape", [(6,), (6, 2, 1)], ids=["1-D", "3-D"])
+def test_X_must_be_two_dimensional(shape):
+    X = np.arange(np.prod(shape), dtype=float).reshape(shape)
+    with pytest.raises(sm.DataError, match=r"2-dimensional.*shape \(" + ", ".join(map(str, shape))):
+        _fit(X, TOY_Y)
+
+
+def test_X_not_numeric():
+    X = np.array([["a", "b"]] * 6)
+    with pytest.raises(sm.DataError, match="numeric"):
+        _fit(X, TOY_Y)
+
+
+def test_length_mismatch():
+    with pytest.raises(sm.DataError, match="6 rows but y has 5 labels"):
+        _fit(TOY_X, TOY_Y[:5])
+
+
+def test_single_class():
+    with pytest.raises(sm.DataError, match="single class"):
+        _fit(TOY_X, np.ones(6))
+
+
+def test_three_classes():
+    with pytest.raises(sm.DataError, match="exactly two classes; found 3"):
+        _fit(TOY_X, [0, 1, 2, 0, 1, 2])
+
+
+def test_nan_labels():
+    with pytest.raises(sm.DataError, match="y contains NaN"):
+        _fit(TOY_X, [0.0, 1.0, np.nan, 0.0, 1.0, 1.0])
+
+
+@pytest.mark.parametrize("labels", [("cat", "dog"), (0, 1), (1, 2), (-3.5, 7.0), (True, False)],
+                         ids=["strings", "0/1", "1/2", "floats", "bools"])
+@pytest.mark.parametrize("formulation", ["soft_l1_dual", "hard_primal"])
+def test_any_two_labels_round_trip_through_predict(labels, formulation):
+    neg, pos = labels
+    y = np.array([neg] * 3 + [pos] * 3, dtype=object if isinstance(neg, str) else None)
+    kw = {"C": 1.0} if formulation.startswith("soft") else {}
+    sol = _fit(TOY_X, y, formulation=formulation, **kw)
+    # classes are sorted; classes_[1] is the +1 class (as scikit-learn)
+    assert list(sol.classes_) == sorted(labels)
+    np.testing.assert_array_equal(sol.predict(TOY_X), y)
+    # encoding is by sorted label: when the "negative" label sorts last, w flips sign
+    flip = 1.0 if sorted(labels)[1] == pos else -1.0
+    np.testing.assert_allclose(sol.w, flip * np.array([0.5, 0.5]), atol=1e-6)
+    new = np.array([[3.0, 3.0], [-3.0, -3.0]])
+    np.testing.assert_array_equal(sol.predict(new), [pos, neg])
+
+
+# ---------------------------------------------------------------------------------------
+# Hyperparameters
+
+
+@pytest.mark.parametrize("C,msg", [(0, "finite positive"), (-1.0, "finite positive"),
+                                   (float("nan"), "finite positive"), (float("inf"), "finite positive"),
+                                   ("abc", "positive number"), (None, "positive number")])
+def test_bad_C(C, msg):
+    with pytest.raises(sm.ParameterError, match=rf"C must be a {msg}"):
+        _fit(TOY_X, TOY_Y, C=C)
+
+
+def test_bad_C_on_a_built_model_path():
+    X, y = blobs(0, l=10)
+    with pytest.raises(sm.ParameterError, match="C must be"):
+        sm.fit_path(X, y, [1.0, -2.0], solver=require("highs"))
+    with pytest.raises(sm.ParameterError, match="at least one"):
+        sm.fit_path(X, y, [], solver="highs")
+
+
+def test_unknown_kernel():
+    with pytest.raises(sm.ParameterError, match="unknown kernel 'sigmoid'.*rbf"):
+        _fit(TOY_X, TOY_Y, kernel="sigmoid")
+
+
+@pytest.mark.parametrize("gamma", [0, -1.0, float("nan")])
+def test_bad_gamma(gamma):
+    with pytest.raises(sm.ParameterError, match="gamma must be positive"):
+        _fit(TOY_X, TOY_Y, kernel="rbf", gamma=gamma)
+
+
+def test_bad_gamma_string():
+    with pytest.raises(sm.ParameterError, match="gamma must be.*'scale' or 'auto'"):
+        _fit(TOY_X, TOY_Y, kernel="rbf", gamma="abc")
+
+
+@pytest.mark.parametrize("degree", [0, 2.5])
+def test_bad_degree(degree):
+    with pytest.raises(sm.ParameterError, match="degree must be a positive integer"):
+        _fit(TOY_X, TOY_Y, kernel="poly", degree=degree)
+
+
+def test_precomputed_kernel_not_square():
+    with pytest.raises(sm.DataError, match=r"square.*shape \(6, 2\)"):
+        _fit(TOY_X, TOY_Y, kernel="precomputed")
+
+
+def test_precomputed_kernel_not_psd():
+    K = -(TOY_X @ TOY_X.T)
+    with pytest.raises(sm.DataError, match="not positive semidefinite"):
+        _fit(K, TOY_Y, kernel="precomputed")
+
+
+def test_precomputed_kernel_not_symmetric():
+    K = TOY_X @ TOY_X.T
+    K[0, 1] += 1.0
+    with pytest.raises(sm.DataError, match="not symmetric"):
+        _fit(K, TOY_Y, kernel="precomputed")
+
+
+def test_precomputed_kernel_with_round_off_is_accepted():
+    """A Gram matrix symmetric and PSD up to round-off is not refused (no false alarm)."""
+    rng = np.random.default_rng(0)
+    K = TOY_X @ TOY_X.T
+    K = K + 1e-13 * rng.normal(size=K.shape)
+    sol = _fit(K, TOY_Y, kernel="precomputed", C=1.0)
+    np.testing.assert_allclose(sol.alpha, [0, 0.25, 0, 0.25, 0, 0], atol=1e-6)
+
+
+def test_unknown_formulation():
+    with pytest.raises(sm.ParameterError, match="unknown formulation 'soft_l3_dual'.*soft_l1_dual"):
+        _fit(TOY_X, TOY_Y, formulation="soft_l3_dual")
+
+
+def test_unknown_parameter():
+    with pytest.raises(sm.ParameterError, match=r"takes no parameter\(s\) \['foo'\]"):
+        sm.build("soft_l1_dual", TOY_X, TOY_Y, foo=1)
+    with pytest.raises(sm.ParameterError, match=r"\['foo'\]"):
+        _fit(TOY_X, TOY_Y, foo=1)
+
+
+def test_C_for_a_hard_margin_is_an_unknown_parameter():
+    with pytest.raises(sm.ParameterError, match=r"hard_dual takes no parameter\(s\) \['C'\]"):
+        sm.build("hard_dual", TOY_X, TOY_Y, C=1.0)
+
+
+def test_bad_quad_form():
+    with pytest.raises(sm.ParameterError, match="quad_form must be"):
+        sm.build("soft_l1_dual", TOY_X, TOY_Y, quad_form="sparse")
+
+
+def test_bad_solver_options():
+    m = sm.build("soft_l1_dual", TOY_X, TOY_Y, C=1.0)
+    with pytest.raises(sm.ParameterError, match="unknown solver option"):
+        sm.solve(m, "highs", tolerance=1e-6)
+    with pytest.raises(sm.ParameterError, match="path must be"):
+        sm.solve(m, "highs", path="quick")
+    with pytest.raises(sm.ParameterError, match="tol must be positive"):
+        sm.solve(m, "highs", tol=-1.0)
+
+
+def test_fast_path_refused_when_impossible():
+    require("scip")
+    m = sm.build("soft_l1_dual", TOY_X, TOY_Y, C=1.0)
+    with pytest.raises(sm.SolverError, match="fast path is not possible.*scip"):
+        sm.solve(m, "scip", path="fast")
+
+
+def test_solve_a_model_without_svm_block():
+    import pyomo.environ as pyo
+
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var()
+    m.o = pyo.Objective(expr=m.x**2)
+    with pytest.raises(sm.ParameterError, match="no block built by svm_models.build"):
+        sm.solve(m, "highs")
+
+
+def test_extract_before_solving():
+    m = sm.build("soft_l1_primal", TOY_X, TOY_Y, C=1.0)
+    for v in m.w.values():
+        v.value = None
+    with pytest.raises(sm.SVMError, match="no value: solve the model"):
+        sm.extract(m)
+
+
+# ---------------------------------------------------------------------------------------
+# Hard margin on inseparable data
+
+# (-1, -1) labelled +1 lies inside the triangle of the negatives (-2,-1), (-1,-2), (1,1)
+INSEP_Y = np.array([-1, 1, -1, -1, 1, 1])
+
+
+@pytest.mark.parametrize("path", ["auto", "general"])
+@pytest.mark.parametrize("form", ["primal", "dual"])
+@pytest.mark.parametrize("backend", QP_BACKENDS)
+def test_hard_margin_on_inseparable_data(backend, form, path):
+    require(backend)
+    with pytest.raises(sm.NotSeparableError, match="not separable") as err:
+        sm.fit(TOY_X, INSEP_Y, formulation=f"hard_{form}", solver=backend, path=path,
+               time_limit=30)
+    assert "soft" in str(err.value)  # says what to do instead
+
+
+@pytest.mark.parametrize("backend", ["highs", "clarabel", "gurobi"])
+def test_hard_margin_inseparable_in_the_kernel_space(backend):
+    """Overlapping blobs with a linear kernel: not separable. The same data with an rbf
+    kernel (a PD Gram matrix) is separable, and the hard margin solves."""
+    require(backend)
+    X, y = blobs(3, l=30)
+    for form in ("primal", "dual"):
+        with pytest.raises(sm.NotSeparableError):
+            sm.fit(X, y, formulation=f"hard_{form}", solver=backend, time_limit=30)
+    sol = sm.fit(X, y, formulation="hard_dual", solver=backend, kernel="rbf", gamma=2.0)
+    assert np.all(sol.predict(X) == y)
+
+
+def test_not_separable_is_not_raised_for_a_soft_margin():
+    X, y = blobs(3, l=30)
+    sol = _fit(X, y, formulation="soft_l1_dual", C=1.0)
+    assert sol.status == "optimal"
+
+
+# ---------------------------------------------------------------------------------------
+# Prediction input
+
+
+def test_decision_function_wrong_number_of_features():
+    X, y = separable(0, l=20, d=3)
+    for kernel in ("linear", "rbf"):
+        sol = _fit(X, y, C=1.0, kernel=kernel, gamma=0.5)
+        with pytest.raises(sm.DataError, match="3 features; the model was trained on 3|has 2 features; the model was trained on 3"):
+            sol.decision_function(np.ones((4, 2)))
+        with pytest.raises(sm.DataError, match="trained on 3"):
+            sol.predict(np.ones((4, 5)))
+
+
+def test_decision_function_bad_values():
+    sol = _fit(TOY_X, TOY_Y, C=1.0)
+    with pytest.raises(sm.DataError, match="NaN or infinite"):
+        sol.decision_function(np.array([[np.nan, 1.0]]))
+
+
+def test_precomputed_test_kernel_wrong_width():
+    K = TOY_X @ TOY_X.T
+    sol = _fit(K, TOY_Y, kernel="precomputed", C=1.0)
+    with pytest.raises(sm.DataError, match="needs 6 columns.*got 5"):
+        sol.decision_function(np.ones((3, 5)))

@@ -1,0 +1,265 @@
+"""The result type: frozen, read-only arrays, lossless JSON, scikit-learn names, prediction."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+
+import numpy as np
+import pytest
+from conftest import TOY_X, TOY_Y, blobs, eval_points, rbf_gram, require, separable, usable
+
+import svm_models as sm
+from svm_models import Solution
+
+GAMMA = 0.5
+
+
+@pytest.fixture(scope="module")
+def solutions():
+    """A spread of Solutions: linear/rbf/poly/precomputed kernels, primal and dual forms,
+    string labels, a hard margin, and a failed solve (NaNs)."""
+    backend = require("highs")
+    X, y = blobs(8, l=30)
+    Xs, ys = separable(8, l=30)
+    K = rbf_gram(X, X, GAMMA)
+    out = {
+        "linear_dual": sm.fit(X, y, "soft_l1_dual", backend, C=1.0),
+        "linear_primal": sm.fit(X, y, "soft_l1_primal", backend, C=1.0),
+        "rbf_dual": sm.fit(X, y, "soft_l1_dual", backend, C=1.0, kernel="rbf", gamma=GAMMA),
+        "rbf_primal": sm.fit(X, y, "soft_l2_primal", backend, C=1.0, kernel="rbf", gamma=GAMMA),
+        "poly_dual": sm.fit(X, y, "soft_l2_dual", backend, C=2.0, kernel="poly", degree=2,
+                            gamma=GAMMA, coef0=1.0),
+        "precomputed": sm.fit(K, y, "soft_l1_dual", backend, C=1.0, kernel="precomputed"),
+        "strings": sm.fit(Xs, np.where(ys > 0, "dog", "cat"), "hard_dual", backend),
+        "hard_primal": sm.fit(Xs, ys, "hard_primal", backend),
+    }
+    if usable(["ipopt"]):
+        out["failed"] = sm.fit(X, y, "soft_l1_dual", "ipopt", C=1.0, iter_limit=1,
+                               raise_on_failure=False)
+    return out, X, y
+
+
+def _names():
+    return ["linear_dual", "linear_primal", "rbf_dual", "rbf_primal", "poly_dual",
+            "precomputed", "strings", "hard_primal", "failed"]
+
+
+def _eval_input(name, sol, X):
+    Xe = eval_points(8)
+    return rbf_gram(Xe, X, GAMMA) if name == "precomputed" else Xe
+
+
+def _same(a, b) -> bool:
+    """Exact equality, NaN equal to NaN, arrays by dtype, shape and value."""
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        return (isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and a.dtype == b.dtype
+                and a.shape == b.shape
+                and np.array_equal(a, b, equal_nan=a.dtype.kind in "fc"))
+    if isinstance(a, float) and isinstance(b, float):
+        return a == b or (math.isnan(a) and math.isnan(b))
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        return len(a) == len(b) and all(_same(x, z) for x, z in zip(a, b))
+    return type(a) is type(b) and a == b
+
+
+def _assert_identical(s1: Solution, s2: Solution):
+    for f in dataclasses.fields(Solution):
+        v1, v2 = getattr(s1, f.name), getattr(s2, f.name)
+        assert _same(v1, v2), f"field {f.name}: {v1!r} != {v2!r}"
+
+
+# ---------------------------------------------------------------------------------------
+# Frozen, read-only
+
+
+@pytest.mark.parametrize("name", _names())
+def test_frozen(solutions, name):
+    sols, _, _ = solutions
+    if name not in sols:
+        pytest.skip("no ipopt")
+    sol = sols[name]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        sol.b = 1.0
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        sol.alpha = np.zeros(3)
+    for field in ("alpha", "coef", "xi", "support", "support_vectors", "classes", "w"):
+        arr = getattr(sol, field)
+        if arr is None or arr.size == 0:
+            continue
+        assert not arr.flags.writeable, field
+        with pytest.raises(ValueError):
+            arr[0] = arr[0]
+
+
+def test_read_only_arrays_survive_reload(solutions):
+    sol = solutions[0]["rbf_dual"]
+    back = Solution.from_json(sol.to_json())
+    for field in ("alpha", "coef", "xi", "support", "support_vectors", "classes"):
+        assert not getattr(back, field).flags.writeable, field
+
+
+# ---------------------------------------------------------------------------------------
+# JSON
+
+
+@pytest.mark.parametrize("name", _names())
+def test_json_round_trip_is_lossless(solutions, name):
+    sols, X, _ = solutions
+    if name not in sols:
+        pytest.skip("no ipopt")
+    sol = sols[name]
+    text = sol.to_json()
+    back = Solution.from_json(text)
+    _assert_identical(sol, back)
+    assert back.to_json() == text  # a fixed point
+    if sol.status == "optimal":
+        Xe = _eval_input(name, sol, X)
+        np.testing.assert_array_equal(back.decision_function(Xe), sol.decision_function(Xe))
+        np.testing.assert_array_equal(back.predict(Xe), sol.predict(Xe))
+
+
+@pytest.mark.parametrize("name", _names())
+def test_json_is_standard(solutions, name):
+    """Standard JSON (RFC 8259): no NaN/Infinity tokens, which strict parsers reject."""
+    sols, _, _ = solutions
+    if name not in sols:
+        pytest.skip("no ipopt")
+
+    def refuse(token):
+        raise ValueError(f"non-standard JSON token {token}")
+
+    json.loads(sols[name].to_json(), parse_constant=refuse)
+
+
+def test_json_via_a_file(solutions, tmp_path):
+    sols, X, _ = solutions
+    for name in ("rbf_primal", "strings", "precomputed"):
+        sol = sols[name]
+        path = tmp_path / f"{name}.json"
+        text = sol.to_json(path)
+        assert path.read_text() == text
+        for source in (path, str(path)):
+            back = Solution.from_json(source)
+            _assert_identical(sol, back)
+            Xe = _eval_input(name, sol, X)
+            np.testing.assert_array_equal(back.predict(Xe), sol.predict(Xe))
+
+
+def test_reloaded_solution_predicts_original_labels(solutions):
+    sols, _, _ = solutions
+    sol = sols["strings"]
+    back = Solution.from_json(sol.to_json())
+    Xs, ys = separable(8, l=30)
+    labels = np.where(ys > 0, "dog", "cat")
+    np.testing.assert_array_equal(back.predict(Xs), labels)
+    assert list(back.classes_) == ["cat", "dog"]
+
+
+# ---------------------------------------------------------------------------------------
+# scikit-learn names against the mathematical names
+
+
+@pytest.mark.parametrize("name", [n for n in _names() if n != "failed"])
+def test_sklearn_names_match_math_names(solutions, name):
+    sols, X, y = solutions
+    sol = sols[name]
+    s = sol.support
+    np.testing.assert_array_equal(sol.support_, s)
+    assert sol.n_support == s.size
+    assert sol.dual_coef_.shape == (1, s.size)
+    np.testing.assert_array_equal(sol.dual_coef_[0], sol.coef[s])
+    np.testing.assert_array_equal(sol.intercept_, [sol.b])
+    assert sol.intercept_.shape == (1,)
+    assert list(sol.classes_) == list(sol.classes)
+    if name != "precomputed":
+        train = separable(8, l=30)[0] if name in ("strings", "hard_primal") else X
+        np.testing.assert_array_equal(sol.support_vectors_, train[s])
+    assert np.all(sol.alpha[s] > 0)
+    if sol.w is not None:
+        np.testing.assert_array_equal(sol.coef_, sol.w[None, :])
+    else:
+        with pytest.raises(AttributeError):
+            sol.coef_
+
+
+@pytest.mark.parametrize("name", [n for n in _names() if n != "failed"])
+def test_dual_coef_means_what_sklearn_means(solutions, name):
+    """As in scikit-learn's SVC: ``dual_coef_`` holds y_i alpha_i of the support vectors, and
+    ``decision_function(x) = dual_coef_ . K(support_vectors_, x) + intercept_``."""
+    sols, X, y = solutions
+    sol = sols[name]
+    s = sol.support
+    yy = separable(8, l=30)[1] if name in ("strings", "hard_primal") else y
+    np.testing.assert_allclose(sol.dual_coef_[0], (yy * sol.alpha)[s], atol=1e-6)
+    Xe = eval_points(8)
+    if name == "precomputed":
+        Kt = rbf_gram(Xe, X, GAMMA)
+        want = Kt[:, s] @ sol.dual_coef_[0] + sol.intercept_[0]
+        got = sol.decision_function(Kt)
+    else:
+        Ksv = sol.kernel.gram(Xe, sol.support_vectors_)
+        want = Ksv @ sol.dual_coef_[0] + sol.intercept_[0]
+        got = sol.decision_function(Xe)
+    np.testing.assert_allclose(got, want, atol=1e-6 * max(1.0, np.abs(want).max()))
+
+
+# ---------------------------------------------------------------------------------------
+# decision_function, computed independently
+
+
+def test_decision_function_linear(solutions):
+    sols, X, _ = solutions
+    sol = sols["linear_dual"]
+    Xe = eval_points(8)
+    by_w = Xe @ sol.w + sol.b
+    by_sv = sol.dual_coef_[0] @ (sol.support_vectors_ @ Xe.T) + sol.intercept_[0]
+    np.testing.assert_allclose(sol.decision_function(Xe), by_w, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(by_sv, by_w, atol=1e-6)
+    assert sol.decision_function(Xe[0]).shape == (1,)  # one sample as a 1-D vector
+
+
+def test_decision_function_rbf(solutions):
+    sols, X, y = solutions
+    sol = sols["rbf_dual"]
+    Xe = eval_points(8)
+    want = rbf_gram(Xe, sol.support_vectors_, GAMMA) @ sol.dual_coef_[0] + sol.intercept_[0]
+    np.testing.assert_allclose(sol.decision_function(Xe), want, atol=1e-10)
+    np.testing.assert_array_equal(sol.predict(Xe), np.where(want >= 0, 1, -1))
+    assert sol.score(X, y) == pytest.approx(np.mean(sol.predict(X) == y))
+
+
+def test_decision_function_rbf_primal_uses_its_expansion(solutions):
+    """A representer-form primal: f(x) = sum_j beta_j k(x_j, x) + b over all points; equal
+    to the decision values of the same problem solved in dual form."""
+    sols, X, y = solutions
+    sol = sols["rbf_primal"]
+    dual = sm.fit(X, y, "soft_l2_dual", "highs", C=1.0, kernel="rbf", gamma=GAMMA)
+    Xe = eval_points(8)
+    np.testing.assert_allclose(sol.decision_function(Xe), dual.decision_function(Xe), atol=1e-5)
+
+
+def test_decision_function_precomputed(solutions):
+    """K_test of shape (m, l) against the training points; equals the rbf solution of the
+    same problem on raw features."""
+    sols, X, _ = solutions
+    sol, ref = sols["precomputed"], sols["rbf_dual"]
+    Xe = eval_points(8)
+    Kt = rbf_gram(Xe, X, GAMMA)
+    assert Kt.shape == (len(Xe), len(X))
+    want = Kt @ (np.zeros(len(X)) + np.bincount(sol.support, sol.dual_coef_[0], len(X))) + sol.b
+    np.testing.assert_allclose(sol.decision_function(Kt), want, atol=1e-10)
+    np.testing.assert_allclose(sol.decision_function(Kt), ref.decision_function(Xe), atol=1e-6)
+    assert sol.support_vectors_.shape == (sol.n_support, 0)
+
+
+def test_predict_on_the_golden_toy():
+    backend = require("highs")
+    sol = sm.fit(TOY_X, TOY_Y, "soft_l1_dual", backend, C=1.0)
+    np.testing.assert_allclose(sol.decision_function(TOY_X), TOY_X @ [0.5, 0.5], atol=1e-6)
+    np.testing.assert_array_equal(sol.predict(TOY_X), TOY_Y)
+    assert sol.score(TOY_X, TOY_Y) == 1.0
+    assert "soft_l1_dual" in repr(sol) and "optimal" in sol.summary()
