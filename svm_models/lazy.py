@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import weakref
 
+from pyomo.common.gc_manager import PauseGC
 from pyomo.core.base.constraint import ConstraintData, IndexedConstraint
 from pyomo.core.base.expression import ExpressionData, IndexedExpression, ScalarExpression
 from pyomo.core.expr.numeric_expr import (
@@ -82,8 +83,9 @@ class LazyExpression(IndexedExpression):
         self._constructed = True
         recipe = self._lazy_recipe
         self._lazy_recipe = None
-        for idx in self.index_set():
-            self._data[idx] = LazyExpressionData(recipe(idx), component=self)
+        with PauseGC():  # l new objects, none of them garbage: no collection passes meanwhile
+            for idx in self.index_set():
+                self._data[idx] = LazyExpressionData(recipe(idx), component=self)
 
 
 _EXPR_SLOT = ConstraintData.__dict__["_expr"]
@@ -148,8 +150,9 @@ class LazyConstraint(IndexedConstraint):
         recipe = self._lazy_recipe
         self._lazy_recipe = None
         comp = weakref.ref(self)
-        for idx in self.index_set():
-            self._data[idx] = LazyConstraintData(recipe(idx), component=comp, index=idx)
+        with PauseGC():
+            for idx in self.index_set():
+                self._data[idx] = LazyConstraintData(recipe(idx), component=comp, index=idx)
 
 
 # ---------------------------------------------------------------------------------------
