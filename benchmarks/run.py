@@ -738,10 +738,16 @@ def plot(data, path) -> bool:
         ax.tick_params(labelsize=7)
     for ax in list(axes.flat)[len(keys):]:
         ax.axis("off")
-    axes.flat[0].legend(fontsize=7)
+    handles = {}
+    for ax in axes.flat:
+        for h, lab in zip(*ax.get_legend_handles_labels()):
+            handles.setdefault(lab, h)
+    fig.legend(list(handles.values()), list(handles), loc="upper center", ncol=len(handles),
+               fontsize=9, bbox_to_anchor=(0.5, 1.0))
+    fig.subplots_adjust(top=0.95)
     fig.supxlabel("training points l")
     fig.supylabel("seconds (end to end)")
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0, 1, 0.97))
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return True

@@ -8,6 +8,8 @@ from __future__ import annotations
 import sys
 import time
 
+from pyomo.common.gc_manager import PauseGC
+
 from . import registry
 from .errors import CapabilityError, ParameterError, SVMError
 from .solvers import SolverOptions, backend, raise_for_status, solve_model
@@ -31,7 +33,8 @@ def build(name: str, X, y, *, block=None, **params):
     if unknown:
         raise ParameterError(f"{name} takes no parameter(s) {sorted(unknown)}; "
                              f"it takes {', '.join(f.params) or 'none'}")
-    return f.builder(X, y, block=block, **params)
+    with PauseGC():  # thousands of new objects and no garbage: skip collection passes
+        return f.builder(X, y, block=block, **params)
 
 
 def _svm_blocks(model):
@@ -160,8 +163,11 @@ def fit_path(X, y, Cs, formulation: str = "soft_l1_dual", solver: str = "highs",
              progress: bool | None = None, **params):
     """Solutions along a path of C values, building the model once.
 
-    The mutable parameter ``C`` is changed in place between solves; on the fast path the
-    backend object is kept and warm-started where the backend supports it (HiGHS).
+    The mutable parameter ``C`` is changed in place between solves. On the fast path the
+    assembled matrices are kept, and each re-solve starts from a working set: variables that
+    sat at a bound are held at their new bound, the smaller problem is solved, and held
+    variables whose optimality conditions fail are released until none do (falling back to
+    the full solve when that is safer). HiGHS does not warm-start QPs itself.
     ``progress`` (default: when the path has more than 5 points and stderr is a terminal)
     prints one line per point to stderr.
     """
