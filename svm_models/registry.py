@@ -76,8 +76,9 @@ def get(name: str) -> Formulation:
 
 
 def _load_builtin() -> None:
-    # the builder modules register themselves on import
-    from . import c_tuning, classic  # noqa: F401
+    # the builder modules register themselves on import (classic first: listing order)
+    from . import classic  # noqa: F401
+    from . import c_tuning  # noqa: F401
 
 
 @dataclass(eq=False)
