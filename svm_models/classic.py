@@ -31,6 +31,7 @@ from .components import (
     add_quadratic_form,
     choose_form,
     declare_factor,
+    gram_if_needed,
     new_block,
     prepare,
     signed_factor,
@@ -77,13 +78,10 @@ def _primal_objective(structure):
 def build_dual(X, y, family: str, *, C=1.0, kernel="linear", gamma="scale", degree=3,
                coef0=0.0, quad_form="auto", block=None):
     """Fill ``block`` (or a new ConcreteModel) with the dual of the ``family`` SVM."""
-    probe_kernel = kernel
-    l, d = np.shape(X) if np.ndim(X) == 2 else (len(X), 1)
-    linear_factor = probe_kernel == "linear" and quad_form in ("auto", "factor") and \
-        choose_form(quad_form, _LINEAR, l, d) == "factor"
     data, kern, K = prepare(X, y, kernel=kernel, gamma=gamma, degree=degree, coef0=coef0,
-                            need_gram=not linear_factor)
+                            need_gram=False)
     form = choose_form(quad_form, kern, data.n_points, data.n_features)
+    K = gram_if_needed(kern, data, K, form)
     b = new_block(block, f"{family}_dual")
     add_points(b, data)
     if family != "hard":
@@ -184,10 +182,6 @@ def build_primal(X, y, family: str, *, C=1.0, kernel="linear", gamma="scale", de
                       params={"C": None if family == "hard" else float(C)})
     return b
 
-
-from .kernels import Kernel as _Kernel  # noqa: E402
-
-_LINEAR = _Kernel("linear")
 
 
 # ---------------------------------------------------------------------------------------

@@ -162,9 +162,6 @@ class QuadraticForm:
     rows: list         # RowGroups (factor form)
     form: str          # "dense" or "factor"
 
-    def scaled(self, s: float) -> list:
-        return [q.scaled(s) for q in self.blocks]
-
 
 def choose_form(quad_form: str, kernel: Kernel, l: int, d: int) -> str:
     """Dense or factor form: ``auto`` takes the factor when it is exact and smaller."""
@@ -173,6 +170,13 @@ def choose_form(quad_form: str, kernel: Kernel, l: int, d: int) -> str:
     if quad_form != "auto":
         return quad_form
     return "factor" if kernel.is_linear and (d + 1) * l < l * (l + 1) / 2 else "dense"
+
+
+def gram_if_needed(kernel: Kernel, data: Dataset, K, form: str):
+    """The training Gram matrix, unless the linear kernel's factor (``X`` itself) suffices."""
+    if K is not None or (form == "factor" and kernel.is_linear):
+        return K
+    return kernel.gram(data.X)
 
 
 def declare_factor(b, F: np.ndarray):

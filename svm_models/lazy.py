@@ -32,6 +32,33 @@ from pyomo.core.expr.numeric_expr import (
 _ARGS_SLOT = ExpressionData.__dict__["_args_"]
 
 
+def _lazy_attribute(slot, store):
+    """A property over ``slot`` that first builds the value from ``self._recipe``.
+
+    ``store(self, built)`` puts a freshly built expression in place; assigning the property
+    drops the recipe. Shared by the lazy expression and constraint classes below.
+    """
+
+    def get(self):
+        recipe = self._recipe
+        if recipe is not None:
+            self._recipe = None
+            fn, args = recipe
+            store(self, fn(*args))
+        return slot.__get__(self)
+
+    def put(self, value):
+        self._recipe = None
+        slot.__set__(self, value)
+
+    return property(get, put)
+
+
+def _store_args(self, expr):
+    _ARGS_SLOT.__set__(self, (expr,))
+
+
+
 class LazyExpressionData(ExpressionData):
     """An ``ExpressionData`` that builds its expression from ``recipe`` on first access."""
 
@@ -42,19 +69,7 @@ class LazyExpressionData(ExpressionData):
         ExpressionData.__init__(self, None, component)
         self._recipe = recipe
 
-    @property
-    def _args_(self):
-        recipe = self._recipe
-        if recipe is not None:
-            self._recipe = None
-            fn, args = recipe
-            _ARGS_SLOT.__set__(self, (fn(*args),))
-        return _ARGS_SLOT.__get__(self)
-
-    @_args_.setter
-    def _args_(self, value):
-        self._recipe = None
-        _ARGS_SLOT.__set__(self, value)
+    _args_ = _lazy_attribute(_ARGS_SLOT, _store_args)
 
     @property
     def is_materialised(self) -> bool:
@@ -106,19 +121,7 @@ class LazyConstraintData(ConstraintData):
         _EXPR_SLOT.__set__(self, None)
         self._recipe = recipe
 
-    @property
-    def _expr(self):
-        recipe = self._recipe
-        if recipe is not None:
-            self._recipe = None
-            fn, args = recipe
-            ConstraintData.set_value(self, fn(*args))
-        return _EXPR_SLOT.__get__(self)
-
-    @_expr.setter
-    def _expr(self, value):
-        self._recipe = None
-        _EXPR_SLOT.__set__(self, value)
+    _expr = _lazy_attribute(_EXPR_SLOT, ConstraintData.set_value)
 
     @property
     def is_materialised(self) -> bool:
@@ -212,23 +215,11 @@ class LazyScalarExpression(ScalarExpression):
         self._recipe = self._pending
         self._pending = None
 
-    @property
-    def _args_(self):
-        recipe = self.__dict__.get("_recipe")
-        if recipe is not None:
-            self._recipe = None
-            fn, args = recipe
-            _ARGS_SLOT.__set__(self, (fn(*args),))
-        return _ARGS_SLOT.__get__(self)
-
-    @_args_.setter
-    def _args_(self, value):
-        self.__dict__["_recipe"] = None
-        _ARGS_SLOT.__set__(self, value)
+    _args_ = _lazy_attribute(_ARGS_SLOT, _store_args)
 
     @property
     def is_materialised(self) -> bool:
-        return self.__dict__.get("_recipe") is None
+        return self._recipe is None
 
     def __getstate__(self):
         self._args_

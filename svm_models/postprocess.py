@@ -91,6 +91,7 @@ def polish_dual(svm, family: str, alpha: np.ndarray, C, thr, max_rounds: int = 1
 
     fixed = np.where(alpha >= Cb - thr, Cb, 0.0) if family == "soft_l1" else np.zeros_like(alpha)
     free = (alpha > thr) & (alpha < Cb - thr)
+    start = None  # residual of the solver's alpha, computed only if a candidate needs it
     for _ in range(max_rounds):
         F = np.flatnonzero(free)
         if F.size == 0 or F.size > 1500:  # O(|F|^3): beyond that the solver's alpha stands
@@ -117,7 +118,8 @@ def polish_dual(svm, family: str, alpha: np.ndarray, C, thr, max_rounds: int = 1
         if not (low.any() or high.any()):
             new = base
             new[F] = aF
-            if residual(new) <= residual(alpha):
+            start = residual(alpha) if start is None else start
+            if residual(new) <= start:
                 return new, True
             return alpha, False
         free[F[low | high]] = False
@@ -172,7 +174,7 @@ def extract_classic(block, duals=None, *, solver: str = "", interface: str = "",
         if structure_check(svm.structure) is None:  # never polish away a user's own constraint
             alpha, polished = polish_dual(svm, family, alpha, C, thr)
         coef = y * alpha
-        f = kernel_times(svm, coef)
+        f = kernel_times(svm, coef)   # K(y*alpha): the one kernel product of a dual
         b = bias_from_kkt(family, alpha, y, f, C, thr)
         if svm.kernel.is_linear:
             linear_w = data.X.T @ coef
@@ -205,7 +207,7 @@ def extract_classic(block, duals=None, *, solver: str = "", interface: str = "",
             if svm.kernel.is_linear:
                 alpha = recover_alpha(svm, family, data.X.T, cvals, active, xi, C, thr0)
             else:
-                alpha = recover_alpha(svm, family, svm.K, svm.K @ cvals, active, xi, C, thr0)
+                alpha = recover_alpha(svm, family, svm.K, fdec, active, xi, C, thr0)
             alpha_source = "kkt_least_squares"
         alpha = np.clip(alpha, 0.0, None)
         # the expansion through alpha (w = sum alpha_i y_i phi(x_i)): beta itself is poorly
@@ -214,15 +216,16 @@ def extract_classic(block, duals=None, *, solver: str = "", interface: str = "",
         scale = C if family == "soft_l1" else max(float(alpha.max(initial=0.0)), 1.0)
         thr = support_threshold(scale, solver_tol)
     support = np.flatnonzero(alpha > thr)
-    # objectives from the recovered quantities (independent of which form was solved)
-    Ga = kernel_times(svm, y * alpha)
-    aGa = float((y * alpha) @ Ga)
+    # objectives from the recovered quantities (independent of which form was solved);
+    # coef = y*alpha in every case here, so K(y*alpha) is the dual's f or computed once
+    Ka = f if form == "dual" else kernel_times(svm, y * alpha)
+    aGa = float((y * alpha) @ Ka)
     dual_obj = float(alpha.sum() - 0.5 * aGa - (0.5 / C * alpha @ alpha if family == "soft_l2" else 0.0))
     if linear_w is not None:
         ww = float(linear_w @ linear_w)
         fvals = data.X @ linear_w
     else:
-        fvals = kernel_times(svm, coef)
+        fvals = Ka
         ww = float(coef @ fvals)
     penalty = {"hard": 0.0, "soft_l1": (C or 0.0) * float(np.sum(xi)),
                "soft_l2": 0.5 * (C or 0.0) * float(xi @ xi)}[family]
@@ -236,8 +239,9 @@ def extract_classic(block, duals=None, *, solver: str = "", interface: str = "",
     }
     if form == "primal":
         kkt["stationarity"] = float(np.linalg.norm(
-            (linear_w - data.X.T @ (y * alpha)) if linear_w is not None else (fvals - kernel_times(svm, y * alpha)))
-            / max(1.0, np.linalg.norm(fvals if linear_w is None else linear_w)))
+            (linear_w - data.X.T @ (y * alpha)) if linear_w is not None
+            else (fdec - Ka))   # K beta against K(y alpha): the representer stationarity
+            / max(1.0, np.linalg.norm(Ka if linear_w is None else linear_w)))
     extra = {"alpha_source": "dual variables" if form == "dual" else alpha_source,
              "support_threshold": thr}
     if form == "dual":

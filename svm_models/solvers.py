@@ -247,13 +247,13 @@ def raise_for_status(status: str, info_msg: str, problem: str, not_separable: bo
 
 
 def solve_model(model, solver: str = "ipopt", *, structure=None, problem_class=None,
-                options: SolverOptions | None = None, hard_margin: bool = False,
+                options: SolverOptions | None = None,
                 raise_on_failure: bool = True, state: dict | None = None) -> SolveInfo:
     """Solve a Pyomo model with backend ``solver``; load values into it; return a SolveInfo.
 
     ``structure`` is the builder's record (fast path when the model still matches it);
-    ``problem_class`` defaults to the record's; ``hard_margin`` turns infeasibility into
-    :class:`~svm_models.errors.NotSeparableError`; ``state`` keeps backend objects between
+    ``problem_class`` defaults to the record's (hard margins: the caller checks separability
+    when a solve fails, see :func:`svm_models.api.solve`); ``state`` keeps backend objects between
     calls for warm re-solves (C paths).
     """
     opts = options or SolverOptions()
@@ -276,7 +276,7 @@ def solve_model(model, solver: str = "ipopt", *, structure=None, problem_class=N
         info = _solve_general(model, b, opts, pclass)
         info.path_reason = reason
     if info.status != "optimal" and raise_on_failure:
-        raise_for_status(info.status, info.message, "model", hard_margin)
+        raise_for_status(info.status, info.message, "model")
     return info
 
 
@@ -309,44 +309,41 @@ def _load_matrix_result(sf, res, info: SolveInfo) -> None:
     info.duals = duals
 
 
+#: The common options' names per Pyomo plugin: (SolverOptions field, plugin option, cast).
+_OPTION_NAMES = {
+    "cyipopt": (("time_limit", "max_wall_time", float), ("iter_limit", "max_iter", int)),
+    "ipopt": (("time_limit", "max_wall_time", float), ("iter_limit", "max_iter", int)),
+    "gurobi_direct": (("time_limit", "TimeLimit", float), ("iter_limit", "BarIterLimit", int),
+                      ("threads", "Threads", int)),
+    "highs": (("time_limit", "time_limit", float), ("iter_limit", "qp_iteration_limit", int),
+              ("threads", "threads", int)),
+    "scip_direct": (("time_limit", "limits/time", float), ("threads", "parallel/maxnthreads", int)),
+}
+
+
 def _pyomo_options(plugin: str, opts: SolverOptions) -> dict:
     tol = 1e-9 if opts.tol is None else opts.tol
     o: dict = {}
     if plugin in ("cyipopt", "ipopt"):
         o["tol"] = tol
         o["bound_relax_factor"] = 0.0  # keep iterates inside the bounds (no W1002 floods)
-        if opts.time_limit is not None:
-            o["max_wall_time"] = float(opts.time_limit)
-        if opts.iter_limit is not None:
-            o["max_iter"] = int(opts.iter_limit)
         if plugin == "cyipopt":
             o["print_level"] = 5 if opts.verbose else 0
     elif plugin == "gurobi_direct":
+        # BarQCPConvTol tighter than 1e-9 ends in status 13 (suboptimal)
         o.update(OptimalityTol=max(tol, 1e-9), FeasibilityTol=max(tol, 1e-9),
-                 BarConvTol=max(tol * 1e-2, 1e-10), BarQCPConvTol=max(tol, 1e-9), QCPDual=1)  # tighter: status 13
-        if opts.time_limit is not None:
-            o["TimeLimit"] = opts.time_limit
-        if opts.iter_limit is not None:
-            o["BarIterLimit"] = opts.iter_limit
-        if opts.threads is not None:
-            o["Threads"] = opts.threads
+                 BarConvTol=max(tol * 1e-2, 1e-10), BarQCPConvTol=max(tol, 1e-9), QCPDual=1)
     elif plugin == "highs":
         o.update(primal_feasibility_tolerance=tol, dual_feasibility_tolerance=tol)
-        if opts.iter_limit is not None:
-            o["qp_iteration_limit"] = opts.iter_limit
-        if opts.time_limit is not None:
-            o["time_limit"] = opts.time_limit
-        if opts.threads is not None:
-            o["threads"] = opts.threads
     elif plugin == "scip_direct":
         # SCIP's log can exceed a pipe buffer and deadlock Pyomo's output capture: keep it quiet
         o["display/verblevel"] = 4 if opts.verbose else 0
         o.update({"limits/gap": 1e-9, "numerics/feastol": max(tol, 1e-9),
                   "numerics/dualfeastol": max(tol, 1e-9)})
-        if opts.time_limit is not None:
-            o["limits/time"] = opts.time_limit
-        if opts.threads is not None:
-            o["parallel/maxnthreads"] = opts.threads
+    for field_name, name, cast in _OPTION_NAMES.get(plugin, ()):
+        val = getattr(opts, field_name)
+        if val is not None:
+            o[name] = cast(val)
     o.update(opts.options)
     return o
 

@@ -163,14 +163,6 @@ class Structure:
                 return float(const + np.asarray(c, dtype=float) @ x + sum(q.value(x) for q in quad))
         return float(pyo_value(self.objective))
 
-    def offsets(self) -> dict:
-        """Start position of each variable component in x, by component name."""
-        out, k = {}, 0
-        for v in self.variables:
-            out[v.local_name] = k
-            k += len(v)
-        return out
-
 
 @dataclass(eq=False)
 class StandardForm:
