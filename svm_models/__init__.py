@@ -7,11 +7,21 @@ Quick start::
     sol.w, sol.b, sol.alpha, sol.support, sol.predict(X_new)
 
 Public API: :func:`formulations`, :func:`build`, :func:`solve`, :func:`fit`, :func:`extract`,
-:func:`fit_path`, :func:`solvers`; the result type :class:`Solution`; the error base class
-:class:`SVMError`.
+:func:`fit_path`, :func:`solvers`; the result type :class:`Solution` and its :class:`Status`;
+the error base class :class:`SVMError`.
+
+Layers (each imports only those below it)::
+
+    cli                                   the command line
+    methods (fit_path, saddle_point_check)  what loops over solves
+    api (build, solve, fit, extract)      one solve each
+    formulations | solvers                builders and extractors | backends; never each other
+    postprocess, solution                 shared KKT pieces; the result type
+    model                                 record, proof, standard form, reader, pieces, lazy members
+    data, kernels, status, errors, tolerances
 """
 
-from .api import build, extract, fit, fit_path, formulations, solve
+from .api import build, extract, fit, formulations, solve
 from .errors import (
     CapabilityError,
     DataError,
@@ -24,14 +34,18 @@ from .errors import (
     SolverUnavailableError,
     SVMError,
 )
+from .methods.paths import fit_path
+from .methods.saddle import saddle_point_check
 from .solution import Solution
 from .solvers import solvers
+from .status import Status
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 __all__ = [
-    "build", "extract", "fit", "fit_path", "formulations", "solve", "solvers", "Solution",
-    "SVMError", "DataError", "ParameterError", "SolverError", "SolverUnavailableError",
+    "build", "extract", "fit", "fit_path", "formulations", "saddle_point_check", "solve",
+    "solvers", "Solution",
+    "Status", "SVMError", "DataError", "ParameterError", "SolverError", "SolverUnavailableError",
     "CapabilityError", "LicenseLimitError", "SolveFailedError", "InfeasibleError",
     "NotSeparableError",
 ]

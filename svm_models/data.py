@@ -41,10 +41,6 @@ class Dataset:
     def n_features(self) -> int:
         return self.X.shape[1]
 
-    def decode(self, signs: np.ndarray) -> np.ndarray:
-        """Map -1/+1 (or the sign of decision values; 0 goes to +1) to the original labels."""
-        return np.where(np.asarray(signs) >= 0, self.classes[1], self.classes[0])
-
 
 def as_matrix(X, *, name: str = "X", n_features: int | None = None) -> np.ndarray:
     """Return ``X`` as a finite 2-D float array, or raise :class:`DataError` naming the problem."""

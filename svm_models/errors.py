@@ -30,7 +30,7 @@ class SolverUnavailableError(SolverError):
 
 
 class CapabilityError(SolverError):
-    """The backend cannot take the formulation's problem class (e.g. HiGHS and a QCQP)."""
+    """The backend cannot take the model (its problem class, a non-convex part...)."""
 
 
 class LicenseLimitError(SolverError):
@@ -40,10 +40,10 @@ class LicenseLimitError(SolverError):
 class SolveFailedError(SolverError):
     """The solver stopped without an optimal solution (limit reached, numerical trouble...).
 
-    The :attr:`status` attribute carries the normalised termination status.
+    The :attr:`status` attribute carries the :class:`~svm_models.status.Status`.
     """
 
-    def __init__(self, message: str, status: str | None = None):
+    def __init__(self, message: str, status=None):
         super().__init__(message)
         self.status = status
 

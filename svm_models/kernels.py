@@ -16,11 +16,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from .errors import DataError, ParameterError
+from .tolerances import FACTOR_TOL, PSD_TOL
 
 KERNELS = ("linear", "poly", "rbf", "precomputed")
-
-#: Relative tolerance for the symmetry and PSD checks of a precomputed kernel.
-PSD_TOL = 1e-8
 
 
 @dataclass(frozen=True)
@@ -107,33 +105,33 @@ def check_psd(K: np.ndarray, *, name: str = "kernel matrix", tol: float = PSD_TO
         )
 
 
-def factor(K: np.ndarray, *, tol: float = 1e-10, max_rank: int | None = None) -> np.ndarray:
-    """A low-rank factor ``L`` (l x r) with ``K ~= L L'``, by pivoted Cholesky.
+def factor(K: np.ndarray, *, tol: float = FACTOR_TOL, max_rank: int | None = None) -> np.ndarray:
+    """A factor ``L`` (l x r) of full column rank with ``K ~= L L'``, by pivoted Cholesky.
 
-    Stops when the trace of the residual ``K - L L'`` falls below ``tol * trace(K)``, so the
-    result is exact to that tolerance. (For the linear kernel the exact factor is ``X`` itself:
-    see :func:`kernel_factor`.)
+    LAPACK's ``dpstrf`` (blocked, complete pivoting) stops when the largest remaining pivot
+    falls below ``tol * trace(K) / l``, so the residual ``K - L L'`` has trace at most
+    ``tol * trace(K)``: exact to that tolerance, and every column of ``L`` carries a pivot
+    above the threshold (full column rank). ``max_rank`` keeps at most that many columns.
+    (For the linear kernel the exact factor is ``X`` itself: see :func:`kernel_factor`.)
     """
+    from scipy.linalg.lapack import dpstrf
+
     n = K.shape[0]
-    max_rank = n if max_rank is None else min(max_rank, n)
-    d = np.array(np.diag(K), dtype=float)
-    total = float(d.sum())
-    L = np.zeros((n, max_rank))
-    r = 0
-    while r < max_rank and d.sum() > tol * total:
-        p = int(np.argmax(d))
-        if d[p] <= 0:
-            break
-        col = (K[:, p] - L[:, :r] @ L[p, :r]) / np.sqrt(d[p])
-        L[:, r] = col
-        d -= col**2
-        d[p] = 0.0
-        r += 1
-    return L[:, :r]
+    diag = np.diag(K)
+    total = float(diag.sum())
+    if n == 0 or total <= 0.0:
+        return np.zeros((n, 0))
+    c, piv, rank, info = dpstrf(np.asarray(K, dtype=float), tol=tol * total / n, lower=1)
+    if info < 0:
+        raise DataError(f"the kernel matrix could not be factored (LAPACK dpstrf info={info})")
+    rank = int(rank) if max_rank is None else min(int(rank), int(max_rank))
+    L = np.zeros((n, rank))
+    L[piv - 1] = np.tril(c)[:, :rank]
+    return L
 
 
 def kernel_factor(kernel: Kernel, X: np.ndarray, K: np.ndarray | None = None, *,
-                  tol: float = 1e-10) -> np.ndarray:
+                  tol: float = FACTOR_TOL) -> np.ndarray:
     """Factor of the training Gram matrix: ``X`` (exact) for linear, pivoted Cholesky otherwise."""
     if kernel.is_linear:
         return X

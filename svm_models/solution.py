@@ -1,8 +1,9 @@
 """The result type: a frozen, self-describing :class:`Solution`.
 
-Mathematical names (``w``, ``b``, ``alpha``, ``xi``) and scikit-learn's names where they
-overlap (``support_``, ``support_vectors_``, ``dual_coef_``, ``intercept_``, ``coef_``,
-``classes_``), ``decision_function``, ``predict``, diagnostics, and a lossless JSON round trip.
+Common fields (mathematical names ``w``, ``b``, ``alpha``, ``xi``; scikit-learn's names where
+they overlap, with scikit-learn's meanings), ``decision_function``/``predict``, diagnostics,
+a per-family :attr:`Solution.details` object whose fields read as attributes of the solution
+(``sol.g`` for C tuning), and a lossless JSON round trip.
 """
 
 from __future__ import annotations
@@ -14,10 +15,36 @@ from typing import Any
 import numpy as np
 
 from .data import as_matrix
-from .errors import DataError
+from .errors import DataError, SVMError
 from .kernels import Kernel
+from .status import Status
 
-_ARRAYS = ("w", "alpha", "coef", "xi", "support", "support_vectors", "classes")
+_ARRAYS = ("w", "alpha", "dual_coef", "xi", "support", "support_vectors", "classes")
+
+
+@dataclass(frozen=True)
+class CTuningDetails:
+    """What C tuning learns (SPEC.md section 2).
+
+    g : the optimal kernel weight g* of ``M(g) = (1-g) K/r + g I/l``
+    gamma : ``gamma* = 1/C* = g* r / (l (1 - g*))`` (inf at g* = 1)
+    C_reason : why no positive C corresponds to g* (None when C* exists)
+    g_lo, g_hi : the g range of the problem solved
+    g_kkt, g_multipliers : g* from the KKT least squares and from the multipliers (None
+        where the backend gives none); ``g`` is the first, moved onto an end of the range
+        when complementarity says so
+    """
+
+    g: float
+    gamma: float
+    C_reason: str | None
+    g_lo: float
+    g_hi: float
+    g_kkt: float | None = None
+    g_multipliers: float | None = None
+
+
+DETAILS = {cls.__name__: cls for cls in (CTuningDetails,)}
 
 
 @dataclass(frozen=True, eq=False)
@@ -28,32 +55,36 @@ class Solution:
     ----------
     formulation : str           registered formulation name
     solver : str                backend name;  ``interface``: the plugin/API used
-    status : str                ``"optimal"`` (other statuses only with ``raise_on_failure=False``)
+    status : Status             ``Status.optimal`` (others only with ``raise_on_failure=False``)
     w : ndarray (d,) or None    normal vector (linear kernel only)
     b : float                   bias, from the KKT conditions (SPEC.md section 1)
     alpha : ndarray (l,)        dual variables (for primals: from multipliers or KKT recovery)
-    coef : ndarray (l,)         expansion coefficients: f(x) = sum_i coef_i k(x_i, x) + b
+    dual_coef : ndarray (l,)    coefficients of the decision function,
+                                ``f(x) = sum_i dual_coef_i k(x_i, x) + b`` (``y_i alpha_i``
+                                for the classic SVMs; zero off the support)
     xi : ndarray (l,)           slacks (hard margin: zeros)
     support : ndarray (s,)      indices of the support vectors (alpha_i above the threshold)
     support_vectors : ndarray (s, d)
-    objective : float           optimal value of the model's objective (its own sense)
-    primal_objective, dual_objective, duality_gap : float
-    kkt : dict                  KKT residuals (primal feasibility, balance, complementarity...)
+    objective : float           optimal value of the objective of the model that was solved
+    primal_objective, dual_objective, duality_gap : float or None
+                                the formulation's primal and dual values at the solution;
+                                None when the model was changed (``extra["diagnostics"]``)
+    kkt : dict                  KKT residuals (empty when the model was changed)
     margin : float or None      geometric margin 1/||w||
-    C : float or None           the soft-margin parameter (for c_tuning: C*, None if none exists)
-    g : float or None           c_tuning: the optimal kernel weight g*
-    time : float                solver time in seconds;  path: ``"fast"`` or ``"general"``
+    C : float or None           the soft-margin parameter (C tuning: C*, None if none exists)
+    details : object or None    per-family results, readable as attributes (``sol.g``)
+    time : float                solver time in seconds;  path: ``"fast"``, ``"general"``, ``"user"``
     kernel : Kernel;  classes : original labels (classes[1] is +1)
     extra : dict                formulation-specific diagnostics
     """
 
     formulation: str
     solver: str
-    status: str
+    status: Status
     w: np.ndarray | None
     b: float
     alpha: np.ndarray
-    coef: np.ndarray
+    dual_coef: np.ndarray
     xi: np.ndarray
     support: np.ndarray
     support_vectors: np.ndarray
@@ -66,19 +97,42 @@ class Solution:
     kkt: dict = field(default_factory=dict)
     margin: float | None = None
     C: float | None = None
-    g: float | None = None
+    details: Any = None
     time: float = 0.0
     interface: str = ""
     path: str = ""
     extra: dict = field(default_factory=dict)
 
     def __post_init__(self):
+        object.__setattr__(self, "status", Status(self.status))
         for name in _ARRAYS:
             v = getattr(self, name)
             if isinstance(v, np.ndarray):
                 v.setflags(write=False)
 
-    # scikit-learn names -----------------------------------------------------------------
+    def __getattr__(self, name: str):
+        # the details' fields read as the solution's own (sol.g, later sol.r, sol.mu)
+        if name.startswith("__"):
+            raise AttributeError(name)
+        details = self.__dict__.get("details")
+        if details is not None and name in {f.name for f in fields(details)}:
+            return getattr(details, name)
+        raise AttributeError(f"{type(self).__name__} of {self.__dict__.get('formulation')!r} "
+                             f"has no attribute {name!r}")
+
+    # scikit-learn names, with scikit-learn's meanings --------------------------------------
+    @property
+    def coef(self) -> np.ndarray | None:
+        """``w`` (linear kernel), as scikit-learn's ``coef_[0]``; None for other kernels."""
+        return self.w
+
+    @property
+    def coef_(self) -> np.ndarray:
+        """``w`` as a (1, d) array (linear kernel only), as scikit-learn's SVC."""
+        if self.w is None:
+            raise AttributeError("coef_ exists only for the linear kernel")
+        return self.w[None, :]
+
     @property
     def support_(self) -> np.ndarray:
         return self.support
@@ -89,18 +143,12 @@ class Solution:
 
     @property
     def dual_coef_(self) -> np.ndarray:
-        """``alpha_i y_i`` of the support vectors, shape (1, s), as scikit-learn's SVC."""
-        return self.coef[self.support][None, :]
+        """The decision function's coefficients of the support vectors, shape (1, s)."""
+        return self.dual_coef[self.support][None, :]
 
     @property
     def intercept_(self) -> np.ndarray:
         return np.array([self.b])
-
-    @property
-    def coef_(self) -> np.ndarray:
-        if self.w is None:
-            raise AttributeError("coef_ exists only for the linear kernel")
-        return self.w[None, :]
 
     @property
     def classes_(self) -> np.ndarray:
@@ -110,24 +158,27 @@ class Solution:
     def n_support(self) -> int:
         return int(self.support.size)
 
-    # prediction -------------------------------------------------------------------------
+    # prediction -----------------------------------------------------------------------------
     def decision_function(self, X) -> np.ndarray:
-        """``f(x) = sum_i coef_i k(x_i, x) + b`` (``w.x + b`` for the linear kernel).
+        """``f(x) = sum_i dual_coef_i k(x_i, x) + b`` (``w.x + b`` for the linear kernel).
 
         For ``kernel="precomputed"`` pass ``K(X_test, X_train)``, shape (m, l).
         """
-        idx, vecs = self.support, self.support_vectors
+        if not np.isfinite(self.b):
+            raise SVMError(f"this solution ({self.status}) has no decision function: "
+                           f"{self.extra.get('b_source', 'b is not available')}")
+        idx = self.support
         if self.kernel.name == "precomputed":
             Kt = as_matrix(X, name="K(X_test, X_train)")
-            if Kt.shape[1] != self.coef.shape[0]:
-                raise DataError(f"a precomputed test kernel needs {self.coef.shape[0]} columns "
-                                f"(one per training point); got {Kt.shape[1]}")
-            return Kt[:, idx] @ self.coef[idx] + self.b
-        Xt = as_matrix(X, name="X", n_features=self.support_vectors.shape[1]
-                       if self.support_vectors.ndim == 2 else None)
+            if Kt.shape[1] != self.dual_coef.shape[0]:
+                raise DataError(f"a precomputed test kernel needs {self.dual_coef.shape[0]} "
+                                f"columns (one per training point); got {Kt.shape[1]}")
+            return Kt[:, idx] @ self.dual_coef[idx] + self.b
+        d = self.w.shape[0] if self.w is not None else self.support_vectors.shape[1]
+        Xt = as_matrix(X, name="X", n_features=d)
         if self.w is not None:
             return Xt @ self.w + self.b
-        return self.kernel.gram(Xt, vecs) @ self.coef[idx] + self.b
+        return self.kernel.gram(Xt, self.support_vectors) @ self.dual_coef[idx] + self.b
 
     def predict(self, X) -> np.ndarray:
         """Predicted labels, in the original label values."""
@@ -138,15 +189,20 @@ class Solution:
         """Mean accuracy on (X, y)."""
         return float(np.mean(self.predict(X) == np.asarray(y)))
 
-    # serialisation ----------------------------------------------------------------------
+    # serialisation ---------------------------------------------------------------------------
     def to_dict(self) -> dict:
         out: dict[str, Any] = {}
         for f in fields(self):
             v = getattr(self, f.name)
             if f.name == "kernel":
                 v = v.to_dict()
+            elif f.name == "status":
+                v = v.value
             elif f.name == "classes":
                 v = {"values": v.tolist(), "dtype": v.dtype.str}
+            elif f.name == "details" and v is not None:
+                v = {"__details__": type(v).__name__,
+                     "fields": {k.name: getattr(v, k.name) for k in fields(v)}}
             elif isinstance(v, np.ndarray):
                 v = {"__array__": v.tolist(), "dtype": v.dtype.str, "shape": list(v.shape)}
             out[f.name] = _jsonable(v)
@@ -171,6 +227,8 @@ class Solution:
                 v = Kernel(**v)
             elif f.name == "classes":
                 v = np.array(v["values"], dtype=np.dtype(v["dtype"]))
+            elif f.name == "details" and v is not None:
+                v = DETAILS[v["__details__"]](**_unjson(v["fields"]))
             elif isinstance(v, dict) and "__array__" in v:
                 v = np.array(_unjson(v["__array__"]), dtype=np.dtype(v["dtype"])).reshape(v["shape"])
             kw[f.name] = _unjson(v)
@@ -186,10 +244,10 @@ class Solution:
         return cls.from_dict(json.loads(s))
 
     def summary(self) -> str:
+        gap = self.duality_gap if self.duality_gap is not None else float("nan")
         return (f"{self.formulation} [{self.solver}/{self.path}] status={self.status} "
                 f"objective={self.objective:.10g} b={self.b:.6g} support={self.n_support} "
-                f"gap={self.duality_gap if self.duality_gap is not None else float('nan'):.2e} "
-                f"time={self.time:.3f}s")
+                f"gap={gap:.2e} time={self.time:.3f}s")
 
     def __repr__(self) -> str:
         return f"Solution({self.summary()})"
@@ -198,10 +256,12 @@ class Solution:
 def _jsonable(v):
     if isinstance(v, float) and not np.isfinite(v):
         return {"__float__": repr(v)}
-    if isinstance(v, (np.floating,)):
+    if isinstance(v, np.floating):
         return _jsonable(float(v))
-    if isinstance(v, (np.integer,)):
+    if isinstance(v, np.integer):
         return int(v)
+    if isinstance(v, np.ndarray):
+        return {"__array__": _jsonable(v.tolist()), "dtype": v.dtype.str, "shape": list(v.shape)}
     if isinstance(v, dict):
         return {k: _jsonable(x) for k, x in v.items()}
     if isinstance(v, (list, tuple)):
@@ -213,6 +273,8 @@ def _unjson(v):
     if isinstance(v, dict):
         if set(v) == {"__float__"}:
             return float(v["__float__"])
+        if "__array__" in v and "dtype" in v:
+            return np.array(_unjson(v["__array__"]), dtype=np.dtype(v["dtype"])).reshape(v["shape"])
         return {k: _unjson(x) for k, x in v.items()}
     if isinstance(v, list):
         return [_unjson(x) for x in v]

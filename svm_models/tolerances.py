@@ -1,21 +1,96 @@
-"""Tolerances, in one place.
+"""Every tolerance of the library, in one place, each with what it means.
 
-``SV_REL``: a point is a support vector when ``alpha_i > support_threshold(scale, tol)``, and
-*free* (on the margin, 0 < alpha_i < C) when it is also below ``C - threshold``. The threshold
-is relative to the scale of alpha (C for the 1-norm box, the largest alpha otherwise) and to
-the solver's own tolerance, so it means the same for an active-set solver (exact zeros) and
-an interior-point one (zeros of the order of its tolerance).
+Solver-side tolerances (what is asked of a backend) and the thresholds the post-processing
+applies to its answer (support vectors, active sets, checks of an "optimal" it reports).
+A threshold that depends on the solver's tolerance says how; none is a bare number elsewhere.
 """
 
 from __future__ import annotations
 
-#: default solver tolerance asked of every backend
+# ---------------------------------------------------------------------------------------
+# Asked of the solvers
+
+#: default optimality/feasibility tolerance asked of every backend
 SOLVER_TOL = 1e-9
-#: relative support-vector threshold (at the default solver tolerance)
+#: Gurobi's barrier refuses to go below these (tighter ends in status SUBOPTIMAL)
+GUROBI_TOL_FLOOR = 1e-9
+GUROBI_BARCONV_FLOOR = 1e-10
+#: Clarabel on a QP: 1e-10 (at 1e-8 alpha is ~1e-4 off); on cones 1e-8 (tighter: AlmostSolved)
+CLARABEL_QP_TOL = 1e-10
+CLARABEL_CONE_TOL = 1e-8
+#: SCIP's feasibility tolerances are floored here (SoPlex refuses smaller ones without GMP)
+SCIP_TOL_FLOOR = 1e-9
+
+# ---------------------------------------------------------------------------------------
+# Reading an answer
+
+#: relative support-vector threshold at the default solver tolerance
 SV_REL = 1e-6
 
 
 def support_threshold(scale: float, solver_tol: float | None = None) -> float:
-    """Absolute threshold on alpha for "is a support vector" / "is free"."""
+    """Absolute threshold on alpha for "is a support vector" / "is free (below C)".
+
+    Relative to the scale of alpha (C for the 1-norm box, the largest alpha otherwise) and to
+    the solver's own tolerance, so it means the same for an active-set solver (exact zeros)
+    and an interior-point one (zeros of the order of its tolerance).
+    """
     tol = SOLVER_TOL if solver_tol is None else solver_tol
     return max(SV_REL, 1000.0 * tol) * max(float(scale), 1e-12)
+
+
+#: a primal margin constraint is active (its point a candidate support vector) when its
+#: residual is below this, relative to max(1, |f|)
+ACTIVE_MARGIN_REL = 1e-5
+#: a solution of a changed model is taken as the SVM's own (b from its KKT conditions, alpha
+#: recovered from them) when its KKT residual, in units of the margin, is below this
+KKT_ACCEPT = 1e-5
+#: a hard margin whose "optimal" answer violates a margin by more than this is checked for
+#: separability (some interfaces report "optimal" for the unbounded dual of inseparable data)
+HARD_MARGIN_VIOLATION = 1e-4
+#: relative violation of the optimality conditions above which a backend's "optimal" for a
+#: QP is refused (seen with HiGHS on large dense QPs: every variable at a bound)
+KKT_REFUSE_REL = 1e-5
+#: a variable is "at a bound" for that check within this fraction of max(1, |bounds|)
+AT_BOUND_REL = 1e-7
+
+# ---------------------------------------------------------------------------------------
+# Kernels and factors
+
+#: relative tolerance of the symmetry and PSD checks of a precomputed kernel matrix
+PSD_TOL = 1e-8
+#: pivoted Cholesky stops when the residual trace falls below this times trace(K):
+#: the factor is then exact to that tolerance (and of full column rank)
+FACTOR_TOL = 1e-12
+#: an eigenvalue below this times the largest is round-off of zero (PSD square roots)
+EIG_DROP_REL = 1e-13
+
+# ---------------------------------------------------------------------------------------
+# Convexity of a model read from Pyomo (general path)
+
+#: a quadratic form is PSD when its smallest eigenvalue is above -this * max(1, largest |eig|)
+CONVEX_TOL = 1e-10
+
+# ---------------------------------------------------------------------------------------
+# C tuning
+
+#: an eigenvalue of K below ``EIG_ZERO_REL * l * lam_max`` is a zero eigenvalue
+#: (eigvalsh's error is of the order of machine epsilon times ||K||): g_min is then 0
+EIG_ZERO_REL = 1e-14
+#: K is refused as a multiple of I when its eigenvalues spread by less than this (relative)
+IDENTITY_REL = 1e-10
+#: an explicit g bound may exceed the PSD range by this much (relative) and is moved onto it
+G_BOUND_SLACK = 1e-9
+#: ``|eta_hi + eta_lo - 1/2|`` allowed before multipliers are declared unusable (absolute;
+#: the solver's tolerance times 1e3 when that is larger)
+ETA_SUM_TOL = 1e-6
+
+# ---------------------------------------------------------------------------------------
+# Re-solves along a path (working set)
+
+#: the working set is used when it holds at most this fraction of the variables
+WS_MAX_FRACTION = 0.8
+#: at most this many reduced solves per re-solve before falling back to the full problem
+WS_MAX_ROUNDS = 8
+#: a variable is "at a bound" within this fraction of its box width (at least of 1)
+WS_AT_BOUND_REL = 1e-6

@@ -191,7 +191,7 @@ def test_bad_solver_options():
         sm.solve(m, "highs", tolerance=1e-6)
     with pytest.raises(sm.ParameterError, match="path must be"):
         sm.solve(m, "highs", path="quick")
-    with pytest.raises(sm.ParameterError, match="tol must be positive"):
+    with pytest.raises(sm.ParameterError, match="tol must be a positive number"):
         sm.solve(m, "highs", tol=-1.0)
 
 

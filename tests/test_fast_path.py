@@ -38,9 +38,9 @@ def _params(formulation, kernel, C=1.0):
 
 
 def _why_general(backend: str, word: str) -> str:
-    """What the general-path reason must mention: the change to the model, or (SCIP, which
-    has no fast path at all) the missing matrix interface."""
-    return "no matrix interface" if backend == "scip" else word
+    """What the general-path reason must mention: the change to the model (named first,
+    also for SCIP, which has no fast path at all)."""
+    return word
 
 
 # ---------------------------------------------------------------------------------------

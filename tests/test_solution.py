@@ -86,7 +86,7 @@ def test_frozen(solutions, name):
         sol.b = 1.0
     with pytest.raises(dataclasses.FrozenInstanceError):
         sol.alpha = np.zeros(3)
-    for field in ("alpha", "coef", "xi", "support", "support_vectors", "classes", "w"):
+    for field in ("alpha", "dual_coef", "xi", "support", "support_vectors", "classes", "w"):
         arr = getattr(sol, field)
         if arr is None or arr.size == 0:
             continue
@@ -98,7 +98,7 @@ def test_frozen(solutions, name):
 def test_read_only_arrays_survive_reload(solutions):
     sol = solutions[0]["rbf_dual"]
     back = Solution.from_json(sol.to_json())
-    for field in ("alpha", "coef", "xi", "support", "support_vectors", "classes"):
+    for field in ("alpha", "dual_coef", "xi", "support", "support_vectors", "classes"):
         assert not getattr(back, field).flags.writeable, field
 
 
@@ -171,7 +171,7 @@ def test_sklearn_names_match_math_names(solutions, name):
     np.testing.assert_array_equal(sol.support_, s)
     assert sol.n_support == s.size
     assert sol.dual_coef_.shape == (1, s.size)
-    np.testing.assert_array_equal(sol.dual_coef_[0], sol.coef[s])
+    np.testing.assert_array_equal(sol.dual_coef_[0], sol.dual_coef[s])
     np.testing.assert_array_equal(sol.intercept_, [sol.b])
     assert sol.intercept_.shape == (1,)
     assert list(sol.classes_) == list(sol.classes)
@@ -180,8 +180,11 @@ def test_sklearn_names_match_math_names(solutions, name):
         np.testing.assert_array_equal(sol.support_vectors_, train[s])
     assert np.all(sol.alpha[s] > 0)
     if sol.w is not None:
+        # coef and coef_ mean the same thing: w (scikit-learn's meaning)
         np.testing.assert_array_equal(sol.coef_, sol.w[None, :])
+        np.testing.assert_array_equal(sol.coef, sol.w)
     else:
+        assert sol.coef is None
         with pytest.raises(AttributeError):
             sol.coef_
 

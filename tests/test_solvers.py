@@ -28,9 +28,10 @@ from conftest import (
 )
 
 import svm_models as sm
-from svm_models.matrix_solvers import ADAPTERS
-from svm_models.solvers import SolverOptions, solve_model
-from svm_models.structure import from_pyomo
+from svm_models.model.reader import from_pyomo
+from svm_models.solvers import BACKENDS, SolverOptions, solve_model
+
+ADAPTERS = {name: b.matrix for name, b in BACKENDS.items() if b.matrix is not None}
 
 # ---------------------------------------------------------------------------------------
 # The backend matrix
@@ -283,7 +284,7 @@ def test_qcqp_formulation_with_highs_is_refused():
     if not qcqp:
         pytest.skip("no QCQP formulation registered")
     X, y = blobs(0, l=10)
-    with pytest.raises(sm.CapabilityError, match="highs.*QCQP.*use one of"):
+    with pytest.raises(sm.CapabilityError, match="highs.*SOCP.*use one of"):
         sm.fit(X, y, formulation=qcqp[0], solver="highs")
 
 

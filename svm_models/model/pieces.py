@@ -1,14 +1,13 @@
 """Shared pieces of the SVM models, written once and used by every builder.
 
 Each function adds named, documented Pyomo components to a block *and* returns what it
-built as data for the builder's :class:`~svm_models.structure.Structure` record (rows of
-the constraint matrix, quadratic blocks), so the two descriptions cannot drift apart.
+built as data for the builder's :class:`~svm_models.model.record.Record`, so the two
+descriptions cannot drift apart.
 
-Pieces: the point/feature sets and labels, the hyperparameter ``C``, decision values
-``f[i]`` (``w.x_i`` or ``(K beta)_i``, built lazily), the margin constraints
-``y_i (f_i + b) + xi_i >= 1``, the balance constraint ``y'alpha = 0``, and the kernel
-quadratic form ``v'Mv`` (dense and lazy, or through a factor ``M = F'F`` with auxiliary
-variables ``z = F v``).
+Pieces: the point/feature sets and labels, mutable hyperparameters, decision values ``f[i]``
+(``sum_j M_ij v_j``, built lazily), the margin constraints ``y_i (f_i + b) + xi_i >= 1``,
+the balance constraint ``y'alpha = 0``, and the quadratic form ``v'Mv`` (dense and lazy, or
+through a factor ``M = F'F`` with auxiliary variables ``z = F v``).
 """
 
 from __future__ import annotations
@@ -19,9 +18,10 @@ import numpy as np
 import pyomo.environ as pyo
 import scipy.sparse as sp
 
-from .data import Dataset, validate
-from .errors import ParameterError
-from .kernels import Kernel, check_psd, kernel_factor, make_kernel
+from ..data import Dataset, validate
+from ..errors import ParameterError
+from ..kernels import Kernel, check_psd, kernel_factor, make_kernel
+from .forms import QuadBlock
 from .lazy import (
     LazyConstraint,
     LazyExpression,
@@ -30,9 +30,12 @@ from .lazy import (
     diagonal_quadratic_form,
     linear_form,
 )
-from .structure import QuadBlock, RowGroup
+from .record import RowGroup
 
 INF = float("inf")
+
+#: the kernel parameters every kernel builder takes (scikit-learn's names)
+KERNEL_PARAMS = ("kernel", "gamma", "degree", "coef0")
 
 
 def prepare(X, y, *, kernel="linear", gamma="scale", degree=3, coef0=0.0, need_gram=True):
@@ -49,15 +52,20 @@ def prepare(X, y, *, kernel="linear", gamma="scale", degree=3, coef0=0.0, need_g
     return data, kern, K
 
 
+def check_positive(name: str, v) -> float:
+    """``v`` as a finite positive float, or ParameterError naming ``name``."""
+    try:
+        c = float(v)
+    except (TypeError, ValueError):
+        raise ParameterError(f"{name} must be a positive number; got {v!r}") from None
+    if not np.isfinite(c) or c <= 0:
+        raise ParameterError(f"{name} must be a finite positive number; got {v!r}")
+    return c
+
+
 def check_C(C) -> float:
     """C as a float, or ParameterError: it must be a finite positive number."""
-    try:
-        c = float(C)
-    except (TypeError, ValueError):
-        raise ParameterError(f"C must be a positive number; got {C!r}") from None
-    if not np.isfinite(c) or c <= 0:
-        raise ParameterError(f"C must be a finite positive number; got {C!r}")
-    return c
+    return check_positive("C", C)
 
 
 def new_block(block, name: str):
@@ -87,10 +95,13 @@ class Layout:
 
 def add_points(b, data: Dataset) -> None:
     """Sets ``I`` (points) and the label parameter ``y``."""
-    l = data.n_points
-    b.I = pyo.Set(initialize=range(l), ordered=True, doc="training points i")
+    b.I = pyo.Set(initialize=range(data.n_points), ordered=True, doc="training points i")
     b.y = pyo.Param(b.I, initialize=dict(enumerate(data.y.tolist())),
                     doc="label y_i in {-1, +1}")
+
+
+def add_features(b, d: int) -> None:
+    b.J = pyo.Set(initialize=range(d), ordered=True, doc="features j")
 
 
 def add_C(b, C) -> None:
@@ -118,11 +129,12 @@ def _margin_relation(yi, fi, bias, xii):
 
 def add_margin(b, layout: Layout, f, f_matrix: np.ndarray, f_var: str, y: np.ndarray,
                xi=None) -> RowGroup:
-    """``margin[i]:  y_i (f_i + b) + xi_i >= 1``; returns the row group ``[y_i M_i | y_i | e_i]``."""
+    """``margin[i]:  y_i (f_i + b) + xi_i >= 1``; returns the row group ``[y_i M_i | y_i | e_i]``.
+
+    Lazy: each member's expression is built only when something reads it (never on the fast
+    path); a member costs a small constant to create instead of ~10 us of operators."""
     bias = b.b
     yl = y.tolist()
-    # lazy: each member's expression is built only when something reads it (never on the
-    # fast path); a member costs a small constant to create instead of ~10 us of operators
     b.margin = LazyConstraint(
         b.I, recipe=lambda i: (_margin_relation, (yl[i], f[i], bias, None if xi is None else xi[i])),
         doc="margin: y_i (f(x_i) + b) >= 1" + (" - xi_i" if xi is not None else ""))
@@ -131,7 +143,7 @@ def add_margin(b, layout: Layout, f, f_matrix: np.ndarray, f_var: str, y: np.nda
               (layout.pos["b"], sp.csr_matrix(y[:, None]))]
     if xi is not None:
         blocks.append((layout.pos[xi.local_name], sp.identity(l, format="csr")))
-    return RowGroup(b.margin, list(b.margin.values()), _place(blocks, l, layout.n),
+    return RowGroup(b.margin, list(b.margin.values()), place(blocks, l, layout.n),
                     np.ones(l), np.full(l, INF))
 
 
@@ -139,15 +151,15 @@ def add_balance(b, layout: Layout, alpha, y: np.ndarray) -> RowGroup:
     """``balance:  sum_i y_i alpha_i = 0``."""
     b.balance = pyo.Constraint(expr=linear_form(y, list(alpha.values())) == 0,
                                doc="balance: sum_i y_i alpha_i = 0")
-    A = _place([(layout.pos[alpha.local_name], sp.csr_matrix(y[None, :]))], 1, layout.n)
+    A = place([(layout.pos[alpha.local_name], sp.csr_matrix(y[None, :]))], 1, layout.n)
     return RowGroup(b.balance, [b.balance], A, np.zeros(1), np.zeros(1))
 
 
-def _place(blocks, m: int, n: int) -> sp.csr_matrix:
+def place(blocks, m: int, n: int) -> sp.csr_matrix:
     """Assemble column blocks ``[(positions, m x k matrix)]`` into an m x n CSR matrix."""
     rows, cols, vals = [], [], []
     for pos, M in blocks:
-        M = M.tocoo()
+        M = sp.coo_matrix(M)
         rows.append(M.row); cols.append(np.asarray(pos)[M.col]); vals.append(M.data)
     return sp.csr_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))),
                          shape=(m, n))
@@ -155,21 +167,32 @@ def _place(blocks, m: int, n: int) -> sp.csr_matrix:
 
 @dataclass(eq=False)
 class QuadraticForm:
-    """A kernel quadratic form ``v'Mv`` as built: the Pyomo expression and its record."""
+    """A quadratic form ``v'Mv`` as built: the Pyomo expression and its record."""
 
     expr: object
-    blocks: list       # QuadBlock list whose sum is v'Mv (before layout: positions set later)
-    rows: list         # RowGroups (factor form)
-    form: str          # "dense" or "factor"
+    blocks: list       # QuadBlocks whose sum is v'Mv
+    rows: list         # RowGroups (factor form: z = F v)
+    form: str          # "dense", "factor" or "diag"
 
 
-def choose_form(quad_form: str, kernel: Kernel, l: int, d: int) -> str:
-    """Dense or factor form: ``auto`` takes the factor when it is exact and smaller."""
+def choose_form(quad_form: str, kernel: Kernel, l: int, d: int,
+                max_vars: int | None = None) -> str:
+    """Dense or factor form of a dual's quadratic form.
+
+    ``auto`` takes the factor form (``l + d`` variables) for the linear kernel when it is
+    smaller than the dense form's ``l(l+1)/2`` terms -- unless ``max_vars`` (the largest
+    model the chosen backend takes, e.g. Gurobi's size-limited licence) admits the dense
+    form's ``l`` variables but not the factor form's ``l + d``.
+    """
     if quad_form not in ("auto", "dense", "factor"):
         raise ParameterError(f"quad_form must be 'auto', 'dense' or 'factor'; got {quad_form!r}")
     if quad_form != "auto":
         return quad_form
-    return "factor" if kernel.is_linear and (d + 1) * l < l * (l + 1) / 2 else "dense"
+    if not kernel.is_linear:
+        return "dense"
+    if max_vars is not None and l <= max_vars < l + d:
+        return "dense"
+    return "factor" if (d + 1) * l < l * (l + 1) / 2 else "dense"
 
 
 def gram_if_needed(kernel: Kernel, data: Dataset, K, form: str):
@@ -179,9 +202,9 @@ def gram_if_needed(kernel: Kernel, data: Dataset, K, form: str):
     return kernel.gram(data.X)
 
 
-def declare_factor(b, F: np.ndarray):
+def declare_factor(b, r: int):
     """Aux variables ``z[k]`` of the factor form (declare before the layout is final)."""
-    b.R = pyo.Set(initialize=range(F.shape[0]), ordered=True, doc="factor components k")
+    b.R = pyo.Set(initialize=range(r), ordered=True, doc="factor components k")
     b.z = pyo.Var(b.R, doc="z = F v: the factor image, so that v'Mv = ||z||^2")
     return b.z
 
@@ -197,19 +220,33 @@ def add_quadratic_form(b, layout: Layout, name: str, var, *, M: np.ndarray | Non
         expr = LazyScalarExpression(recipe=(dense_quadratic_form, (M, var_list)), doc=doc)
         b.add_component(name, expr)
         return QuadraticForm(expr, [QuadBlock(vpos, matrix=M)], [], "dense")
+    row = add_factor_rows(b, layout, var, F)
+    expr = sum_of_squares(b, name, b.z, doc=doc + " (factor form: sum_k z_k^2)")
+    return QuadraticForm(expr, [QuadBlock(layout.pos["z"], diag=np.ones(len(b.z)))], [row],
+                         "factor")
+
+
+def add_factor_rows(b, layout: Layout, var, F: np.ndarray) -> RowGroup:
+    """``factor[k]:  z_k = (F v)_k`` for the variable ``var`` (``z`` declared by
+    :func:`declare_factor`), with the lazy images ``Fv[k]``; returns the row group."""
     z = b.z
+    var_list = list(var.values())
     b.Fv = LazyExpression(b.R, recipe=lambda k: (_row_recipe, (F, var_list, k)),
                           doc="(F v)_k, the factor image of the variables")
     b.factor = pyo.Constraint(b.R, rule=lambda m, k: z[k] - m.Fv[k] == 0,
                               doc="factor: z_k = (F v)_k")
     r = F.shape[0]
-    A = _place([(layout.pos["z"], sp.identity(r, format="csr")), (vpos, sp.csr_matrix(-F))],
-               r, layout.n)
-    row = RowGroup(b.factor, list(b.factor.values()), A, np.zeros(r), np.zeros(r))
-    expr = LazyScalarExpression(recipe=(diagonal_quadratic_form, (np.ones(r), list(z.values()))),
-                                doc=doc + " (factor form: sum_k z_k^2)")
+    A = place([(layout.pos["z"], sp.identity(r, format="csr")),
+               (layout.pos[var.local_name], sp.csr_matrix(-F))], r, layout.n)
+    return RowGroup(b.factor, list(b.factor.values()), A, np.zeros(r), np.zeros(r))
+
+
+def sum_of_squares(b, name: str, var, doc: str):
+    """``name = sum_k var_k^2`` as a lazy named expression."""
+    expr = LazyScalarExpression(
+        recipe=(diagonal_quadratic_form, (np.ones(len(var)), list(var.values()))), doc=doc)
     b.add_component(name, expr)
-    return QuadraticForm(expr, [QuadBlock(layout.pos["z"], diag=np.ones(r))], [row], "factor")
+    return expr
 
 
 def signed_factor(kernel: Kernel, data: Dataset, K) -> np.ndarray:

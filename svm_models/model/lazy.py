@@ -1,17 +1,24 @@
-"""Named Pyomo expressions whose terms are created only when something reads them.
+"""Pyomo components whose expressions are created only when something reads them, and that
+can prove they were never changed.
 
-An SVM's quadratic form ``a'G(K)a`` has l^2/2 terms; building them as Pyomo objects costs
-about a microsecond each, and walking them again in a solver interface ten times that. The
-:class:`LazyExpression` component is an ordinary indexed Pyomo ``Expression`` whose data
-objects (:class:`LazyExpressionData`, a subclass of Pyomo's ``ExpressionData``) hold a recipe
-instead of an expression: the first read of the expression (by a solver interface, a writer,
-``pprint``, ``value``, ``clone``...) runs the recipe and stores the result, after which the
-object is indistinguishable from a plain named expression. So the Pyomo model stays complete
-and correct for every consumer, while the fast path of :mod:`svm_models.solvers` -- which
-reads the builder's matrices instead -- never pays for the terms.
+An SVM's quadratic form ``a'G(K)a`` has l^2/2 terms and its margin constraints l rows of
+up to l terms; building them as Pyomo objects costs about a microsecond a term, walking them
+again in a solver interface ten times that. The classes here are ordinary Pyomo component
+data (subclasses of Pyomo's ``ExpressionData`` and ``ConstraintData``) that hold a *recipe*
+instead of an expression: the first read (by a solver interface, a writer, ``pprint``,
+``value``, ``clone``...) runs the recipe and stores the result, after which the object is an
+ordinary named expression or constraint. The Pyomo model is therefore complete and correct
+for every consumer, while the fast path of :mod:`svm_models.solvers`, which reads the
+builder's record instead, never pays for the terms.
 
-A recipe is a module-level function plus its arguments (not a closure), so that ``clone()``
-and pickling, which first materialise the expression, stay correct.
+Each member also keeps the object its recipe built: :attr:`is_pristine` is True while the
+recipe is pending or the member still holds exactly what the recipe built. Any ``set_value``
+(or assignment of ``expr``) by a user replaces that object and the member is no longer
+pristine: that is how the record proves, member by member, that the model is what the
+builder made (:mod:`svm_models.model.record`).
+
+A recipe is a module-level function plus its arguments (never a closure), so that
+``clone()`` and pickling, which first materialise the expression, stay correct.
 """
 
 from __future__ import annotations
@@ -30,14 +37,12 @@ from pyomo.core.expr.numeric_expr import (
 )
 
 _ARGS_SLOT = ExpressionData.__dict__["_args_"]
+_EXPR_SLOT = ConstraintData.__dict__["_expr"]
 
 
 def _lazy_attribute(slot, store):
-    """A property over ``slot`` that first builds the value from ``self._recipe``.
-
-    ``store(self, built)`` puts a freshly built expression in place; assigning the property
-    drops the recipe. Shared by the lazy expression and constraint classes below.
-    """
+    """A property over ``slot`` that first builds the value from ``self._recipe`` and
+    remembers what it built in ``self._built``; assigning the property drops both."""
 
     def get(self):
         recipe = self._recipe
@@ -45,10 +50,12 @@ def _lazy_attribute(slot, store):
             self._recipe = None
             fn, args = recipe
             store(self, fn(*args))
+            self._built = slot.__get__(self)
         return slot.__get__(self)
 
     def put(self, value):
         self._recipe = None
+        self._built = None
         slot.__set__(self, value)
 
     return property(get, put)
@@ -58,23 +65,38 @@ def _store_args(self, expr):
     _ARGS_SLOT.__set__(self, (expr,))
 
 
+class _Proof:
+    """What the lazy classes share: materialisation state and the proof of no change."""
 
-class LazyExpressionData(ExpressionData):
+    __slots__ = ()
+
+    @property
+    def is_materialised(self) -> bool:
+        """False until the expression has been built."""
+        return self._recipe is None
+
+    def _pristine(self, slot) -> bool:
+        return self._recipe is not None or (
+            self._built is not None and slot.__get__(self) is self._built)
+
+
+class LazyExpressionData(_Proof, ExpressionData):
     """An ``ExpressionData`` that builds its expression from ``recipe`` on first access."""
 
-    __slots__ = ("_recipe",)
+    __slots__ = ("_recipe", "_built")
 
     def __init__(self, recipe, component=None):
         self._recipe = None
+        self._built = None
         ExpressionData.__init__(self, None, component)
         self._recipe = recipe
 
     _args_ = _lazy_attribute(_ARGS_SLOT, _store_args)
 
     @property
-    def is_materialised(self) -> bool:
-        """False until the expression has been built."""
-        return self._recipe is None
+    def is_pristine(self) -> bool:
+        """True while the expression is the one the recipe builds (pending or built)."""
+        return self._pristine(_ARGS_SLOT)
 
     def __getstate__(self):
         self._args_  # materialise: a copy must not share a recipe bound to the original
@@ -84,8 +106,7 @@ class LazyExpressionData(ExpressionData):
 class LazyExpression(IndexedExpression):
     """An indexed ``Expression`` whose members are :class:`LazyExpressionData`.
 
-    ``recipe(index)`` must return ``(function, args)``; ``function(*args)`` builds the Pyomo
-    expression of that member.
+    ``recipe(index)`` returns ``(function, args)``; ``function(*args)`` builds the member.
     """
 
     def __init__(self, index_set, *, recipe, doc=None, name=None):
@@ -103,30 +124,55 @@ class LazyExpression(IndexedExpression):
                 self._data[idx] = LazyExpressionData(recipe(idx), component=self)
 
 
-_EXPR_SLOT = ConstraintData.__dict__["_expr"]
+class LazyScalarExpression(_Proof, ScalarExpression):
+    """A scalar ``Expression`` built from ``recipe = (function, args)`` on first access."""
+
+    def __init__(self, *, recipe, doc=None, name=None):
+        self._recipe = None
+        self._built = None
+        super().__init__(doc=doc, name=name)
+        self._pending = recipe
+
+    def construct(self, data=None):
+        if self._constructed:
+            return
+        super().construct(data)
+        self._recipe = self._pending
+        self._pending = None
+
+    _args_ = _lazy_attribute(_ARGS_SLOT, _store_args)
+
+    @property
+    def is_pristine(self) -> bool:
+        return self._pristine(_ARGS_SLOT)
+
+    def __getstate__(self):
+        self._args_
+        return super().__getstate__()
 
 
-class LazyConstraintData(ConstraintData):
+class LazyConstraintData(_Proof, ConstraintData):
     """A ``ConstraintData`` whose relational expression is built from ``recipe`` on first
     access (by ``expr``, ``body``, ``lower``, ``upper``, a writer, ``pprint``...), then kept:
     from then on it is an ordinary constraint. ``active``, ``name`` and ``index()`` need no
     expression."""
 
-    __slots__ = ("_recipe",)
+    __slots__ = ("_recipe", "_built")
 
     def __init__(self, recipe, component=None, index=None):
         self._component = component
         self._active = True
         self._index = index
         _EXPR_SLOT.__set__(self, None)
+        self._built = None
         self._recipe = recipe
 
     _expr = _lazy_attribute(_EXPR_SLOT, ConstraintData.set_value)
 
     @property
-    def is_materialised(self) -> bool:
-        """False until the relational expression has been built."""
-        return self._recipe is None
+    def is_pristine(self) -> bool:
+        """True while the relational expression is the one the recipe builds."""
+        return self._pristine(_EXPR_SLOT)
 
     def __getstate__(self):
         self._expr  # materialise: a copy must not share a recipe bound to the original
@@ -136,10 +182,9 @@ class LazyConstraintData(ConstraintData):
 class LazyConstraint(IndexedConstraint):
     """An indexed ``Constraint`` whose members are :class:`LazyConstraintData`.
 
-    ``recipe(index)`` must return ``(function, args)``; ``function(*args)`` returns the member's
-    relational expression (``<=``, ``>=``, ``==`` or a tuple). Building the l members costs
-    a small constant each; the expressions are created only when something reads them (never
-    on the fast path of :mod:`svm_models.solvers`, which reads the builder's matrices).
+    ``recipe(index)`` returns ``(function, args)``; ``function(*args)`` returns the member's
+    relational expression (``<=``, ``>=``, ``==`` or a tuple). :meth:`add_lazy` appends
+    members after construction (a growing family of rows).
     """
 
     def __init__(self, index_set, *, recipe, doc=None, name=None):
@@ -151,11 +196,24 @@ class LazyConstraint(IndexedConstraint):
             return
         self._constructed = True
         recipe = self._lazy_recipe
-        self._lazy_recipe = None
-        comp = weakref.ref(self)
+        self._lazy_recipe = recipe  # kept: add_lazy uses it for new members
         with PauseGC():
             for idx in self.index_set():
+                self._data[idx] = LazyConstraintData(recipe(idx), component=weakref.ref(self),
+                                                     index=idx)
+
+    def add_lazy(self, indices) -> None:
+        """New lazy members for ``indices`` (already added to the index set)."""
+        comp = weakref.ref(self)
+        recipe = self._lazy_recipe
+        with PauseGC():
+            for idx in indices:
                 self._data[idx] = LazyConstraintData(recipe(idx), component=comp, index=idx)
+
+    def __getstate__(self):
+        state = super().__getstate__()
+        state["_lazy_recipe"] = None  # recipes are closures over the original block
+        return state
 
 
 # ---------------------------------------------------------------------------------------
@@ -198,29 +256,3 @@ def diagonal_quadratic_form(diag, variables):
     terms = [PowExpression((v, 2)) if c == 1.0 else ProductExpression((float(c), PowExpression((v, 2))))
              for c, v in zip(diag, variables) if c != 0.0]
     return SumExpression(terms) if terms else LinearExpression([0.0])
-
-
-class LazyScalarExpression(ScalarExpression):
-    """A scalar ``Expression`` built from ``recipe = (function, args)`` on first access."""
-
-    def __init__(self, *, recipe, doc=None, name=None):
-        self._recipe = None
-        super().__init__(doc=doc, name=name)
-        self._pending = recipe
-
-    def construct(self, data=None):
-        if self._constructed:
-            return
-        super().construct(data)
-        self._recipe = self._pending
-        self._pending = None
-
-    _args_ = _lazy_attribute(_ARGS_SLOT, _store_args)
-
-    @property
-    def is_materialised(self) -> bool:
-        return self._recipe is None
-
-    def __getstate__(self):
-        self._args_
-        return super().__getstate__()

@@ -1,0 +1,105 @@
+"""The formulation families, one module each, and the registry: a plain table.
+
+The table names each formulation's module and builder as strings; a module is imported only
+when one of its formulations is used (:func:`get`), so importing the package imports no
+builder and no builder imports the registry. Each family module provides its builders, an
+``extract(block, ctx)`` that turns a solved block into a
+:class:`~svm_models.solution.Solution`, and optionally ``check_before_solve(svm, ...)`` and
+``explain_failure(svm, status, message)`` (the hard margin's separability check).
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from types import ModuleType
+
+from ..errors import ParameterError
+
+PROBLEM_CLASSES = ("LP", "QP", "SOCP", "QCQP", "NLP")
+
+_KERNEL = ("kernel", "gamma", "degree", "coef0")
+
+
+@dataclass(frozen=True)
+class Formulation:
+    """A registered formulation.
+
+    name : registered name, e.g. ``"soft_l1_dual"``;  family : ``"hard"``, ``"soft_l1"``,
+    ``"soft_l2"``, ``"c_tuning"``, ...;  form : ``"primal"`` or ``"dual"``;
+    problem_class : one of :data:`PROBLEM_CLASSES`;  module : the family module (under
+    ``svm_models.formulations``);  summary : one line for listings;  params : the
+    hyperparameters the builder accepts.
+    """
+
+    name: str
+    family: str
+    form: str
+    problem_class: str
+    module: str
+    summary: str
+    params: tuple
+
+    def load(self) -> ModuleType:
+        return importlib.import_module(f"{__name__}.{self.module}")
+
+    @property
+    def builder(self):
+        return getattr(self.load(), self.name)
+
+    @property
+    def extractor(self):
+        return self.load().extract
+
+    def hook(self, name: str):
+        """The module's optional hook ``name`` (None when it has none)."""
+        return getattr(self.load(), name, None)
+
+
+def _classic(name, family, form, summary):
+    params = (() if family == "hard" else ("C",)) + _KERNEL + (
+        ("quad_form", "max_vars") if form == "dual" else ())
+    return Formulation(name, family, form, "QP", "classic", summary, params)
+
+
+_C_TUNING = _KERNEL + ("g_bounds", "form")
+
+TABLE: dict[str, Formulation] = {f.name: f for f in [
+    _classic("hard_primal", "hard", "primal", "Hard-margin SVM, primal form (convex QP)."),
+    _classic("hard_dual", "hard", "dual", "Hard-margin SVM, dual form (convex QP)."),
+    _classic("soft_l1_primal", "soft_l1", "primal",
+             "1-norm soft-margin SVM, primal form (convex QP)."),
+    _classic("soft_l1_dual", "soft_l1", "dual",
+             "1-norm soft-margin SVM, dual form (convex QP; the problem libsvm solves)."),
+    _classic("soft_l2_primal", "soft_l2", "primal",
+             "2-norm soft-margin SVM, primal form (convex QP)."),
+    _classic("soft_l2_dual", "soft_l2", "dual",
+             "2-norm soft-margin SVM, dual form (convex QP): a hard margin with kernel K + I/C."),
+    Formulation("c_tuning_standard", "c_tuning", "dual", "SOCP", "c_tuning",
+                "Convex tuning of C, standard variant: g in [0, 1], i.e. C in (0, inf] (SOCP).",
+                _C_TUNING),
+    Formulation("c_tuning_general", "c_tuning", "dual", "SOCP", "c_tuning",
+                "Convex tuning of C, general variant: g in [g_min, g_max], the PSD range (SOCP).",
+                _C_TUNING),
+    Formulation("c_tuning_general_nonneg", "c_tuning", "dual", "SOCP", "c_tuning",
+                "Convex tuning of C, general variant with the weight of K kept >= 0: "
+                "g in [g_min, 1] (SOCP).", _C_TUNING),
+]}
+
+
+def names() -> list[str]:
+    """Names of all registered formulations, in registration order."""
+    return list(TABLE)
+
+
+def get(name: str) -> Formulation:
+    """The registered formulation ``name`` (ParameterError listing the names otherwise)."""
+    try:
+        return TABLE[name]
+    except (KeyError, TypeError):
+        import difflib
+
+        close = difflib.get_close_matches(str(name), TABLE, n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        raise ParameterError(
+            f"unknown formulation {name!r}{hint}; registered: {', '.join(TABLE)}") from None

@@ -1,0 +1,504 @@
+r"""The six classic SVMs: hard, 1-norm and 2-norm soft margin, each primal and dual.
+
+=================  =============================================  ==========================
+name               problem                                        constraints
+=================  =============================================  ==========================
+hard_primal        min 1/2 ||w||^2                                y_i (w.x_i + b) >= 1
+hard_dual          max e'a - 1/2 a'G(K)a                          a >= 0, y'a = 0
+soft_l1_primal     min 1/2 ||w||^2 + C sum xi_i                   y_i (w.x_i + b) >= 1 - xi_i, xi >= 0
+soft_l1_dual       max e'a - 1/2 a'G(K)a                          0 <= a <= C, y'a = 0
+soft_l2_primal     min 1/2 ||w||^2 + C/2 sum xi_i^2               y_i (w.x_i + b) >= 1 - xi_i
+soft_l2_dual       max e'a - 1/2 a'G(K + I/C)a                    a >= 0, y'a = 0
+=================  =============================================  ==========================
+
+with ``G(K)_ij = y_i y_j K_ij``. Primals with a non-linear kernel are built in a factor form:
+``K = L L'`` with ``L`` of full column rank (pivoted Cholesky), ``w = sum_k v_k e_k`` in the
+orthonormal basis that ``L`` spans, so ``||w||^2 = ||v||^2`` and ``w.phi(x_i) = (L v)_i``
+(the representer form ``w = sum_j beta_j phi(x_j)`` with ``v = L' beta``, well posed for
+every QP backend even when K is singular). All six are convex QPs.
+References: Cristianini & Shawe-Taylor (2000), ch. 6; SPEC.md section 1.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyomo.environ as pyo
+
+from ..errors import NotSeparableError
+from ..kernels import factor
+from ..model.built import BuiltSVM
+from ..model.forms import QuadBlock
+from ..model.lazy import LazyScalarExpression, diagonal_quadratic_form, linear_form
+from ..model.pieces import (
+    Layout,
+    add_balance,
+    add_C,
+    add_decision_values,
+    add_features,
+    add_margin,
+    add_points,
+    add_quadratic_form,
+    choose_form,
+    declare_factor,
+    gram_if_needed,
+    new_block,
+    prepare,
+    signed_factor,
+    sum_of_squares,
+)
+from ..model.record import LinearTerm, QuadTerm, Record, Scale, unchanged
+from ..postprocess import (
+    bias_from_kkt,
+    dual_kkt_residual,
+    polish_dual,
+    recover_alpha,
+    var_array,
+)
+from ..solution import Solution
+from ..tolerances import (
+    ACTIVE_MARGIN_REL,
+    HARD_MARGIN_VIOLATION,
+    KKT_ACCEPT,
+    support_threshold,
+)
+
+FAMILIES = ("hard", "soft_l1", "soft_l2")
+
+
+# ---------------------------------------------------------------------------------------
+# The two generic builders
+
+
+def build_dual(X, y, family: str, *, C=1.0, kernel="linear", gamma="scale", degree=3,
+               coef0=0.0, quad_form="auto", max_vars=None, block=None):
+    """Fill ``block`` (or a new ConcreteModel) with the dual of the ``family`` SVM."""
+    data, kern, K = prepare(X, y, kernel=kernel, gamma=gamma, degree=degree, coef0=coef0,
+                            need_gram=False)
+    form = choose_form(quad_form, kern, data.n_points, data.n_features, max_vars)
+    K = gram_if_needed(kern, data, K, form)
+    b = new_block(block, f"{family}_dual")
+    add_points(b, data)
+    if family != "hard":
+        add_C(b, C)
+    if family == "soft_l1":
+        ub, doc = b.C, "dual variable alpha_i in [0, C] (Lagrange multiplier of point i's margin)"
+    elif family == "soft_l2":
+        # implied, never active: at the optimum e'a = a'(G + I/C)a >= |a|^2/C, so
+        # |a|^2 <= C e'a <= C sqrt(l) |a|; stated so that a global solver (SCIP) has a
+        # bounded domain and terminates
+        ub = b.C * float(np.sqrt(data.n_points))
+        doc = ("dual variable alpha_i >= 0 (Lagrange multiplier of point i's margin); the "
+               "bound C sqrt(l) is implied by optimality and never active")
+    else:
+        ub, doc = None, "dual variable alpha_i >= 0 (Lagrange multiplier of point i's margin)"
+    b.alpha = pyo.Var(b.I, bounds=(0, ub), initialize=0.0, doc=doc)
+    layout = Layout()
+    apos = layout.add(b.alpha)
+    yv = data.y
+    doc = "alpha' G(K) alpha with G_ij = y_i y_j K_ij"
+    if form == "factor":
+        F = signed_factor(kern, data, K)
+        declare_factor(b, F.shape[0])
+        layout.add(b.z)
+        qf = add_quadratic_form(b, layout, "quad", b.alpha, F=F, doc=doc)
+    else:
+        qf = add_quadratic_form(b, layout, "quad", b.alpha, M=K * np.outer(yv, yv), doc=doc)
+    rows = qf.rows + [add_balance(b, layout, b.alpha, yv)]
+    expr = linear_form(np.ones(data.n_points), list(b.alpha.values())) - 0.5 * b.quad
+    quadratic = [QuadTerm(q, Scale(-0.5)) for q in qf.blocks]
+    if family == "soft_l2":
+        sum_of_squares(b, "ridge", b.alpha, doc="alpha'alpha (the I/C part of G(K + I/C))")
+        expr = expr - 0.5 / b.C * b.ridge
+        quadratic.append(QuadTerm(QuadBlock(apos, diag=np.ones(len(apos))), Scale(-0.5, "C", -1)))
+    b.objective = pyo.Objective(expr=expr, sense=pyo.maximize,
+                                doc="dual objective e'alpha - 1/2 alpha'G alpha")
+    record = Record(block=b, variables=layout.variables, objective=b.objective, sense=-1,
+                    linear=[LinearTerm(apos, 1.0)], quadratic=quadratic, rows=rows,
+                    problem_class="QP").seal()
+    b._svm = BuiltSVM(formulation=f"{family}_dual", data=data, kernel=kern, block=b,
+                      record=record, K=K, facts={"quad_form": form})
+    return b
+
+
+def build_primal(X, y, family: str, *, C=1.0, kernel="linear", gamma="scale", degree=3,
+                 coef0=0.0, block=None):
+    """Fill ``block`` (or a new ConcreteModel) with the primal of the ``family`` SVM."""
+    linear = kernel == "linear"
+    data, kern, K = prepare(X, y, kernel=kernel, gamma=gamma, degree=degree, coef0=coef0,
+                            need_gram=not linear)
+    b = new_block(block, f"{family}_primal")
+    add_points(b, data)
+    if family != "hard":
+        add_C(b, C)
+    layout = Layout()
+    L = None
+    if linear:
+        add_features(b, data.n_features)
+        b.w = pyo.Var(b.J, initialize=0.0, doc="normal vector w of the separating hyperplane")
+        coef, M = b.w, data.X
+    else:
+        L = factor(K)
+        b.R = pyo.Set(initialize=range(L.shape[1]), ordered=True,
+                      doc="factor components k (K = L L', L of full column rank)")
+        b.v = pyo.Var(b.R, initialize=0.0,
+                      doc="coordinates of w in the basis L spans: w = sum_j beta_j phi(x_j), v = L' beta")
+        coef, M = b.v, L
+    cpos = layout.add(coef)
+    b.b = pyo.Var(initialize=0.0, doc="bias b")
+    layout.add(b.b)
+    xi = None
+    if family != "hard":
+        b.xi = pyo.Var(b.I, bounds=(0, None) if family == "soft_l1" else (None, None),
+                       initialize=0.0, doc="slack xi_i of point i's margin")
+        xi = b.xi
+        layout.add(xi)
+    add_decision_values(b, "f", M, coef,
+                        doc="f_i = w.x_i" if linear else "f_i = (L v)_i = (K beta)_i = w.phi(x_i)")
+    sum_of_squares(b, "ww", coef, doc="||w||^2" if linear else "||w||^2 = ||v||^2 = beta'K beta")
+    rows = [add_margin(b, layout, b.f, M, coef.local_name, data.y, xi)]
+    expr = 0.5 * b.ww
+    quadratic = [QuadTerm(QuadBlock(cpos, diag=np.ones(len(cpos))), Scale(0.5))]
+    linear_terms = []
+    if family == "soft_l1":
+        expr = expr + b.C * linear_form(np.ones(data.n_points), list(xi.values()))
+        linear_terms.append(LinearTerm(layout.pos["xi"], 1.0, Scale(1.0, "C")))
+    elif family == "soft_l2":
+        sum_of_squares(b, "xi_sq", xi, doc="sum_i xi_i^2")
+        expr = expr + 0.5 * b.C * b.xi_sq
+        quadratic.append(QuadTerm(QuadBlock(layout.pos["xi"], diag=np.ones(data.n_points)),
+                                  Scale(0.5, "C")))
+    b.objective = pyo.Objective(expr=expr, sense=pyo.minimize, doc="primal objective")
+    record = Record(block=b, variables=layout.variables, objective=b.objective, sense=1,
+                    linear=linear_terms, quadratic=quadratic, rows=rows,
+                    problem_class="QP").seal()
+    b._svm = BuiltSVM(formulation=f"{family}_primal", data=data, kernel=kern, block=b,
+                      record=record, K=K, L=L)
+    return b
+
+
+# ---------------------------------------------------------------------------------------
+# The six public builders
+
+
+def hard_primal(X, y, *, kernel="linear", gamma="scale", degree=3, coef0=0.0, block=None):
+    r"""Hard-margin SVM, primal form (convex QP).
+
+    .. math::
+
+        \min_{w, b} \; \tfrac12 \|w\|^2 \quad \text{s.t.} \quad y_i (w \cdot x_i + b) \ge 1
+
+    Components: ``I`` points, ``y[i]`` labels, ``b`` bias, ``f[i]`` decision value without
+    bias, ``ww`` = ||w||^2, ``margin[i]``, ``objective``; for the linear kernel ``J``
+    features and ``w[j]``; for other kernels ``R`` and ``v[k]``, the coordinates of ``w``
+    in the factor form ``K = L L'`` (``f = L v``, ``||w||^2 = ||v||^2``).
+    Infeasible -- and reported as :class:`~svm_models.errors.NotSeparableError` -- when the
+    data are not separable. Reference: Cristianini & Shawe-Taylor (2000), Prop. 6.1.
+    """
+    return build_primal(X, y, "hard", kernel=kernel, gamma=gamma, degree=degree, coef0=coef0,
+                        block=block)
+
+
+def hard_dual(X, y, *, kernel="linear", gamma="scale", degree=3, coef0=0.0, quad_form="auto",
+              max_vars=None, block=None):
+    r"""Hard-margin SVM, dual form (convex QP).
+
+    .. math::
+
+        \max_{\alpha} \; e'\alpha - \tfrac12 \alpha' G(K) \alpha
+        \quad \text{s.t.} \quad \alpha \ge 0, \; y'\alpha = 0, \qquad G(K)_{ij} = y_i y_j K_{ij}
+
+    Components: ``I``, ``y``, ``alpha[i]`` (bounds ``[0, inf)``), ``quad`` = alpha'G alpha
+    (dense, or ``sum_k z_k^2`` with ``z = F alpha``, ``factor[k]`` when ``quad_form`` picks the
+    factor form: ``auto`` does for the linear kernel when ``d < l/2``, unless ``max_vars``
+    -- the largest model the chosen backend takes -- admits only the dense form), ``balance``,
+    ``objective``. Unbounded (NotSeparableError) when the data are not separable.
+    """
+    return build_dual(X, y, "hard", kernel=kernel, gamma=gamma, degree=degree, coef0=coef0,
+                      quad_form=quad_form, max_vars=max_vars, block=block)
+
+
+def soft_l1_primal(X, y, *, C=1.0, kernel="linear", gamma="scale", degree=3, coef0=0.0,
+                   block=None):
+    r"""1-norm soft-margin SVM, primal form (convex QP).
+
+    .. math::
+
+        \min_{w, b, \xi \ge 0} \; \tfrac12 \|w\|^2 + C \sum_i \xi_i
+        \quad \text{s.t.} \quad y_i (w \cdot x_i + b) \ge 1 - \xi_i
+
+    Components as :func:`hard_primal`, plus ``C`` (mutable Param) and ``xi[i] >= 0``.
+    """
+    return build_primal(X, y, "soft_l1", C=C, kernel=kernel, gamma=gamma, degree=degree,
+                        coef0=coef0, block=block)
+
+
+def soft_l1_dual(X, y, *, C=1.0, kernel="linear", gamma="scale", degree=3, coef0=0.0,
+                 quad_form="auto", max_vars=None, block=None):
+    r"""1-norm soft-margin SVM, dual form (convex QP; the problem libsvm solves).
+
+    .. math::
+
+        \max_{\alpha} \; e'\alpha - \tfrac12 \alpha' G(K) \alpha
+        \quad \text{s.t.} \quad 0 \le \alpha \le C, \; y'\alpha = 0
+
+    Components as :func:`hard_dual`; the box ``alpha[i] in [0, C]`` is a variable bound on the
+    mutable Param ``C``.
+    """
+    return build_dual(X, y, "soft_l1", C=C, kernel=kernel, gamma=gamma, degree=degree,
+                      coef0=coef0, quad_form=quad_form, max_vars=max_vars, block=block)
+
+
+def soft_l2_primal(X, y, *, C=1.0, kernel="linear", gamma="scale", degree=3, coef0=0.0,
+                   block=None):
+    r"""2-norm soft-margin SVM, primal form (convex QP).
+
+    .. math::
+
+        \min_{w, b, \xi} \; \tfrac12 \|w\|^2 + \tfrac{C}{2} \sum_i \xi_i^2
+        \quad \text{s.t.} \quad y_i (w \cdot x_i + b) \ge 1 - \xi_i
+
+    ``xi`` needs no sign constraint (a negative slack never pays). Components as
+    :func:`soft_l1_primal` plus ``xi_sq`` = sum xi_i^2.
+    """
+    return build_primal(X, y, "soft_l2", C=C, kernel=kernel, gamma=gamma, degree=degree,
+                        coef0=coef0, block=block)
+
+
+def soft_l2_dual(X, y, *, C=1.0, kernel="linear", gamma="scale", degree=3, coef0=0.0,
+                 quad_form="auto", max_vars=None, block=None):
+    r"""2-norm soft-margin SVM, dual form (convex QP): a hard margin with kernel ``K + I/C``.
+
+    .. math::
+
+        \max_{\alpha} \; e'\alpha - \tfrac12 \alpha' G(K + I/C) \alpha
+        \quad \text{s.t.} \quad \alpha \ge 0, \; y'\alpha = 0
+
+    Components as :func:`hard_dual`, plus ``C`` and ``ridge`` = alpha'alpha, so that the
+    objective reads ``sum(alpha) - 1/2 quad - 1/(2C) ridge``.
+    """
+    return build_dual(X, y, "soft_l2", C=C, kernel=kernel, gamma=gamma, degree=degree,
+                      coef0=coef0, quad_form=quad_form, max_vars=max_vars, block=block)
+
+
+# ---------------------------------------------------------------------------------------
+# Hard margin: the cause of a failure
+
+
+def separable(svm) -> bool:
+    """Whether the training data are separable in the kernel's feature space: the LP
+    ``y_i (m_i'u + b) >= 1`` with ``m_i`` the rows of X (linear), of the factor L, or of K,
+    is feasible (HiGHS via scipy)."""
+    from scipy.optimize import linprog
+
+    data = svm.data
+    M = data.X if svm.kernel.is_linear else (svm.L if svm.L is not None else svm.K)
+    A = -(data.y[:, None] * np.hstack([M, np.ones((M.shape[0], 1))]))
+    res = linprog(np.zeros(A.shape[1]), A_ub=A, b_ub=-np.ones(A.shape[0]),
+                  bounds=[(None, None)] * A.shape[1], method="highs")
+    return res.status == 0
+
+
+def not_separable(svm, status: str, message: str) -> NotSeparableError:
+    return NotSeparableError(
+        f"the data are not separable in the kernel's feature space, so the hard-margin "
+        f"{svm.formulation} has no solution (solver status: {status}, {message}). Use a soft "
+        "margin (soft_l1_*/soft_l2_*) or another kernel.", status)
+
+
+def check_before_solve(svm, *, proves_unbounded: bool) -> None:
+    """A hard-margin dual on a backend that cannot prove it unbounded (SCIP searches on):
+    check separability by LP first."""
+    if svm.formulation == "hard_dual" and not proves_unbounded and not separable(svm):
+        raise not_separable(svm, "unbounded", "checked by LP before solving")
+
+
+def licence_hint(svm) -> str:
+    """What fits Gurobi's size-limited licence when the factor form does not."""
+    l = svm.data.n_points
+    if svm.facts.get("quad_form") == "factor" and l <= 200:
+        return (f" The dense form of this dual has {l} variables and fits: build it with "
+                "quad_form='dense' (svm_models.fit with solver='gurobi' picks it itself).")
+    return ""
+
+
+def explain_failure(svm, status: str, message: str):
+    """The error for a failed hard margin: NotSeparableError when the LP says so."""
+    if svm.formulation.startswith("hard") and not separable(svm):
+        return not_separable(svm, status, message)
+    return None
+
+
+# ---------------------------------------------------------------------------------------
+# Reading a solution
+
+
+def extract(block, ctx) -> Solution:
+    """Solution of a solved classic-SVM block (any of the six formulations)."""
+    svm = block._svm
+    family, form = svm.formulation.rsplit("_", 1)
+    data = svm.data
+    y, l = data.y, data.n_points
+    C = float(pyo.value(block.C)) if family != "hard" else None
+    extra: dict = {}
+    x = np.array([np.nan if vd.value is None else vd.value for vd in svm.record.var_datas()])
+    if ctx.objective is not None:
+        objective = ctx.objective
+    elif ctx.verified:
+        objective = svm.record.objective_value(x)  # numpy: never materialises lazy l^2 terms
+    else:
+        objective = _model_objective(block)
+    linear_w = None
+    if form == "dual":
+        alpha = np.clip(var_array(block.alpha), 0.0, None if C is None or family != "soft_l1" else C)
+        scale = C if family == "soft_l1" else max(float(alpha.max(initial=0.0)), 1.0)
+        thr = support_threshold(scale, ctx.tol)
+        polished = False
+        if ctx.verified:  # never polish away a user's own constraint
+            alpha, polished = polish_dual(svm, family, alpha, C, thr)
+        extra["polished"] = polished
+        coef = y * alpha
+        f = svm.kernel_times(coef)   # K(y*alpha): the one kernel product of a dual
+        b = bias_from_kkt(family, alpha, y, f, C, thr)
+        extra["b_source"] = "kkt"
+        if not ctx.verified:
+            # the model was changed: b from the KKT conditions only if alpha satisfies the
+            # SVM's own optimality conditions (then it is this SVM's solution); else b is the
+            # multiplier of y'alpha = 0, as long as that constraint is the builder's
+            res = max(dual_kkt_residual(family, alpha, y, f, b, C if C else np.inf, thr),
+                      abs(float(y @ alpha)) / max(1.0, float(alpha.sum())))
+            extra["svm_kkt_residual"] = res
+            if res <= KKT_ACCEPT:
+                extra["b_source"] = "kkt (the solution satisfies the SVM's optimality conditions)"
+            else:
+                b = ctx.dual(block.balance) if unchanged(svm.record, block.balance) else None
+                if b is None:
+                    b = float("nan")
+                    extra["b_source"] = ("not available: the model was changed, the solution "
+                                         "is not the SVM's, and b (the multiplier of balance, "
+                                         "y'alpha = 0) is not reported or balance was changed")
+                else:
+                    extra["b_source"] = "multiplier of balance"
+        if svm.kernel.is_linear:
+            linear_w = data.X.T @ coef
+        alpha_source = "dual variables"
+        if family == "soft_l2":
+            xi = alpha / C
+        elif family == "soft_l1":
+            xi = np.maximum(0.0, 1.0 - y * (f + b))
+        else:
+            xi = np.zeros(l)
+    else:
+        cvar = block.w if svm.kernel.is_linear else block.v
+        cvals = var_array(cvar)
+        b = float(block.b.value)
+        M = data.X if svm.kernel.is_linear else svm.L
+        fdec = M @ cvals
+        if svm.kernel.is_linear:
+            linear_w = cvals
+        xi = var_array(block.xi) if family != "hard" else np.zeros(l)
+        if family == "soft_l1":
+            xi = np.maximum(xi, 0.0)
+        mult = [ctx.dual(block.margin[i]) for i in range(l)]
+        if all(m is not None for m in mult):
+            alpha, alpha_source = np.array(mult), "multipliers"
+        else:
+            residual = y * (fdec + b) - 1.0 + xi
+            active = residual <= ACTIVE_MARGIN_REL * max(1.0, float(np.abs(fdec).max(initial=0.0)))
+            thr0 = support_threshold(C if C else 1.0, ctx.tol)
+            alpha = recover_alpha(y, family, M.T, cvals, active, xi, C, thr0)
+            alpha_source = "kkt_least_squares"
+            if not ctx.verified:
+                # accepted only if it satisfies the SVM's stationarity and balance conditions
+                res = max(float(np.linalg.norm(cvals - M.T @ (y * alpha)))
+                          / max(1.0, float(np.linalg.norm(cvals))),
+                          abs(float(y @ alpha)) / max(1.0, float(alpha.sum())))
+                extra["svm_kkt_residual"] = res
+                if res > KKT_ACCEPT:
+                    alpha = np.full(l, np.nan)
+                    alpha_source = ("not available: the model was changed, the backend reports "
+                                    "no multipliers, and the SVM's KKT conditions do not hold")
+        alpha = np.clip(alpha, 0.0, None if C is None or family != "soft_l1" else C)
+        scale = C if family == "soft_l1" else max(float(np.nanmax(alpha, initial=0.0)), 1.0)
+        thr = support_threshold(scale, ctx.tol)
+        polished = False
+        if ctx.verified and alpha_source == "multipliers":
+            # multipliers carry the solver's dual accuracy (HiGHS: ~1e-5 with its QP
+            # regularisation): solved exactly on their active set, kept if the KKT residual drops
+            alpha, polished = polish_dual(svm, family, alpha, C, thr)
+        extra["polished"] = polished
+    extra["alpha_source"] = alpha_source
+    extra["support_threshold"] = thr
+    with np.errstate(invalid="ignore"):
+        support = np.flatnonzero(alpha > thr)
+    dual_coef = np.where(alpha > thr, y * alpha, 0.0)
+    sol_kw = dict(formulation=svm.formulation, solver=ctx.solver, status=ctx.status, w=linear_w,
+                  b=float(b), alpha=alpha, dual_coef=dual_coef, xi=xi, support=support,
+                  support_vectors=_support_vectors(svm, support), objective=objective,
+                  kernel=svm.kernel, classes=data.classes, C=C, time=ctx.time,
+                  interface=ctx.interface, path=ctx.path, extra=extra)
+    ww = None
+    if ctx.verified and np.all(np.isfinite(alpha)):
+        ww = _diagnostics(svm, family, form, alpha, b, xi, C, linear_w,
+                          fdec if form == "primal" else None,
+                          cvals if form == "primal" else None, sol_kw)
+        if family == "hard" and sol_kw["kkt"]["primal_infeasibility"] > HARD_MARGIN_VIOLATION:
+            err = explain_failure(svm, "optimal", "but the margins are violated")
+            if err is not None:  # some interfaces report "optimal" for the unbounded dual
+                raise err
+    else:
+        extra["diagnostics"] = ("not computed: the model solved is not the formulation "
+                                f"({ctx.reason})" if not ctx.verified else
+                                "not computed: alpha is not available")
+    if ww is None:
+        ww = float(linear_w @ linear_w) if linear_w is not None else (
+            float(cvals @ cvals) if form == "primal" else None)
+    sol_kw["margin"] = (1.0 / np.sqrt(ww)) if ww else None
+    return Solution(**sol_kw)
+
+
+def _model_objective(block) -> float:
+    """The value of the active objective of the model the block lives in."""
+    model = block.model()
+    objs = list(model.component_data_objects(pyo.Objective, active=True, descend_into=True))
+    return float(pyo.value(objs[0] if len(objs) == 1 else block.objective))
+
+
+def _support_vectors(svm, support):
+    if svm.kernel.name == "precomputed":
+        return np.zeros((support.size, 0))
+    return svm.data.X[support]
+
+
+def _diagnostics(svm, family, form, alpha, b, xi, C, linear_w, fdec, cvals, out) -> float:
+    """Primal and dual objectives, duality gap and KKT residuals of the formulation at the
+    recovered (alpha, w, b, xi); returns ``||w||^2``."""
+    y = svm.data.y
+    Ka = svm.kernel_times(y * alpha)
+    aGa = float((y * alpha) @ Ka)
+    dual_obj = float(alpha.sum() - 0.5 * aGa - (0.5 / C * alpha @ alpha if family == "soft_l2" else 0.0))
+    if linear_w is not None:
+        ww = float(linear_w @ linear_w)
+        fvals = svm.data.X @ linear_w
+    elif form == "primal":
+        ww = float(cvals @ cvals)
+        fvals = fdec
+    else:
+        ww = aGa
+        fvals = Ka
+    penalty = {"hard": 0.0, "soft_l1": (C or 0.0) * float(np.sum(xi)),
+               "soft_l2": 0.5 * (C or 0.0) * float(xi @ xi)}[family]
+    primal_obj = 0.5 * ww + penalty
+    viol = np.maximum(0.0, 1.0 - xi - y * (fvals + b))
+    kkt = {
+        "primal_infeasibility": float(viol.max(initial=0.0)),
+        "balance": float(abs(y @ alpha)),
+        "complementarity": float(np.max(np.abs(alpha * (y * (fvals + b) - 1.0 + xi)), initial=0.0)),
+    }
+    if form == "primal":
+        # stationarity: w = X'(y alpha) (linear), v = L'(y alpha) (factor form)
+        M = svm.data.X if linear_w is not None else svm.L
+        kkt["stationarity"] = float(np.linalg.norm(cvals - M.T @ (y * alpha))
+                                    / max(1.0, np.linalg.norm(cvals)))
+    out.update(primal_objective=primal_obj, dual_objective=dual_obj,
+               duality_gap=(primal_obj - dual_obj) / max(1.0, abs(primal_obj)), kkt=kkt)
+    return ww

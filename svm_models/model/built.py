@@ -1,0 +1,44 @@
+"""What a builder leaves on the block it filled: ``block._svm``, a :class:`BuiltSVM`.
+
+So that :func:`svm_models.solve` and :func:`svm_models.extract` work on any block -- also
+one inside a model of the user's own -- knowing what was built from what.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+
+@dataclass(eq=False)
+class BuiltSVM:
+    """What was built from what.
+
+    ``formulation`` the registered name, ``data`` the validated
+    :class:`~svm_models.data.Dataset`, ``kernel`` the resolved
+    :class:`~svm_models.kernels.Kernel`, ``record`` the
+    :class:`~svm_models.model.record.Record`, ``K`` the training Gram matrix (None where not
+    needed), ``L`` a factor ``K = L L'`` of full column rank where the model uses one (kernel
+    primals), ``facts`` what the family needs to read a solution (g range, quad form...).
+    """
+
+    formulation: str
+    data: Any
+    kernel: Any
+    block: Any
+    record: Any
+    K: np.ndarray | None = None
+    L: np.ndarray | None = None
+    facts: dict = field(default_factory=dict)
+
+    def kernel_times(self, v: np.ndarray) -> np.ndarray:
+        """``K v`` on the training points, through a factor when there is one (no l x l
+        matrix for the linear kernel)."""
+        if self.K is not None:
+            return self.K @ v
+        if self.L is not None:
+            return self.L @ (self.L.T @ v)
+        X = self.data.X
+        return X @ (X.T @ v)

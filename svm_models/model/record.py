@@ -1,0 +1,309 @@
+"""The builder's record of what it built, and the proof that the model still is that.
+
+A builder knows exactly what it created: which variables in which order, which linear rows,
+quadratic forms, cones and growing row families, with which matrices. It records that as a
+:class:`Record` on the block -- plain data: numpy/scipy arrays, names, and references to the
+Pyomo components it made; no callbacks into formulation code. Mutable parameters (``C``,
+``lam``) enter the record by name (:class:`Scale`) and are read when the model is solved, as
+are variable bounds: changing them needs no rebuild and is never ignored.
+
+The solver layer hands a backend the record's matrices (the *fast path*) only when
+:func:`verify` proves the model is what the record says:
+
+* every recorded component is still the one on the block (none deleted or replaced), every
+  recorded set has its size;
+* the model has exactly one active objective, the recorded one, with its expression and
+  sense unchanged;
+* every active constraint of the whole model (the block may sit inside a larger model)
+  belongs to a recorded constraint, every recorded member is active, present and unchanged;
+* every recorded named expression is unchanged (the objective and constraints refer to them);
+* no variable is fixed or made discrete; no other active modelling component (SOS,
+  logical constraints, disjunctions...) is present.
+
+"Unchanged" is shown member by member: a lazy member (:mod:`svm_models.model.lazy`) is
+pristine while it holds its recipe or exactly what the recipe built; any other recorded
+member must still hold the very expression object it held when the builder sealed the
+record. Anything else sends the solve down the general path, with :func:`verify`'s reason.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+from pyomo.core.base.block import Block
+from pyomo.core.base.constraint import Constraint, ConstraintData
+from pyomo.core.base.expression import Expression
+from pyomo.core.base.objective import Objective
+from pyomo.core.base.param import Param
+from pyomo.core.base.set import Set
+from pyomo.core.base.var import Var
+from pyomo.core.expr.numvalue import value as pyo_value
+
+from .forms import Cone, QuadBlock, QuadRow  # noqa: F401  (QuadRow, Cone: record members)
+
+#: component types that carry no constraint of their own: allowed anywhere in the model
+INERT_TYPES = ("Var", "Param", "Set", "SetOf", "RangeSet", "Expression", "Suffix", "Block",
+               "BuildAction", "BuildCheck")
+
+
+@dataclass(frozen=True)
+class Scale:
+    """``factor * value(param) ** power``: a coefficient that follows a mutable Param
+    (``param`` is the Param's name on the recorded block; None: the factor alone)."""
+
+    factor: float = 1.0
+    param: str | None = None
+    power: int = 1
+
+    def value(self, block) -> float:
+        if self.param is None:
+            return self.factor
+        return self.factor * float(pyo_value(block.component(self.param))) ** self.power
+
+
+@dataclass(eq=False)
+class LinearTerm:
+    """Objective term ``scale * coef' x[index]`` (``coef`` an array or one number)."""
+
+    index: np.ndarray
+    coef: Any = 1.0
+    scale: Scale = field(default_factory=Scale)
+
+
+@dataclass(eq=False)
+class QuadTerm:
+    """Objective term ``scale * x[index]' M x[index]`` (the block's own form)."""
+
+    block: QuadBlock
+    scale: Scale = field(default_factory=Scale)
+
+
+@dataclass(eq=False)
+class RowGroup:
+    """Rows ``lower <= A x <= upper``: the members ``datas`` of one Constraint."""
+
+    component: Any
+    datas: list
+    A: sp.csr_matrix
+    lower: np.ndarray
+    upper: np.ndarray
+
+
+@dataclass(eq=False)
+class Record:
+    """What a builder built, as data (see the module docstring).
+
+    The objective is ``constant + sum(linear) + sum(quadratic)`` in the model's own
+    ``sense`` (+1 minimise, -1 maximise). ``families`` are growing row families
+    (:class:`~svm_models.model.families.PairFamily`): their current members are rows of the
+    standard form. ``problem_class`` is ``LP``, ``QP``, ``SOCP``, ``QCQP`` or ``NLP``.
+    """
+
+    block: Any
+    variables: list
+    objective: Any
+    sense: int
+    linear: list = field(default_factory=list)
+    quadratic: list = field(default_factory=list)
+    constant: float = 0.0
+    rows: list = field(default_factory=list)
+    quad_rows: list = field(default_factory=list)
+    cones: list = field(default_factory=list)
+    families: list = field(default_factory=list)
+    problem_class: str = "QP"
+    components: dict = field(default_factory=dict)
+    tokens: dict = field(default_factory=dict)
+    set_sizes: dict = field(default_factory=dict)
+    n_var_datas: int = 0
+
+    # -- building ---------------------------------------------------------------------
+    def seal(self) -> "Record":
+        """Take stock when the builder is done: every component it added to the block, the
+        expression object each non-lazy recorded member holds, the sizes of the sets."""
+        blk = self.block
+        self.components = {c.local_name: c for c in blk.component_objects(descend_into=False)}
+        self.tokens = {}
+        for comp in self.components.values():
+            ctype = comp.ctype
+            if ctype in (Constraint, Expression, Objective):
+                for d in comp.values():
+                    if not hasattr(d, "is_pristine"):
+                        self.tokens[id(d)] = _token(d)
+            elif ctype is Set:
+                self.set_sizes[comp.local_name] = len(comp)
+        self.n_var_datas = n = sum(len(v) for v in self.variables)
+        # rows recorded before later variables were declared get zero columns for them
+        for g in self.rows:
+            g.A = _widen(g.A, n)
+        for q in self.quad_rows:
+            if len(q.linear) < n:
+                q.linear = np.concatenate([q.linear, np.zeros(n - len(q.linear))])
+        for c in self.cones:
+            c.A = _widen(c.A, n)
+        return self
+
+    def var_datas(self) -> list:
+        out = []
+        for v in self.variables:
+            out.extend(v.values())
+        return out
+
+    def objective_parts(self):
+        """``(c, const, quad_blocks)`` of the objective in the model's own sense, with the
+        mutable parameters' current values."""
+        n = self.n_var_datas
+        c = np.zeros(n)
+        blk = self.block
+        for t in self.linear:
+            c[t.index] += np.asarray(t.coef, dtype=float) * t.scale.value(blk)
+        quad = [q.block.scaled(q.scale.value(blk)) for q in self.quadratic]
+        return c, float(self.constant), quad
+
+    def objective_value(self, x: np.ndarray) -> float:
+        """The objective (model's sense) at ``x`` from the record: the same number as
+        ``pyomo.value(objective)`` on a model :func:`verify` accepts, without walking
+        (or materialising) the O(l^2) terms of a lazy quadratic form."""
+        c, const, quad = self.objective_parts()
+        return float(const + c @ x + sum(q.value(x) for q in quad))
+
+
+def _widen(A, n: int) -> sp.csr_matrix:
+    A = sp.csr_matrix(A)
+    if A.shape[1] == n:
+        return A
+    if A.shape[1] > n:
+        raise ValueError(f"a recorded row has {A.shape[1]} columns; the model has {n} variables")
+    return sp.hstack([A, sp.csr_matrix((A.shape[0], n - A.shape[1]))], format="csr")
+
+
+def _token(data):
+    """The object a non-lazy member holds: its relational or numeric expression."""
+    if isinstance(data, ConstraintData):
+        return data._expr
+    return data._args_
+
+
+def unchanged(record: Record, data) -> bool:
+    """Whether one recorded member (constraint, named expression, objective) still holds
+    what the builder gave it."""
+    return _unchanged(record, data) and getattr(data, "active", True)
+
+
+def _unchanged(record: Record, data) -> bool:
+    pristine = getattr(data, "is_pristine", None)
+    if pristine is not None:
+        return pristine
+    tok = record.tokens.get(id(data), _MISSING)
+    return tok is not _MISSING and _token(data) is tok
+
+
+_MISSING = object()
+
+
+def _modelling_components(model):
+    """Active components of any type other than variables, parameters, sets, named
+    expressions, suffixes and blocks: the things that constrain or score a model."""
+    for comp in model.component_objects(active=True, descend_into=True):
+        if comp.ctype.__name__ not in INERT_TYPES:
+            yield comp
+
+
+def verify(record: Record) -> str | None:
+    """``None`` when the model is proved to be what ``record`` says, else the reason."""
+    blk = record.block
+    comps = record.components
+    for name, comp in comps.items():
+        if blk.component(name) is not comp:
+            return f"component {name!r} was deleted or replaced"
+    for name, size in record.set_sizes.items():
+        if len(comps[name]) != size:
+            return f"set {name!r} was changed ({len(comps[name])} members, built with {size})"
+    model = blk.model()
+    recorded = {id(c) for c in comps.values()}
+    objective_seen = False
+    for comp in _modelling_components(model):
+        ctype = comp.ctype
+        if ctype is Objective:
+            for od in comp.values():
+                if not od.active:
+                    continue
+                if od is not record.objective:
+                    return f"objective {od.name!r} is not the one the builder made"
+                objective_seen = True
+        elif ctype is Constraint:
+            if id(comp) not in recorded:
+                return f"constraint {comp.name!r} is not part of the recorded model"
+        else:
+            return f"{ctype.__name__} {comp.name!r} is not part of the recorded model"
+    obj = record.objective
+    if not objective_seen or not obj.active:
+        return "the builder's objective is not the model's active objective"
+    if (1 if obj.sense == 1 else -1) != record.sense:
+        return "the objective's sense was changed"
+    if not _unchanged(record, obj):
+        return "the objective expression was changed"
+    for comp in comps.values():
+        ctype = comp.ctype
+        if ctype is Constraint:
+            if not comp.active:
+                return f"recorded constraint {comp.name!r} was deactivated"
+            for d in comp.values():
+                if not d.active:
+                    return f"recorded constraint {d.name!r} was deactivated"
+                if not _unchanged(record, d):
+                    return f"constraint {d.name!r} was changed"
+        elif ctype is Expression:
+            for d in comp.values():
+                if not _unchanged(record, d):
+                    return f"expression {d.name!r} was changed"
+    reason = _check_sizes(record)
+    if reason is not None:
+        return reason
+    return _check_variables(record)
+
+
+def _check_sizes(record: Record) -> str | None:
+    """Constraint families have exactly the recorded members (none added or removed)."""
+    counts: dict[int, int] = {}
+    for g in record.rows:
+        counts[id(g.component)] = counts.get(id(g.component), 0) + len(g.datas)
+    for q in record.quad_rows:
+        comp = q.data.parent_component()
+        counts[id(comp)] = counts.get(id(comp), 0) + 1
+    for c in record.cones:
+        comp = c.data.parent_component()
+        counts[id(comp)] = counts.get(id(comp), 0) + 1
+    for f in record.families:
+        counts[id(f.component)] = counts.get(id(f.component), 0) + f.size
+    for comp in record.components.values():
+        if comp.ctype is Constraint:
+            expected = counts.get(id(comp), 0)
+            if len(comp) != expected:
+                return (f"constraint {comp.name!r} has {len(comp)} members; the record has "
+                        f"{expected}")
+    return None
+
+
+def _check_variables(record: Record) -> str | None:
+    n = 0
+    for v in record.variables:
+        dom = None
+        for vd in v.values():
+            n += 1
+            if vd.fixed:
+                return f"variable {vd.name} is fixed"
+            d = vd.domain
+            if d is not dom:
+                if not vd.is_continuous():
+                    return f"variable {vd.name} is not continuous"
+                dom = d
+    if n != record.n_var_datas:
+        return "variables were added to a recorded variable"
+    return None
+
+
+# Pyomo types used by name in INERT_TYPES (imported so a rename in Pyomo fails loudly here)
+_ = (Block, Param, Var)

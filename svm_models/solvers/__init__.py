@@ -1,0 +1,110 @@
+"""The solver layer: one module per backend, and the layer that picks a path.
+
+A user names a backend with one flag -- ``solver="ipopt" | "gurobi" | "highs" | "scip" |
+"piqp" | "clarabel"`` (and ``cplex``, ``xpress``, ``mosek`` where Pyomo has them). Each
+backend's module (:mod:`.highs`, :mod:`.ipopt`, :mod:`.gurobi`, :mod:`.scip`, :mod:`.piqp`,
+:mod:`.clarabel`, :mod:`.others`) owns its capabilities, availability, licence limits,
+options, status mapping, dual signs and matrix adapter; :mod:`.dispatch` checks the
+capability table, proves the fast path or takes the general one, and normalises the result.
+This package never imports a formulation: it meets them in the record.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import difflib
+import io
+
+from ..errors import CapabilityError, ParameterError, SolverUnavailableError
+from . import clarabel, gurobi, highs, ipopt, others, piqp, scip
+from .base import ORDER, Backend, SolverOptions, module_present
+
+#: every backend by its flag, the project's six first
+BACKENDS: dict[str, Backend] = {b.name: b for b in [
+    ipopt.BACKEND, gurobi.BACKEND, highs.BACKEND, scip.BACKEND, piqp.BACKEND, clarabel.BACKEND,
+    *others.BACKENDS]}
+
+#: the backends the project installs and tests
+PROJECT_BACKENDS = ("ipopt", "gurobi", "highs", "scip", "piqp", "clarabel")
+
+
+def backend(name: str) -> Backend:
+    """The backend called ``name`` (ParameterError, with a suggestion, otherwise)."""
+    key = str(name).lower()
+    if key not in BACKENDS:
+        close = difflib.get_close_matches(key, BACKENDS, n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        raise ParameterError(f"unknown solver {name!r}{hint}; choose one of {', '.join(BACKENDS)}")
+    return BACKENDS[key]
+
+
+def _plugin_available(plugin: str) -> bool:
+    import pyomo.environ as pyo
+
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+        try:
+            return bool(pyo.SolverFactory(plugin).available(exception_flag=False))
+        except Exception:
+            return False
+
+
+_PLUGIN_CACHE: dict[str, str | None] = {}
+
+
+def pyomo_plugin(name: str) -> str | None:
+    """The first installed Pyomo plugin of backend ``name`` (None if none works)."""
+    if name not in _PLUGIN_CACHE:
+        _PLUGIN_CACHE[name] = next((p for p in BACKENDS[name].plugins if _plugin_available(p)),
+                                   None)
+    return _PLUGIN_CACHE[name]
+
+
+def available(name: str) -> bool:
+    b = backend(name)
+    if not b.plugins:
+        return all(module_present(m) for m in b.modules)
+    return pyomo_plugin(b.name) is not None
+
+
+def capable(problem_class: str) -> list[str]:
+    return [n for n, b in BACKENDS.items() if b.takes(problem_class)]
+
+
+def check_capability(name: str, problem_class: str | None) -> Backend:
+    """Refuse, before anything runs, a backend that cannot take ``problem_class`` or is missing."""
+    b = backend(name)
+    if problem_class is not None and not b.takes(problem_class):
+        usable = [n for n in capable(problem_class) if n in PROJECT_BACKENDS]
+        raise CapabilityError(
+            f"solver {b.name!r} cannot take a {problem_class} "
+            f"({', '.join(c for c in ORDER if c in b.classes)} only); use one of: "
+            f"{', '.join(usable)}")
+    if not available(b.name):
+        raise SolverUnavailableError(
+            f"solver {b.name!r} is not installed or not usable here ({b.install})")
+    return b
+
+
+def solvers() -> dict[str, dict]:
+    """What is installed and usable: ``{name: {available, classes, interface, fast_path,
+    duals, global, note}}``."""
+    out = {}
+    for name, b in BACKENDS.items():
+        ok = available(name)
+        out[name] = {
+            "available": ok,
+            "classes": [c for c in ORDER if c in b.classes],
+            "interface": (pyomo_plugin(name) if b.plugins else "matrix") if ok else None,
+            "fast_path": b.matrix is not None,
+            "duals": b.duals,
+            "global": b.global_opt,
+            "install": b.install,
+            "note": b.note,
+        }
+    return out
+
+
+from .dispatch import SolveInfo, solve_model  # noqa: E402  (uses the table above)
+
+__all__ = ["BACKENDS", "Backend", "SolverOptions", "SolveInfo", "available", "backend",
+           "capable", "check_capability", "pyomo_plugin", "solve_model", "solvers"]

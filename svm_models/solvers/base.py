@@ -1,0 +1,248 @@
+"""What every backend module shares: the backend description, the options, the result of a
+matrix solve, and the guards every solve runs under (output streams, floating-point state).
+
+A backend module (``highs.py``, ``ipopt.py``, ...) owns everything about its backend: the
+problem classes it takes, how to find it, its licence limits, its options on both paths,
+the mapping of its statuses onto :class:`~svm_models.status.Status`, the sign of its duals,
+and its matrix adapter. This module knows no backend by name.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import ctypes.util
+import importlib.util
+import math
+import os
+import sys
+import tempfile
+import threading
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+
+from ..errors import ParameterError
+from ..status import Status
+from ..tolerances import SOLVER_TOL
+
+#: problem classes, from the easiest; a backend lists those it takes
+ORDER = ("LP", "QP", "SOCP", "QCQP", "NLP")
+
+#: every solve gets a time limit: this one unless the user sets another (math.inf: none)
+DEFAULT_TIME_LIMIT = 3600.0
+
+
+@dataclass(frozen=True)
+class Backend:
+    """One backend: what it takes and how it is reached (filled in by its own module).
+
+    name : the user's flag;  classes : the problem classes it takes;  plugins : Pyomo
+    plugin names, tried in order (empty: matrix interface only);  modules : Python modules it
+    needs;  matrix : the matrix adapter ``(StandardForm, SolverOptions, state) ->
+    MatrixResult`` (None: no fast path);  duals : reports constraint duals on the general
+    path;  global_opt : finds global optima of non-convex models (else a non-convex model is
+    refused);  proves_unbounded : detects an unbounded QP (SCIP does not);  max_vars /
+    max_quadratic_vars / max_rows : licence limits;  plugin_options : ``(plugin,
+    SolverOptions) -> dict`` of Pyomo plugin options;  dual_sign : per plugin and objective
+    sense (+1 min, -1 max), the factor that turns its reported duals into d(objective)/d(bound);
+    explain_exception : ``(exception, model) -> SVMError or None``, the typed error for an
+    exception its plugin raised (a licence refusal);  retry_options : ``exception -> dict
+    or None``, options with which a failed plugin solve is tried once more (Gurobi and a
+    non-convex model);  plugin_guard : a context manager factory every plugin solve runs in
+    (SCIP: its output captured into a file, never a pipe);
+    install : how to install it;  note : one line for listings.
+    """
+
+    name: str
+    classes: frozenset
+    plugins: tuple = ()
+    modules: tuple = ()
+    matrix: Callable | None = None
+    duals: bool = True
+    global_opt: bool = False
+    proves_unbounded: bool = True
+    max_vars: int | None = None
+    max_quadratic_vars: int | None = None
+    max_rows: int | None = None
+    plugin_options: Callable | None = None
+    explain_exception: Callable | None = None
+    retry_options: Callable | None = None
+    plugin_guard: Callable | None = None
+    dual_sign: dict = field(default_factory=dict)
+    install: str = ""
+    note: str = ""
+
+    def takes(self, problem_class: str) -> bool:
+        return problem_class in self.classes
+
+
+@dataclass(frozen=True)
+class SolverOptions:
+    """Options every backend understands, plus raw backend options.
+
+    tol : relative optimality/feasibility tolerance (default 1e-9)
+    time_limit : seconds (default :data:`DEFAULT_TIME_LIMIT`; ``math.inf`` for none)
+    iter_limit : iterations;  threads : count;  verbose : show the solver's log
+    options : raw options passed to the backend as they are
+    path : ``"auto"`` (fast when the record proves the model), ``"fast"`` (raise if not
+           possible), ``"general"`` (always through the Pyomo model)
+    """
+
+    tol: float | None = None
+    time_limit: float | None = None
+    iter_limit: int | None = None
+    threads: int | None = None
+    verbose: bool = False
+    options: dict = field(default_factory=dict)
+    path: str = "auto"
+
+    @classmethod
+    def from_kwargs(cls, **kw) -> "SolverOptions":
+        known = set(cls.__dataclass_fields__)
+        bad = set(kw) - known
+        if bad:
+            raise ParameterError(f"unknown solver option(s) {sorted(bad)}; known: {sorted(known)}")
+        if kw.get("path", "auto") not in ("auto", "fast", "general"):
+            raise ParameterError("path must be 'auto', 'fast' or 'general'")
+        for name in ("tol", "time_limit"):
+            v = kw.get(name)
+            if v is not None:
+                try:
+                    ok = float(v) > 0 and not math.isnan(float(v))
+                except (TypeError, ValueError):
+                    ok = False
+                if not ok:
+                    raise ParameterError(f"{name} must be a positive number; got {v!r}")
+        if kw.get("iter_limit") is not None and not int(kw["iter_limit"]) > 0:
+            raise ParameterError(f"iter_limit must be a positive integer; got {kw['iter_limit']!r}")
+        kw["options"] = dict(kw.get("options") or {})
+        return cls(**kw)
+
+    @property
+    def tolerance(self) -> float:
+        return SOLVER_TOL if self.tol is None else float(self.tol)
+
+    @property
+    def seconds(self) -> float | None:
+        """The time limit to hand the backend (None: unlimited, by the user's choice)."""
+        t = DEFAULT_TIME_LIMIT if self.time_limit is None else float(self.time_limit)
+        return None if math.isinf(t) else t
+
+
+@dataclass
+class MatrixResult:
+    """What a matrix adapter returns; duals already d(optimal min-form value)/d(bound)."""
+
+    status: Status
+    x: np.ndarray | None = None
+    row_duals: np.ndarray | None = None
+    qrow_duals: np.ndarray | None = None
+    cone_duals: np.ndarray | None = None
+    objective: float | None = None   # standard-form (minimisation) objective
+    iterations: int | None = None
+    message: str = ""
+    interface: str = ""
+    extra: dict = field(default_factory=dict)
+
+
+def module_present(name: str) -> bool:
+    return importlib.util.find_spec(name) is not None
+
+
+# ---------------------------------------------------------------------------------------
+# Guards every solve runs under
+
+
+_FENV = None
+
+
+@contextlib.contextmanager
+def preserved_fpu():
+    """Restore the floating-point environment after a call into a backend.
+
+    Ipopt (through cyipopt) leaves the x87 unit at 53-bit precision; Gurobi's barrier then
+    ends 'sub-optimal' on later solves in the same process. Saving the environment with
+    fegetenv and restoring it with fesetenv (glibc's libm, via ctypes) keeps backends
+    independent of the order in which they are used."""
+    global _FENV
+    if _FENV is None:
+        try:
+            libm = ctypes.CDLL(ctypes.util.find_library("m") or "libm.so.6")
+            _FENV = (libm.fegetenv, libm.fesetenv)
+        except OSError:
+            _FENV = False
+    if not _FENV:
+        yield
+        return
+    buf = ctypes.create_string_buffer(256)  # fenv_t is 28 bytes on x86-64 glibc
+    _FENV[0](buf)
+    try:
+        yield
+    finally:
+        _FENV[1](buf)
+
+
+_DRAIN_LOCK = threading.Lock()
+_DRAIN = {"depth": 0, "saved": [], "sink": None}
+
+
+@contextlib.contextmanager
+def drained_output(verbose: bool):
+    """Run a backend with its standard output and error (file descriptors 1 and 2) going to a
+    temporary file, unless ``verbose``: a backend's log can never fill a pipe that nobody
+    reads (SoPlex inside SCIP wrote ~800 warnings to a captured stderr and blocked forever),
+    and a quiet solve prints nothing. Re-entrant and thread-safe (the first solve in
+    redirects, the last one out restores); the tail of the log is kept in
+    ``drained_output.tail``."""
+    if verbose:
+        yield
+        return
+    _enter_drain()
+    try:
+        yield
+    finally:
+        _leave_drain()
+
+
+def _enter_drain() -> None:
+    with _DRAIN_LOCK:
+        _DRAIN["depth"] += 1
+        if _DRAIN["depth"] > 1:
+            return
+        for s in (sys.stdout, sys.stderr):
+            with contextlib.suppress(Exception):
+                s.flush()
+        sink = tempfile.TemporaryFile(mode="w+b")
+        saved = []
+        try:
+            for fd in (1, 2):
+                saved.append((fd, os.dup(fd)))
+                os.dup2(sink.fileno(), fd)
+        except OSError:  # no real descriptors (embedded interpreter): nothing to redirect
+            for fd, old in saved:
+                os.dup2(old, fd)
+                os.close(old)
+            saved = []
+        _DRAIN["saved"], _DRAIN["sink"] = saved, sink
+
+
+def _leave_drain() -> None:
+    with _DRAIN_LOCK:
+        _DRAIN["depth"] -= 1
+        if _DRAIN["depth"] > 0:
+            return
+        for fd, old in _DRAIN["saved"]:
+            os.dup2(old, fd)
+            os.close(old)
+        sink = _DRAIN["sink"]
+        _DRAIN["saved"], _DRAIN["sink"] = [], None
+        if sink is not None:
+            with contextlib.suppress(Exception):
+                sink.seek(max(0, sink.seek(0, 2) - 4000))
+                drained_output.tail = sink.read().decode(errors="replace")
+            sink.close()
+
+
+drained_output.tail = ""

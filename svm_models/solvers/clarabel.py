@@ -1,0 +1,135 @@
+"""Clarabel: interior-point conic solver: LP, convex QP, second-order cones, and convex
+quadratic constraints rewritten as cones (``pip install clarabel``; matrix interface only,
+no Pyomo plugin: its general path reads the Pyomo model into matrices and proves every
+quadratic constraint convex or a cone first, see :mod:`svm_models.model.reader`).
+
+Clarabel solves ``min 1/2 x'Px + q'x`` s.t. ``Ax + s = b``, ``s`` in a product of cones; its
+dual ``z`` gives d(optimal value)/d(b) = -z. A convex quadratic row
+``x'Mx + a'x <= u`` becomes ``||(2 R x, t - 1)|| <= t + 1`` with ``t = u - a'x`` and
+``R'R = M``; a cone in squared form ``q(x) = ||u_1:||^2 - u_0^2 <= 0`` has the multiplier
+``lambda = z_0 / (2 u_0)``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+
+from ..model.forms import psd_root
+from ..status import Status
+from ..tolerances import CLARABEL_CONE_TOL, CLARABEL_QP_TOL, EIG_DROP_REL
+from .base import Backend, MatrixResult
+from .common import block_rows
+
+STATUS = {"Solved": Status.optimal, "PrimalInfeasible": Status.infeasible,
+          "DualInfeasible": Status.unbounded, "MaxIterations": Status.iteration_limit,
+          "MaxTime": Status.time_limit, "NumericalError": Status.numerical_error,
+          "InsufficientProgress": Status.numerical_error,
+          "AlmostSolved": Status.numerical_error}
+
+
+def solve(sf, opts, state=None) -> MatrixResult:
+    """Clarabel on a standard form with rows, bounds, convex quadratic rows and cones."""
+    import clarabel
+
+    n = sf.n
+    blocks, rhs, cones = [], [], []
+    eq_idx, Aeq, beq, in_idx, Ain, lin, uin = sf.equality_split()
+    if len(eq_idx):
+        blocks.append(Aeq); rhs.append(beq); cones.append(clarabel.ZeroConeT(len(eq_idx)))
+    up, lo = np.isfinite(uin), np.isfinite(lin)
+    I = sp.identity(n, format="csr")
+    nonneg, nonneg_b, nonneg_map = [], [], []
+    if up.any():
+        nonneg.append(Ain[up]); nonneg_b.append(uin[up]); nonneg_map.append(("row_u", in_idx[up]))
+    if lo.any():
+        nonneg.append(-Ain[lo]); nonneg_b.append(-lin[lo]); nonneg_map.append(("row_l", in_idx[lo]))
+    xu, xl = np.isfinite(sf.ux), np.isfinite(sf.lx)
+    if xu.any():
+        nonneg.append(I[xu]); nonneg_b.append(sf.ux[xu]); nonneg_map.append(("x_u", int(xu.sum())))
+    if xl.any():
+        nonneg.append(-I[xl]); nonneg_b.append(-sf.lx[xl]); nonneg_map.append(("x_l", int(xl.sum())))
+    if nonneg:
+        Ann = sp.vstack(nonneg, format="csr")
+        blocks.append(Ann); rhs.append(np.concatenate(nonneg_b))
+        cones.append(clarabel.NonnegativeConeT(Ann.shape[0]))
+    qrow_dims = []
+    for q in sf.qrows:
+        # sum x'Mx + a'x <= u  as  ||(2 R x, t - 1)|| <= t + 1 with t = u - a'x
+        R = block_rows([(psd_root(blk.dense(), rel=EIG_DROP_REL), blk.index) for blk in q.quad], n)
+        a = sp.csr_matrix(q.linear[None, :])
+        Ak = sp.vstack([a, a, -2.0 * R], format="csr")
+        bk = np.concatenate([[q.upper + 1.0, q.upper - 1.0], np.zeros(R.shape[0])])
+        blocks.append(Ak); rhs.append(bk); cones.append(clarabel.SecondOrderConeT(Ak.shape[0]))
+        qrow_dims.append(Ak.shape[0])
+    cone_info = []
+    for c in sf.cones:
+        soc = c.as_soc()   # u = A x + b in SOC:  -A x + s = b
+        blocks.append(-soc.A); rhs.append(soc.b); cones.append(clarabel.SecondOrderConeT(soc.dim))
+        cone_info.append((soc, 1.0 if c.kind == "soc" else 2.0))
+    A = sp.vstack(blocks, format="csc") if blocks else sp.csc_matrix((0, n))
+    bvec = np.concatenate(rhs) if rhs else np.zeros(0)
+    P = sf.hessian_sparse(triangle="upper") if sf.quad else sp.csc_matrix((n, n))
+    s = clarabel.DefaultSettings()
+    s.verbose = bool(opts.verbose)
+    conic = bool(sf.qrows or sf.cones)
+    tol = opts.tol if opts.tol is not None else (CLARABEL_CONE_TOL if conic else CLARABEL_QP_TOL)
+    s.tol_gap_abs = tol
+    s.tol_gap_rel = tol
+    s.tol_feas = tol
+    s.tol_ktratio = max(tol * 1e-2, 1e-12)
+    if opts.seconds is not None:
+        s.time_limit = float(opts.seconds)
+    if opts.iter_limit is not None:
+        s.max_iter = int(opts.iter_limit)
+    if opts.threads is not None:
+        s.max_threads = int(opts.threads)
+    for key, val in opts.options.items():
+        setattr(s, key, val)
+    solver = clarabel.DefaultSolver(P, sf.c, A, bvec, cones, s)
+    sol = solver.solve()
+    name = str(sol.status).split(".")[-1]
+    res = MatrixResult(status=STATUS.get(name, Status.error), message=name, interface="clarabel")
+    if res.status is not Status.optimal:
+        return res
+    x = np.array(sol.x)
+    z = np.array(sol.z)
+    duals = np.zeros(sf.m)
+    pos = 0
+    if len(eq_idx):
+        duals[eq_idx] = -z[:len(eq_idx)]
+        pos = len(eq_idx)
+    for kind, idx in nonneg_map:
+        cnt = len(idx) if kind.startswith("row") else idx
+        zz = z[pos:pos + cnt]
+        if kind == "row_u":
+            duals[idx] += -zz
+        elif kind == "row_l":
+            duals[idx] += zz
+        pos += cnt
+    qd = []
+    for cnt in qrow_dims:
+        zz = z[pos:pos + cnt]
+        qd.append(-(zz[0] + zz[1]))
+        pos += cnt
+    cd = []
+    for soc, factor in cone_info:
+        zz = z[pos:pos + soc.dim]
+        head = float((soc.A[0] @ x)[0] + soc.b[0])
+        # lambda of the squared form q <= 0 is z_0 / (2 head); a rotated cone's squared form
+        # is half the SOC's: twice the multiplier. Sensitivity: -lambda.
+        cd.append(-factor * zz[0] / (2.0 * head) if head > 0 else 0.0)
+        pos += soc.dim
+    res.x = x
+    res.row_duals = duals
+    res.qrow_duals = np.array(qd)
+    res.cone_duals = np.array(cd)
+    res.objective = sf.objective(x)
+    res.iterations = int(sol.iterations)
+    return res
+
+
+BACKEND = Backend(
+    name="clarabel", classes=frozenset(("LP", "QP", "SOCP", "QCQP")), modules=("clarabel",),
+    matrix=solve, install="pip install clarabel",
+    note="interior point conic; quadratic constraints as second-order cones (matrix interface)")

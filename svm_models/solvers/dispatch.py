@@ -1,0 +1,243 @@
+"""Solving a Pyomo model with one backend: pick the path, run, check, normalise.
+
+1. the capability table refuses a backend that cannot take the model's problem class
+   *before* anything runs, naming the backends that can;
+2. the **fast path**: when the model carries a builder's record and
+   :func:`~svm_models.model.record.verify` proves the model is what the record says, the
+   backend is handed the record's matrices directly;
+3. otherwise the **general path**: the installed Pyomo plugin solves the Pyomo model (PIQP and
+   Clarabel, which have no plugin, get the model read into matrices by
+   :func:`~svm_models.model.reader.from_pyomo`, which proves it convex); a local solver
+   (Ipopt) is refused a model proved non-convex;
+4. every solve runs with a time limit and with the backend's output drained to a file, so
+   that no solve can hang on a full pipe;
+5. the status is checked before any value is read; duals are normalised to one convention --
+   d(optimal objective)/d(constraint bound), in the model's own sense -- whatever the
+   interface reported.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from dataclasses import dataclass
+
+from pyomo.common.collections import ComponentMap
+
+from ..errors import CapabilityError, SolverError
+from ..model.reader import NotConvex, NotQuadratic, from_pyomo
+from ..model.record import verify
+from ..model.standard_form import assemble
+from ..status import Status
+from .base import SolverOptions, drained_output, preserved_fpu
+from .working_set import solve_with_working_set
+
+
+@dataclass(eq=False)
+class SolveInfo:
+    """What a solve produced besides the variable values (loaded into the model).
+
+    ``verified``: the record proves the model is what the builder made (whatever the path);
+    ``proof``: why not, when it does not; ``path_reason``: why the general path was taken."""
+
+    status: Status
+    solver: str
+    interface: str
+    path: str
+    time: float
+    objective: float | None = None
+    duals: ComponentMap | None = None
+    message: str = ""
+    iterations: int | None = None
+    path_reason: str | None = None
+    verified: bool = False
+    proof: str | None = None
+
+
+def solve_model(model, solver: str = "ipopt", *, record=None, problem_class=None,
+                options: SolverOptions | None = None, state: dict | None = None) -> SolveInfo:
+    """Solve a Pyomo model with backend ``solver``; load values into it; return a SolveInfo.
+
+    ``record`` is the builder's record (fast path when it proves the model); ``state`` keeps
+    backend objects between calls for warm re-solves (parameter paths). A non-optimal status
+    is returned, not raised: the caller maps it to its typed error.
+    """
+    from . import check_capability
+
+    opts = options or SolverOptions()
+    pclass = problem_class or (record.problem_class if record is not None else None)
+    b = check_capability(solver, pclass)
+    proof = verify(record) if record is not None else "the model carries no builder record"
+    if opts.path == "general":
+        reason = "the general path was requested"
+    elif record is None or proof is not None:
+        reason = proof
+    elif b.matrix is None:
+        reason = f"{b.name} has no matrix interface"
+    else:
+        reason = None
+    if reason is None:
+        info = _solve_fast(record, b, opts, state)
+    else:
+        if opts.path == "fast":
+            raise SolverError(f"the fast path is not possible: {reason}")
+        info = _solve_general(model, b, opts, verified=proof is None)
+        info.path_reason = reason
+    info.verified = proof is None
+    info.proof = proof
+    return info
+
+
+def _run(fn, opts, *args):
+    """Run a backend call with its output drained and the FPU state kept."""
+    with drained_output(opts.verbose), preserved_fpu():
+        return fn(*args)
+
+
+def _solve_fast(record, b, opts: SolverOptions, state) -> SolveInfo:
+    t0 = time.perf_counter()
+    sf = assemble(record)
+    res = _run(solve_with_working_set, opts, b.matrix, sf, opts, state)
+    info = SolveInfo(status=res.status, solver=b.name, interface=res.interface, path="fast",
+                     time=time.perf_counter() - t0, message=res.message,
+                     iterations=res.iterations)
+    _load_matrix_result(sf, res, info)
+    return info
+
+
+def _load_matrix_result(sf, res, info: SolveInfo) -> None:
+    """Load a matrix backend's optimal x into the Pyomo variables and map its duals (already
+    d(min-form objective)/d(bound)) to the model's constraints in the model's own sense."""
+    if res.status is not Status.optimal:
+        return
+    for vd, v in zip(sf.var_datas, res.x.tolist()):
+        vd.set_value(v, skip_validation=True)
+    info.objective = sf.sense * res.objective
+    duals = ComponentMap()
+    if res.row_duals is not None:
+        for cd, v in zip(sf.row_datas, (sf.sense * res.row_duals).tolist()):
+            duals[cd] = v
+    if res.qrow_duals is not None:
+        for q, v in zip(sf.qrows, res.qrow_duals.tolist()):
+            duals[q.data] = sf.sense * q.sign * v
+    if res.cone_duals is not None:
+        for c, v in zip(sf.cones, res.cone_duals.tolist()):
+            duals[c.data] = sf.sense * v / c.row_scale
+    info.duals = duals
+
+
+def _solve_general(model, b, opts: SolverOptions, *, verified: bool) -> SolveInfo:
+    if not b.plugins:
+        return _solve_general_matrix(model, b, opts)
+    import pyomo.environ as pyo
+    from pyomo.opt import TerminationCondition as TC
+
+    from . import pyomo_plugin
+
+    if not b.global_opt and not verified:
+        _refuse_nonconvex(model, b)
+    plugin = pyomo_plugin(b.name)
+    solver = pyo.SolverFactory(plugin)
+    want_duals = b.duals
+    own_suffix = False
+    if want_duals:
+        existing = model.component("dual")
+        if existing is None:
+            model.dual = pyo.Suffix(direction=pyo.Suffix.IMPORT)
+            own_suffix = True
+        elif not isinstance(existing, pyo.Suffix):
+            want_duals = False
+    options = dict(b.plugin_options(plugin, opts) if b.plugin_options else {})
+    options.update(opts.options)
+    t0 = time.perf_counter()
+    try:
+        try:
+            results = _run_plugin(b, solver, plugin, model, options, opts)
+        except Exception as exc:
+            more = b.retry_options(exc) if b.retry_options else None
+            if more is None:
+                raise
+            results = _run_plugin(b, pyo.SolverFactory(plugin), plugin, model,
+                                  {**options, **more}, opts)
+    except Exception as exc:  # map licence refusals and interface failures to clear errors
+        if own_suffix:
+            model.del_component("dual")
+        mapped = b.explain_exception(exc, model) if b.explain_exception else None
+        if mapped is not None:
+            raise mapped from None
+        raise SolverError(f"{b.name} ({plugin}) failed: {type(exc).__name__}: {exc}") from None
+    elapsed = time.perf_counter() - t0
+    tc = results.solver.termination_condition
+    status = {TC.optimal: Status.optimal, TC.locallyOptimal: Status.optimal,
+              TC.globallyOptimal: Status.optimal, TC.infeasible: Status.infeasible,
+              TC.unbounded: Status.unbounded, TC.infeasibleOrUnbounded: Status.infeasible_or_unbounded,
+              TC.maxTimeLimit: Status.time_limit, TC.maxIterations: Status.iteration_limit,
+              TC.licensingProblems: Status.licence_limit}.get(tc, Status.error)
+    info = SolveInfo(status=status, solver=b.name, interface=plugin, path="general",
+                     time=elapsed, message=str(tc))
+    if status is Status.optimal:
+        if plugin != "cyipopt":
+            model.solutions.load_from(results)
+        obj = next(model.component_data_objects(pyo.Objective, active=True, descend_into=True))
+        info.objective = float(pyo.value(obj))
+        if want_duals:
+            sense = 1 if obj.sense == 1 else -1
+            sign = b.dual_sign.get(plugin, {}).get(sense, 1.0)
+            duals = ComponentMap()
+            for cd, v in model.dual.items():
+                if v is not None:
+                    duals[cd] = sign * float(v)
+            info.duals = duals
+    if own_suffix:
+        model.del_component("dual")
+    return info
+
+
+def _run_plugin(b, solver, plugin: str, model, options: dict, opts: SolverOptions):
+    kwargs = {"tee": bool(opts.verbose)}
+    if plugin == "cyipopt":
+        kwargs["options"] = options
+    else:
+        for k, v in options.items():
+            solver.options[k] = v
+        kwargs["load_solutions"] = False
+    guard = b.plugin_guard() if b.plugin_guard else contextlib.nullcontext()
+    with guard, drained_output(opts.verbose), preserved_fpu():
+        return solver.solve(model, **kwargs)
+
+
+def _refuse_nonconvex(model, b) -> None:
+    """A local solver is refused a model the reader proves non-convex (its "optimal" would
+    only be a local one). Models with non-polynomial terms cannot be classified here."""
+    from . import capable
+
+    try:
+        from_pyomo(model)
+    except NotConvex as exc:
+        raise CapabilityError(
+            f"{b.name} is a local solver and this model is not convex ({exc}): its answer "
+            f"would be a local optimum only. Use a global solver: "
+            f"{', '.join(n for n in capable('QCQP') if n in ('gurobi', 'scip'))}") from None
+    except NotQuadratic:
+        pass
+
+
+def _solve_general_matrix(model, b, opts: SolverOptions) -> SolveInfo:
+    from . import check_capability
+
+    t0 = time.perf_counter()
+    try:
+        sf = from_pyomo(model)
+    except NotQuadratic as exc:
+        raise CapabilityError(f"{b.name} cannot take this model: {exc}") from None
+    except NotConvex as exc:
+        raise CapabilityError(
+            f"{b.name} cannot take this model: {exc}. Use a global solver (gurobi, scip).") from None
+    check_capability(b.name, sf.problem_class)
+    res = _run(b.matrix, opts, sf, opts, None)
+    info = SolveInfo(status=res.status, solver=b.name, interface=res.interface, path="general",
+                     time=time.perf_counter() - t0, message=res.message,
+                     iterations=res.iterations)
+    _load_matrix_result(sf, res, info)
+    return info
+

@@ -1,0 +1,191 @@
+"""HiGHS: LP and convex QP (``pip install highspy``; Pyomo plugin ``highs``).
+
+Matrix path through highspy (a re-solve along a path keeps the Highs object: warm start on
+changed bounds and costs). HiGHS's row duals for a minimisation are d(objective)/d(row
+bound): the sensitivity convention as they are. An "optimal" QP answer is checked against the
+optimality conditions before it is accepted (seen with HiGHS 1.15 on dense QPs of a few
+thousand variables: "Optimal" with every variable at a bound and a wrong objective).
+HiGHS's active-set QP solver minimises ``f(x) + reg/2 |x|^2`` (``qp_regularization_value``,
+1e-7): when that regularisation is what fails the check (large alphas of a hard margin), the
+problem is solved again with a regulariser small enough. A claim that a QP is unbounded is
+checked by an LP for a direction of unboundedness (HiGHS 1.15 claimed it for a bounded
+factor-form dual).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from dataclasses import replace
+
+from ..status import Status
+from ..tolerances import KKT_REFUSE_REL
+from .base import Backend, MatrixResult
+
+#: HiGHS's default qp_regularization_value
+QP_REGULARISATION = 1e-7
+
+
+def solve(sf, opts, state=None) -> MatrixResult:
+    """HiGHS through highspy (LP and convex QP), its answer checked (see the module notes)."""
+    res = _solve(sf, opts, state)
+    if res.status is Status.numerical_error and res.x is not None:
+        # HiGHS's active-set QP solves min f(x) + reg/2 |x|^2 (qp_regularization_value):
+        # when that explains the violation, solve again with a regulariser small enough
+        reg = float(opts.options.get("qp_regularization_value", QP_REGULARISATION))
+        thr = max(KKT_REFUSE_REL, 1e3 * opts.tolerance)
+        viol = res.extra["kkt_violation"]
+        if reg > 0 and sf.kkt_violation(res.x, res.row_duals, shift=reg) <= thr:
+            smaller = reg * 0.01 * thr / viol
+            again = _solve(sf, replace(opts, options={**opts.options,
+                                                      "qp_regularization_value": smaller}),
+                           state)
+            again.extra["qp_regularization_value"] = smaller
+            res = again
+    if res.status is Status.unbounded and sf.quad and not _has_recession_direction(sf):
+        res.status = Status.numerical_error
+        res.message = ("HiGHS reported the QP unbounded, but it has no direction of "
+                       "unboundedness (checked by LP): a known weakness of its QP solver, "
+                       "seen on the factor form of a dual; use quad_form='dense' or another "
+                       "backend (piqp, clarabel, ipopt, gurobi)")
+    return res
+
+
+def _solve(sf, opts, state=None) -> MatrixResult:
+    import highspy
+
+    inf = highspy.kHighsInf
+    h = None if state is None else state.get("highs")
+    A = sf.A.tocsc()
+    if h is not None and state.get("pattern") == (sf.n, sf.m, A.nnz):
+        # warm re-solve: only bounds and costs change between points of a path
+        h.changeColsBounds(sf.n, np.arange(sf.n, dtype=np.int32),
+                           np.where(np.isfinite(sf.lx), sf.lx, -inf),
+                           np.where(np.isfinite(sf.ux), sf.ux, inf))
+        h.changeColsCost(sf.n, np.arange(sf.n, dtype=np.int32), sf.c)
+        key = _hessian_key(sf)
+        if not _same_key(key, state.get("hessian_key")):  # e.g. a 2-norm C is in the Hessian
+            h.passHessian(_hessian(highspy, sf))
+            state["hessian_key"] = key
+    else:
+        h = highspy.Highs()
+        h.setOptionValue("output_flag", bool(opts.verbose))
+        lp = highspy.HighsLp()
+        lp.num_col_ = sf.n
+        lp.num_row_ = sf.m
+        lp.col_cost_ = sf.c
+        lp.offset_ = sf.const
+        lp.col_lower_ = np.where(np.isfinite(sf.lx), sf.lx, -inf)
+        lp.col_upper_ = np.where(np.isfinite(sf.ux), sf.ux, inf)
+        lp.row_lower_ = np.where(np.isfinite(sf.lA), sf.lA, -inf)
+        lp.row_upper_ = np.where(np.isfinite(sf.uA), sf.uA, inf)
+        lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
+        lp.a_matrix_.start_ = A.indptr.astype(np.int32)
+        lp.a_matrix_.index_ = A.indices.astype(np.int32, copy=False)
+        lp.a_matrix_.value_ = A.data
+        model = highspy.HighsModel()
+        model.lp_ = lp
+        if sf.quad:
+            model.hessian_ = _hessian(highspy, sf)
+        h.passModel(model)
+        if state is not None:
+            state["highs"] = h
+            state["pattern"] = (sf.n, sf.m, A.nnz)
+            state["hessian_key"] = _hessian_key(sf)
+    tol = opts.tolerance
+    # HiGHS's QP regularisation (1e-7) is left at its default: smaller values make its
+    # active-set solver stall on singular Hessians; the ~1e-7 shift it causes in alpha is
+    # removed by postprocess.polish_dual.
+    for key, val in (("primal_feasibility_tolerance", tol), ("dual_feasibility_tolerance", tol),
+                     ("time_limit", opts.seconds), ("threads", opts.threads),
+                     ("qp_iteration_limit", opts.iter_limit)):
+        if val is not None:
+            h.setOptionValue(key, val)
+    for key, val in opts.options.items():
+        h.setOptionValue(key, val)
+    h.run()
+    st = h.getModelStatus()
+    M = highspy.HighsModelStatus
+    status = {M.kOptimal: Status.optimal, M.kInfeasible: Status.infeasible,
+              M.kUnbounded: Status.unbounded,
+              M.kUnboundedOrInfeasible: Status.infeasible_or_unbounded,
+              M.kTimeLimit: Status.time_limit,
+              M.kIterationLimit: Status.iteration_limit}.get(st, Status.error)
+    res = MatrixResult(status=status, message=h.modelStatusToString(st), interface="highspy")
+    if status is Status.optimal:
+        sol = h.getSolution()
+        res.x = np.asarray(sol.col_value)
+        res.row_duals = np.asarray(sol.row_dual)
+        res.objective = h.getInfo().objective_function_value
+        res.iterations = h.getInfo().qp_iteration_count
+        if sf.quad:
+            viol = sf.kkt_violation(res.x, res.row_duals)
+            res.extra["kkt_violation"] = viol
+            if viol > max(KKT_REFUSE_REL, 1e3 * tol):
+                res.status = Status.numerical_error
+                res.message = (f"HiGHS reported an optimal solution that violates the optimality "
+                               f"conditions (relative reduced-cost violation {viol:.2g}); a known "
+                               "weakness of its QP solver on large dense problems: use piqp, "
+                               "clarabel or ipopt")
+    return res
+
+
+def _has_recession_direction(sf) -> bool:
+    """Whether the QP ``min c'x + x'Qx`` over its rows and bounds has a direction ``d`` with
+    ``Q d = 0``, ``c'd < 0`` that stays feasible (an LP, by scipy's HiGHS simplex)."""
+    import scipy.sparse as sp
+    from scipy.optimize import linprog
+
+    n = sf.n
+    P = sf.hessian_sparse()
+    lo_rows = np.isfinite(sf.lA)
+    up_rows = np.isfinite(sf.uA)
+    A_ub = sp.vstack([-sf.A[lo_rows], sf.A[up_rows]], format="csr")
+    # d in the recession cone of the bounds, normalised to the box [-1, 1]
+    bounds = [(0 if np.isfinite(lo) else -1, 0 if np.isfinite(up) else 1)
+              for lo, up in zip(sf.lx, sf.ux)]
+    res = linprog(sf.c, A_ub=A_ub if A_ub.shape[0] else None,
+                  b_ub=np.zeros(A_ub.shape[0]) if A_ub.shape[0] else None,
+                  A_eq=P if P.nnz else None, b_eq=np.zeros(n) if P.nnz else None,
+                  bounds=bounds, method="highs")
+    return res.status == 0 and res.fun < -1e-9
+
+
+def _hessian(highspy, sf):
+    H = sf.hessian_sparse(triangle="lower")
+    hess = highspy.HighsHessian()
+    hess.dim_ = sf.n
+    hess.format_ = highspy.HessianFormat.kTriangular
+    hess.start_ = H.indptr.astype(np.int32)
+    hess.index_ = H.indices.astype(np.int32, copy=False)
+    hess.value_ = H.data
+    return hess
+
+
+def _hessian_key(sf) -> list:
+    """What the Hessian is made of: the dense blocks' shared matrices (by identity) with their
+    scales, the diagonal blocks' values; equal keys mean an equal Hessian."""
+    return [(q.base, q.scale, np.asarray(q.index).tobytes()) if q.base is not None
+            else (None, q.diag.tobytes(), np.asarray(q.index).tobytes()) for q in sf.quad]
+
+
+def _same_key(a, b) -> bool:
+    if a is None or b is None or len(a) != len(b):
+        return False
+    return all(x[0] is y[0] and x[1:] == y[1:] for x, y in zip(a, b))
+
+
+def plugin_options(plugin: str, opts) -> dict:
+    o = {"primal_feasibility_tolerance": opts.tolerance,
+         "dual_feasibility_tolerance": opts.tolerance}
+    for name, val in (("time_limit", opts.seconds), ("qp_iteration_limit", opts.iter_limit),
+                      ("threads", opts.threads)):
+        if val is not None:
+            o[name] = val
+    return o
+
+
+BACKEND = Backend(
+    name="highs", classes=frozenset(("LP", "QP")), plugins=("highs",), modules=("highspy",),
+    matrix=solve, plugin_options=plugin_options, dual_sign={"highs": {1: 1.0, -1: 1.0}},
+    install="pip install highspy", note="active-set QP; takes no quadratic constraints or cones")

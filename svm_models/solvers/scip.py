@@ -1,0 +1,116 @@
+"""SCIP: spatial branch and bound, global optima of LP/QP/QCQP/NLP (``pip install
+pyscipopt``; Pyomo plugin ``scip_direct``; no matrix path).
+
+Facts that shape how it is called:
+
+* declaring a dual Suffix makes Pyomo's ``scip_direct`` raise NotImplementedError, and it
+  reports no duals at all: the extractors recover multipliers from the KKT conditions;
+* it cannot prove the dual of an inseparable hard margin unbounded (it searches on): the
+  formulation checks separability by LP first;
+* its feasibility tolerances are floored at 1e-9: SoPlex (its LP solver) refuses smaller
+  ones without GMP and writes a warning for every LP it solves;
+* Pyomo's ``scip_direct`` captures SCIP's output through a pipe read by a Python thread,
+  while pyscipopt holds the GIL for the whole solve: once a log or warning stream exceeds
+  the pipe's 64 KiB the solve blocks forever at 0% CPU, time limit or not. Every SCIP solve
+  therefore runs with that capture replaced by one into a temporary file
+  (:func:`pipe_free_capture`), which never blocks a writer; the text reaches Pyomo's streams
+  (and the log, when ``verbose``) after the solve.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import os
+import sys
+import tempfile
+
+from ..tolerances import SCIP_TOL_FLOOR
+from .base import ORDER, Backend
+
+
+def _c_flush() -> None:
+    with contextlib.suppress(Exception):
+        ctypes.CDLL(None).fflush(None)
+
+
+@contextlib.contextmanager
+def _file_capture(output=None, capture_fd=True):
+    """A stand-in for ``pyomo.common.tee.capture_output`` that sends file descriptors 1 and
+    2 to an unnamed temporary file, then forwards the text to ``output``'s streams."""
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    _c_flush()
+    with tempfile.TemporaryFile() as sink:
+        saved = {fd: os.dup(fd) for fd in (1, 2)}
+        try:
+            for fd in (1, 2):
+                os.dup2(sink.fileno(), fd)
+            yield
+        finally:
+            _c_flush()
+            for fd, old in saved.items():
+                os.dup2(old, fd)
+                os.close(old)
+        sink.seek(0)
+        text = sink.read().decode("utf-8", "replace")
+    streams = getattr(output, "ostreams", None) or ([output] if output is not None else [])
+    for stream in streams:
+        with contextlib.suppress(Exception):
+            stream.write(text)
+            stream.flush()
+
+
+@contextlib.contextmanager
+def pipe_free_capture():
+    """Run a Pyomo ``scip_direct`` solve with its output captured into a file, not a pipe."""
+    try:
+        from pyomo.contrib.solver.solvers.scip import scip_direct
+    except ImportError:
+        yield
+        return
+    original = scip_direct.capture_output
+    scip_direct.capture_output = _file_capture
+    try:
+        yield
+    finally:
+        scip_direct.capture_output = original
+
+
+def plugin_options(plugin: str, opts) -> dict:
+    tol = max(opts.tolerance, SCIP_TOL_FLOOR)
+    o = {"display/verblevel": 4 if opts.verbose else 0, "limits/gap": 1e-9,
+         "numerics/feastol": tol, "numerics/dualfeastol": tol}
+    if opts.seconds is not None:
+        o["limits/time"] = float(opts.seconds)
+    if opts.threads is not None:
+        o["parallel/maxnthreads"] = int(opts.threads)
+    return o
+
+
+BACKEND = Backend(
+    name="scip", classes=frozenset(ORDER), plugins=("scip_direct",), modules=("pyscipopt",),
+    duals=False, global_opt=True, proves_unbounded=False, plugin_options=plugin_options,
+    plugin_guard=pipe_free_capture,
+    install="pip install pyscipopt", note="spatial branch and bound (global); reports no duals")
+
+
+def teach_lazy_types() -> None:
+    """Pyomo's SCIP interface dispatches on exact node types: map the lazy named
+    expressions (:mod:`svm_models.model.lazy`) to the handler of Pyomo's own."""
+    try:
+        from pyomo.contrib.solver.solvers.scip import base as scip_base
+        from pyomo.core.base.expression import ExpressionData
+    except ImportError:
+        return
+    from ..model.lazy import LazyExpressionData, LazyScalarExpression
+
+    table = scip_base._operator_map
+    handler = table.get(ExpressionData)
+    if handler is not None:
+        table.setdefault(LazyExpressionData, handler)
+        table.setdefault(LazyScalarExpression, handler)
+
+
+teach_lazy_types()  # also for users who call SolverFactory("scip_direct") themselves
