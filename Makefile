@@ -35,9 +35,10 @@ $(PIP_STAMP): $(VENV_STAMP)
 	$(VENV_PY) -m pip install --upgrade pip
 	touch $@
 
-# Re-install only when pyproject.toml changed since the last successful install.
-$(INSTALL_STAMP): pyproject.toml $(PIP_STAMP)
-	$(VENV_PY) -m pip install -e ".[all,dev]"
+# Re-install only when pyproject.toml or the tested versions changed since the last install.
+# constraints.txt pins every dependency to the set CI tests.
+$(INSTALL_STAMP): pyproject.toml constraints.txt $(PIP_STAMP)
+	$(VENV_PY) -m pip install -c constraints.txt -e ".[all,dev]"
 	touch $@
 
 demo: setup

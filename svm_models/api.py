@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pyomo.common.gc_manager import PauseGC
 
-from . import formulations as registry
+from .formulations import get as lookup, names as formulation_names
 from .errors import LicenseLimitError, ParameterError, SVMError, SolveFailedError, InfeasibleError
 from .postprocess import Context
 from .solution import Solution
@@ -21,7 +21,7 @@ _SOLVE_KEYS = set(SolverOptions.__dataclass_fields__)
 
 def formulations() -> list[str]:
     """Names of the registered formulations."""
-    return registry.names()
+    return formulation_names()
 
 
 def build(name: str, X, y, *, block=None, **params):
@@ -30,7 +30,7 @@ def build(name: str, X, y, *, block=None, **params):
     ``params`` are the formulation's hyperparameters (``C``, ``kernel``, ``gamma``,
     ``degree``, ``coef0``, ``quad_form``, ...); an unknown one is a ParameterError.
     """
-    f = registry.get(name)
+    f = lookup(name)
     unknown = set(params) - set(f.params)
     if unknown:
         raise ParameterError(f"{name} takes no parameter(s) {sorted(unknown)}; "
@@ -86,7 +86,7 @@ def solve(model, solver: str = "ipopt", *, raise_on_failure: bool = True, _state
     opts = SolverOptions.from_kwargs(**options)
     blk = the_svm_block(model)
     svm = blk._svm
-    f = registry.get(svm.formulation)
+    f = lookup(svm.formulation)
     b = backend(solver)
     check = f.hook("check_before_solve")
     if check is not None:
@@ -133,14 +133,18 @@ def fit(X, y, formulation: str = "soft_l1_dual", solver: str = "ipopt", **params
     """Build and solve in one call; ``params`` mix hyperparameters and solver options.
 
     Where a formulation can be built in more than one form (``quad_form="auto"``), the form
-    is chosen to fit the backend's limits (Gurobi's size-limited licence)."""
+    is chosen to fit the backend's limits (Gurobi's size-limited licence); where it can be
+    built with a cone or a quadratic row (C tuning, ``form="auto"``), in the backend's
+    ``qcqp_form``."""
     solve_kw = split_solve_options(params)
-    f = registry.get(formulation)
+    f = lookup(formulation)
     b = backend(solver)
     if "max_vars" in f.params and "max_vars" not in params:
         limit = b.max_quadratic_vars if f.problem_class != "LP" else b.max_vars
         if limit is not None:
             params["max_vars"] = limit
+    if "form" in f.params and params.get("form", "auto") == "auto":
+        params["form"] = b.qcqp_form
     model = build(formulation, X, y, **params)
     return solve(model, solver, **solve_kw)
 
@@ -158,7 +162,7 @@ def extract(block, *, solver: str = "", duals=None, tol=None) -> Solution:
 
     blk = the_svm_block(block)
     svm = blk._svm
-    f = registry.get(svm.formulation)
+    f = lookup(svm.formulation)
     for vd in svm.record.var_datas():
         if vd.value is None:
             raise SVMError(f"variable {vd.name} has no value: solve the model before extracting")

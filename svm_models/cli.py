@@ -15,11 +15,11 @@ import numpy as np
 
 
 def _demo_rows(name, X, y, Xte, yte, solver, kernel_params):
-    from . import registry
     from .api import fit
     from .errors import SVMError
+    from .formulations import get
 
-    f = registry.get(name)
+    f = get(name)
     params = {k: v for k, v in kernel_params.items() if k in f.params}
     if "C" in f.params:
         params["C"] = 1.0
@@ -31,7 +31,7 @@ def _demo_rows(name, X, y, Xte, yte, solver, kernel_params):
                 type(exc).__name__ + ": " + str(exc).split(":")[0][:40]]
     elapsed = time.perf_counter() - t0
     note = ""
-    if s.g is not None:
+    if s.details is not None and hasattr(s.details, "g"):
         note = f"g*={s.g:.4f}, C*=" + ("none" if s.C is None else f"{s.C:.4g}")
     return [name, solver, f"{s.objective:.6g}", str(s.n_support), f"{s.score(X, y):.3f}",
             f"{s.score(Xte, yte):.3f}", f"{elapsed:.2f}", note]

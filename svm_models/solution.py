@@ -117,8 +117,11 @@ class Solution:
         details = self.__dict__.get("details")
         if details is not None and name in {f.name for f in fields(details)}:
             return getattr(details, name)
+        status = self.__dict__.get("status")
+        why = (f" (the solve ended {status.value}: no solution to read it from)"
+               if details is None and status is not None and status != Status.optimal else "")
         raise AttributeError(f"{type(self).__name__} of {self.__dict__.get('formulation')!r} "
-                             f"has no attribute {name!r}")
+                             f"has no attribute {name!r}{why}")
 
     # scikit-learn names, with scikit-learn's meanings --------------------------------------
     @property

@@ -43,3 +43,22 @@ def test_cli_entry_points():
     assert "highs" in r.stdout and "QCQP" in r.stdout
     r = subprocess.run([sys.executable, "-m", "svm_models.cli", "bogus"], capture_output=True, text=True)
     assert r.returncode != 0
+
+
+def test_demo_solves_every_c_tuning_row_with_clarabel(capsys):
+    """Issue 12: the demo's C-tuning rows failed on 7 of 9 with Clarabel (the t-form)."""
+    import svm_models as sm
+
+    assert cli.demo("clarabel", quick=True) == 0
+    out = capsys.readouterr().out
+    rows = [ln for ln in out.splitlines() if ln.startswith("c_tuning")]
+    assert len(rows) == 9
+    for ln in rows:
+        assert "g*=" in ln and "Error" not in ln, ln
+    # the same g* as Ipopt on the first dataset's standard variant
+    from svm_models.datasets import breast_cancer
+
+    Xtr, _, ytr, _ = breast_cancer()
+    ref = sm.fit(Xtr[:120], ytr[:120], formulation="c_tuning_standard", solver="ipopt",
+                 kernel="linear")
+    assert f"g*={ref.g:.4f}" in rows[0]

@@ -61,7 +61,7 @@ Parameter", UC Berkeley tech. report UCB/CSD-03-1289 (2003); SPEC.md section 2.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pyomo.environ as pyo
@@ -87,9 +87,10 @@ from ..model.pieces import (
     prepare,
 )
 from ..model.record import LinearTerm, QuadTerm, Record, Scale
-from ..postprocess import var_array
+from ..postprocess import POLISH_MAX_FREE, var_array
 from ..solution import CTuningDetails, Solution
 from ..tolerances import (
+    CT_POLISH_TOL,
     EIG_ZERO_REL,
     ETA_SUM_TOL,
     G_BOUND_SLACK,
@@ -492,6 +493,141 @@ def g_from_kkt(K: np.ndarray, y: np.ndarray, alpha: np.ndarray, support: np.ndar
     return float(sol[0]), float(sol[1]), res
 
 
+class _Inner:
+    """The inner SVM of the QCQP at any g: ``Q(g) = G(M(g)) = D_y ((1-g) K/r + g I/l) D_y``."""
+
+    def __init__(self, K, y, g_lo, g_hi):
+        self.K, self.y, self.l = K, y, y.shape[0]
+        self.r = float(np.trace(K))
+        self.g_lo, self.g_hi = g_lo, g_hi
+
+    def Q_times(self, g, a):
+        wK, wI = kernel_weights(g, self.l, self.r)
+        return self.y * (wK * (self.K @ (self.y * a))) + wI * a
+
+    def Q_block(self, g, S):
+        wK, wI = kernel_weights(g, self.l, self.r)
+        Q = wK * self.K[np.ix_(S, S)] * np.outer(self.y[S], self.y[S])
+        Q[np.diag_indices(S.size)] += wI
+        return Q
+
+    def q_diff(self, a):
+        """``(a'G(M(g_hi))a - a'G(M(g_lo))a) / (g_hi - g_lo) = a'a/l - a'G(K)a/r`` and the
+        scale ``max(a'a/l, a'G(K)a/r)``."""
+        ya = self.y * a
+        qI, qK = float(a @ a) / self.l, float(ya @ (self.K @ ya)) / self.r
+        return qI - qK, max(qI, qK, 1e-300)
+
+    def end(self, S, g):
+        """The SVM at ``M(g)`` with support ``S``: ``Q_SS a_S + b y_S = 1, y_S'a_S = 0``."""
+        k = S.size
+        A = np.zeros((k + 1, k + 1))
+        A[:k, :k] = self.Q_block(g, S)
+        A[:k, k] = A[k, :k] = self.y[S]
+        x = _solve(A, np.r_[np.ones(k), 0.0])
+        return (None, None, None) if x is None else (_spread(x[:k], S, self.l), float(x[k]), g)
+
+    def inside(self, S, a0, b0, g0, iters=30):
+        """Newton on ``(a_S, b, g)`` for the SVM at ``M(g)`` with ``a'Da = 0``
+        (``D = I/l - G(K)/r``: both ends of the range active)."""
+        y, k = self.y[S], S.size
+        GK = self.K[np.ix_(S, S)] * np.outer(y, y) / self.r
+        D = np.eye(k) / self.l - GK
+        aS, b, g = a0[S].copy(), float(b0), float(g0)
+        scale = max(1.0, float(np.abs(aS).max()))
+        for _ in range(iters):
+            QS = self.Q_block(g, S)
+            Da = D @ aS
+            F = np.r_[QS @ aS + b * y - 1.0, y @ aS, aS @ Da / scale]
+            J = np.zeros((k + 2, k + 2))
+            J[:k, :k] = QS
+            J[:k, k] = J[k, :k] = y
+            J[:k, k + 1] = Da
+            J[k + 1, :k] = 2.0 * Da / scale
+            dx = _solve(J, -F)
+            if dx is None:
+                return None, None, None
+            aS, b, g = aS + dx[:k], b + dx[k], g + dx[k + 1]
+            if (np.abs(dx[:k]).max() <= 1e-15 * scale
+                    and abs(dx[k + 1]) <= 1e-15 * max(1.0, abs(g))):
+                break
+        return _spread(aS, S, self.l), float(b), float(g)
+
+    def violation(self, a, b, g, pattern) -> float:
+        """Largest violation of the optimality conditions of ``(a, g, b)`` (margin units):
+        ``a >= 0``, ``y'a = 0``, ``(Q(g)a)_i + b y_i = 1`` where ``a_i > 0`` and ``>= 1``
+        elsewhere, g in the range and, by ``pattern``, both ends active ("in", q_hi = q_lo)
+        or the end g sits at the larger ("hi": q_hi >= q_lo, "lo": q_lo >= q_hi)."""
+        amax = max(float(a.max(initial=0.0)), 1e-300)
+        m = self.Q_times(g, a) + b * self.y - 1.0
+        S = a > 0
+        d, qs = self.q_diff(a)
+        pat = abs(d) if pattern == "in" else max(0.0, -d) if pattern == "hi" else max(0.0, d)
+        span = self.g_hi - self.g_lo
+        return max(max(0.0, -float(a.min(initial=0.0))) / amax,
+                   float(np.abs(m[S]).max(initial=0.0)),
+                   max(0.0, -float(m[~S].min(initial=0.0))),
+                   abs(float(self.y @ a)) / amax,
+                   max(0.0, self.g_lo - g, g - self.g_hi) / span,
+                   pat * span / qs)
+
+
+def _solve(A, rhs):
+    try:
+        x = np.linalg.solve(A, rhs)
+    except np.linalg.LinAlgError:
+        return None
+    return x if np.all(np.isfinite(x)) else None
+
+
+def _spread(aS, S, l):
+    a = np.zeros(l)
+    a[S] = aS
+    return a
+
+
+def polish(inner: _Inner, alpha, g0, b0, thr, rounds: int = 20):
+    """Solve the optimality conditions exactly on the backend's support set.
+
+    For each pattern (both ends active, or g at one end) the equalities on the support set
+    ``S = {alpha_i > thr}`` are a square system (linear at an end, Newton in ``(a_S, b, g)``
+    inside); the first solution that meets every condition (:meth:`_Inner.violation` below
+    ``CT_POLISH_TOL``) is returned as ``(alpha, g, b, pattern)``. When none does, S is
+    corrected by one point (a negative component leaves, the worst violated margin enters)
+    and the systems are solved again, at most ``rounds`` times. None if no verified point is
+    found (or S is too large for a dense solve): the backend's answer then stands."""
+    S = alpha > thr
+    for _ in range(rounds):
+        idx = np.flatnonzero(S)
+        if idx.size == 0 or idx.size > POLISH_MAX_FREE:
+            return None
+        g_in = min(max(g0, inner.g_lo), inner.g_hi)
+        best = None
+        for pattern, (a, b, g) in (("in", inner.inside(idx, alpha, b0, g_in)),
+                                   ("hi", inner.end(idx, inner.g_hi)),
+                                   ("lo", inner.end(idx, inner.g_lo))):
+            if a is None:
+                continue
+            v = inner.violation(a, b, g, pattern)
+            if v <= CT_POLISH_TOL:
+                return a, g, b, pattern
+            if best is None or v < best[0]:
+                best = (v, a, b, g)
+        if best is None:
+            return None
+        _, a, b, g = best
+        m = inner.Q_times(min(max(g, inner.g_lo), inner.g_hi), a) + b * inner.y - 1.0
+        neg, off = S & (a <= 0), ~S & (m < -CT_POLISH_TOL)
+        if not (neg.any() or off.any()):
+            return None
+        if neg.any():
+            S[np.flatnonzero(neg)[np.argmin(a[neg])]] = False
+        if off.any():
+            S[np.flatnonzero(off)[np.argmin(m[off])]] = True
+        alpha, b0, g0 = np.maximum(a, 0.0), b, g
+    return None
+
+
 def extract(block, ctx) -> Solution:
     """Solution of a solved C-tuning block.
 
@@ -569,6 +705,23 @@ def extract(block, ctx) -> Solution:
     else:
         b = b_kkt if b_kkt is not None else 0.0
     extra["b_kkt"] = b_kkt
+    extra["polished"] = False
+    if ctx.verified:   # never polish away a user's own constraint
+        out = polish(_Inner(K, y, g_lo, g_hi), alpha, g, b, thr)
+        if out is not None:
+            alpha, g, b, pattern = out
+            extra.update(polished=True, g_source=f"{source}, then polished (pattern {pattern!r})")
+            ya = y * alpha
+            u = K @ ya
+            support = np.flatnonzero(alpha > thr)
+            wK, wI = kernel_weights(g, l, r)
+            qK, qI = float(ya @ u) / r, float(alpha @ alpha) / l
+            q_hi = (1.0 - g_hi) * qK + g_hi * qI
+            q_lo = (1.0 - g_lo) * qK + g_lo * qI
+            t = max(q_hi, q_lo)
+            # the model's objective at the polished point (s^2 = t = the larger of the two)
+            extra["solver_objective"] = ctx.objective
+            ctx = replace(ctx, objective=float(alpha.sum() - 0.5 * t))
     C, why = C_of_g(g, l, r)
     gamma_star = (g * r / (l * (1.0 - g))) if g != 1.0 else float("inf")
     dual_coef = ya * wK                             # f(x) = sum_i dual_coef_i k(x_i, x) + b

@@ -66,18 +66,29 @@ def _store_args(self, expr):
 
 
 class _Proof:
-    """What the lazy classes share: materialisation state and the proof of no change."""
+    """What the lazy classes share: materialisation state and the proof of no change.
+
+    Each class names ``_lazy = (slot, attribute)``: the Pyomo slot its recipe fills and the
+    lazy attribute over it."""
 
     __slots__ = ()
+    _lazy: tuple = ()
 
     @property
     def is_materialised(self) -> bool:
         """False until the expression has been built."""
         return self._recipe is None
 
-    def _pristine(self, slot) -> bool:
+    @property
+    def is_pristine(self) -> bool:
+        """True while the member is what its recipe builds (pending, or built and kept)."""
+        slot = self._lazy[0]
         return self._recipe is not None or (
             self._built is not None and slot.__get__(self) is self._built)
+
+    def __getstate__(self):
+        getattr(self, self._lazy[1])  # materialise: a copy must not share the recipe
+        return super().__getstate__()
 
 
 class LazyExpressionData(_Proof, ExpressionData):
@@ -92,22 +103,12 @@ class LazyExpressionData(_Proof, ExpressionData):
         self._recipe = recipe
 
     _args_ = _lazy_attribute(_ARGS_SLOT, _store_args)
-
-    @property
-    def is_pristine(self) -> bool:
-        """True while the expression is the one the recipe builds (pending or built)."""
-        return self._pristine(_ARGS_SLOT)
-
-    def __getstate__(self):
-        self._args_  # materialise: a copy must not share a recipe bound to the original
-        return super().__getstate__()
+    _lazy = (_ARGS_SLOT, "_args_")
 
 
-class LazyExpression(IndexedExpression):
-    """An indexed ``Expression`` whose members are :class:`LazyExpressionData`.
-
-    ``recipe(index)`` returns ``(function, args)``; ``function(*args)`` builds the member.
-    """
+class _LazyIndexed:
+    """What the indexed lazy components share: a recipe per index, members created at
+    construction (and by :meth:`add_lazy` for indices added later)."""
 
     def __init__(self, index_set, *, recipe, doc=None, name=None):
         super().__init__(index_set, doc=doc, name=name)
@@ -117,11 +118,33 @@ class LazyExpression(IndexedExpression):
         if self._constructed:
             return
         self._constructed = True
-        recipe = self._lazy_recipe
-        self._lazy_recipe = None
+        self.add_lazy(self.index_set())
+
+    def add_lazy(self, indices) -> None:
+        """New lazy members for ``indices`` (already in the index set)."""
+        recipe, owner = self._lazy_recipe, self._owner()
         with PauseGC():  # l new objects, none of them garbage: no collection passes meanwhile
-            for idx in self.index_set():
-                self._data[idx] = LazyExpressionData(recipe(idx), component=self)
+            for idx in indices:
+                self._data[idx] = self._member(recipe(idx), owner, idx)
+
+    def __getstate__(self):
+        state = super().__getstate__()
+        state["_lazy_recipe"] = None  # recipes are closures over the original block
+        return state
+
+
+class LazyExpression(_LazyIndexed, IndexedExpression):
+    """An indexed ``Expression`` whose members are :class:`LazyExpressionData`.
+
+    ``recipe(index)`` returns ``(function, args)``; ``function(*args)`` builds the member.
+    """
+
+    def _owner(self):
+        return self
+
+    @staticmethod
+    def _member(recipe, owner, idx):
+        return LazyExpressionData(recipe, component=owner)
 
 
 class LazyScalarExpression(_Proof, ScalarExpression):
@@ -141,14 +164,7 @@ class LazyScalarExpression(_Proof, ScalarExpression):
         self._pending = None
 
     _args_ = _lazy_attribute(_ARGS_SLOT, _store_args)
-
-    @property
-    def is_pristine(self) -> bool:
-        return self._pristine(_ARGS_SLOT)
-
-    def __getstate__(self):
-        self._args_
-        return super().__getstate__()
+    _lazy = (_ARGS_SLOT, "_args_")
 
 
 class LazyConstraintData(_Proof, ConstraintData):
@@ -168,18 +184,10 @@ class LazyConstraintData(_Proof, ConstraintData):
         self._recipe = recipe
 
     _expr = _lazy_attribute(_EXPR_SLOT, ConstraintData.set_value)
-
-    @property
-    def is_pristine(self) -> bool:
-        """True while the relational expression is the one the recipe builds."""
-        return self._pristine(_EXPR_SLOT)
-
-    def __getstate__(self):
-        self._expr  # materialise: a copy must not share a recipe bound to the original
-        return super().__getstate__()
+    _lazy = (_EXPR_SLOT, "_expr")
 
 
-class LazyConstraint(IndexedConstraint):
+class LazyConstraint(_LazyIndexed, IndexedConstraint):
     """An indexed ``Constraint`` whose members are :class:`LazyConstraintData`.
 
     ``recipe(index)`` returns ``(function, args)``; ``function(*args)`` returns the member's
@@ -187,33 +195,12 @@ class LazyConstraint(IndexedConstraint):
     members after construction (a growing family of rows).
     """
 
-    def __init__(self, index_set, *, recipe, doc=None, name=None):
-        super().__init__(index_set, doc=doc, name=name)
-        self._lazy_recipe = recipe
+    def _owner(self):
+        return weakref.ref(self)
 
-    def construct(self, data=None):
-        if self._constructed:
-            return
-        self._constructed = True
-        recipe = self._lazy_recipe
-        self._lazy_recipe = recipe  # kept: add_lazy uses it for new members
-        with PauseGC():
-            for idx in self.index_set():
-                self._data[idx] = LazyConstraintData(recipe(idx), component=weakref.ref(self),
-                                                     index=idx)
-
-    def add_lazy(self, indices) -> None:
-        """New lazy members for ``indices`` (already added to the index set)."""
-        comp = weakref.ref(self)
-        recipe = self._lazy_recipe
-        with PauseGC():
-            for idx in indices:
-                self._data[idx] = LazyConstraintData(recipe(idx), component=comp, index=idx)
-
-    def __getstate__(self):
-        state = super().__getstate__()
-        state["_lazy_recipe"] = None  # recipes are closures over the original block
-        return state
+    @staticmethod
+    def _member(recipe, owner, idx):
+        return LazyConstraintData(recipe, component=owner, index=idx)
 
 
 # ---------------------------------------------------------------------------------------

@@ -51,7 +51,11 @@ class Backend:
     exception its plugin raised (a licence refusal);  retry_options : ``exception -> dict
     or None``, options with which a failed plugin solve is tried once more (Gurobi and a
     non-convex model);  plugin_guard : a context manager factory every plugin solve runs in
-    (SCIP: its output captured into a file, never a pipe);
+    (SCIP: its output captured into a file, never a pipe);  qcqp_form : the form a
+    formulation with a choice between a second-order cone and a quadratic row (C tuning's
+    ``form``) is built in by ``fit`` for this backend ("norm": the cone; "quadratic": the
+    t-form, measured faster on Ipopt, 5 s against 21 s at l = 1000, and on SCIP, which
+    branches on the cone);
     install : how to install it;  note : one line for listings.
     """
 
@@ -71,6 +75,7 @@ class Backend:
     retry_options: Callable | None = None
     plugin_guard: Callable | None = None
     dual_sign: dict = field(default_factory=dict)
+    qcqp_form: str = "norm"
     install: str = ""
     note: str = ""
 
@@ -123,6 +128,16 @@ class SolverOptions:
     @property
     def tolerance(self) -> float:
         return SOLVER_TOL if self.tol is None else float(self.tol)
+
+    def limits(self, time=None, iterations=None, threads=None) -> dict:
+        """``{backend option name: value}`` for the limits that are set, under the names a
+        backend gives them (time in seconds as float, iterations and threads as int)."""
+        out = {}
+        for name, val, cast in ((time, self.seconds, float), (iterations, self.iter_limit, int),
+                                (threads, self.threads, int)):
+            if name is not None and val is not None:
+                out[name] = cast(val)
+        return out
 
     @property
     def seconds(self) -> float | None:

@@ -15,7 +15,7 @@ import numpy as np
 from ..errors import LicenseLimitError, SolverError
 from ..model.standard_form import cones_as_rows
 from ..status import Status
-from ..tolerances import GUROBI_BARCONV_FLOOR, GUROBI_TOL_FLOOR
+from ..tolerances import GUROBI_BARCONV_FLOOR, GUROBI_QCP_CONV_FLOOR, GUROBI_TOL_FLOOR
 from .base import Backend, MatrixResult
 
 MAX_QUADRATIC_VARS = 200
@@ -63,16 +63,11 @@ def solve(sf, opts, state=None) -> MatrixResult:
         m.Params.OptimalityTol = max(tol, GUROBI_TOL_FLOOR)
         m.Params.FeasibilityTol = max(tol, GUROBI_TOL_FLOOR)
         m.Params.BarConvTol = max(tol * 1e-2, GUROBI_BARCONV_FLOOR)
-        m.Params.BarQCPConvTol = max(tol, GUROBI_TOL_FLOOR)
+        m.Params.BarQCPConvTol = max(tol, GUROBI_QCP_CONV_FLOOR)
         if qcons:
             m.Params.QCPDual = 1
-        if opts.seconds is not None:
-            m.Params.TimeLimit = opts.seconds
-        if opts.iter_limit is not None:
-            m.Params.BarIterLimit = opts.iter_limit
-        if opts.threads is not None:
-            m.Params.Threads = opts.threads
-        for key, val in opts.options.items():
+        for key, val in {**opts.limits("TimeLimit", "BarIterLimit", "Threads"),
+                         **opts.options}.items():
             m.setParam(key, val)
         m.optimize()
     except gp.GurobiError as exc:
@@ -108,12 +103,8 @@ def plugin_options(plugin: str, opts) -> dict:
     tol = opts.tolerance
     o = {"OptimalityTol": max(tol, GUROBI_TOL_FLOOR), "FeasibilityTol": max(tol, GUROBI_TOL_FLOOR),
          "BarConvTol": max(tol * 1e-2, GUROBI_BARCONV_FLOOR),
-         "BarQCPConvTol": max(tol, GUROBI_TOL_FLOOR), "QCPDual": 1}
-    for name, val in (("TimeLimit", opts.seconds), ("BarIterLimit", opts.iter_limit),
-                      ("Threads", opts.threads)):
-        if val is not None:
-            o[name] = val
-    return o
+         "BarQCPConvTol": max(tol, GUROBI_QCP_CONV_FLOOR), "QCPDual": 1}
+    return {**o, **opts.limits("TimeLimit", "BarIterLimit", "Threads")}
 
 
 def explain_exception(exc, model):

@@ -92,15 +92,11 @@ def _solve(sf, opts, state=None) -> MatrixResult:
             state["highs"] = h
             state["pattern"] = (sf.n, sf.m, A.nnz)
             state["hessian_key"] = _hessian_key(sf)
-    tol = opts.tolerance
     # HiGHS's QP regularisation (1e-7) is left at its default: smaller values make its
     # active-set solver stall on singular Hessians; the ~1e-7 shift it causes in alpha is
     # removed by postprocess.polish_dual.
-    for key, val in (("primal_feasibility_tolerance", tol), ("dual_feasibility_tolerance", tol),
-                     ("time_limit", opts.seconds), ("threads", opts.threads),
-                     ("qp_iteration_limit", opts.iter_limit)):
-        if val is not None:
-            h.setOptionValue(key, val)
+    for key, val in plugin_options("highs", opts).items():
+        h.setOptionValue(key, val)
     for key, val in opts.options.items():
         h.setOptionValue(key, val)
     h.run()
@@ -121,7 +117,7 @@ def _solve(sf, opts, state=None) -> MatrixResult:
         if sf.quad:
             viol = sf.kkt_violation(res.x, res.row_duals)
             res.extra["kkt_violation"] = viol
-            if viol > max(KKT_REFUSE_REL, 1e3 * tol):
+            if viol > max(KKT_REFUSE_REL, 1e3 * opts.tolerance):
                 res.status = Status.numerical_error
                 res.message = (f"HiGHS reported an optimal solution that violates the optimality "
                                f"conditions (relative reduced-cost violation {viol:.2g}); a known "
@@ -176,13 +172,9 @@ def _same_key(a, b) -> bool:
 
 
 def plugin_options(plugin: str, opts) -> dict:
-    o = {"primal_feasibility_tolerance": opts.tolerance,
-         "dual_feasibility_tolerance": opts.tolerance}
-    for name, val in (("time_limit", opts.seconds), ("qp_iteration_limit", opts.iter_limit),
-                      ("threads", opts.threads)):
-        if val is not None:
-            o[name] = val
-    return o
+    return {"primal_feasibility_tolerance": opts.tolerance,
+            "dual_feasibility_tolerance": opts.tolerance,
+            **opts.limits("time_limit", "qp_iteration_limit", "threads")}
 
 
 BACKEND = Backend(

@@ -214,11 +214,7 @@ def solve(sf, opts, state=None) -> MatrixResult:
         nlp.add_option("hessian_constant", "yes")
         nlp.add_option("jac_c_constant", "yes")
         nlp.add_option("jac_d_constant", "yes")
-    if opts.seconds is not None:
-        nlp.add_option("max_wall_time", float(opts.seconds))
-    if opts.iter_limit is not None:
-        nlp.add_option("max_iter", int(opts.iter_limit))
-    for key, val in opts.options.items():
+    for key, val in {**opts.limits("max_wall_time", "max_iter"), **opts.options}.items():
         nlp.add_option(key, val)
     x0 = np.clip(np.zeros(sf.n), np.where(np.isfinite(sf.lx), sf.lx, -big), np.where(np.isfinite(sf.ux), sf.ux, big))
     x, info = nlp.solve(x0)
@@ -245,16 +241,13 @@ def plugin_options(plugin: str, opts) -> dict:
          "bound_relax_factor": 0.0}  # keep iterates inside the bounds (no W1002 floods)
     if plugin == "cyipopt":
         o["print_level"] = 5 if opts.verbose else 0
-    if opts.seconds is not None:
-        o["max_wall_time"] = float(opts.seconds)
-    if opts.iter_limit is not None:
-        o["max_iter"] = int(opts.iter_limit)
-    return o
+    return {**o, **opts.limits("max_wall_time", "max_iter")}
 
 
 BACKEND = Backend(
     name="ipopt", classes=frozenset(ORDER), plugins=("cyipopt", "ipopt"), modules=("cyipopt",),
     matrix=solve, plugin_options=plugin_options,
     dual_sign={"cyipopt": {1: -1.0, -1: 1.0}, "ipopt": {1: -1.0, -1: 1.0}},
+    qcqp_form="quadratic",
     install="pip install cyipopt-wheels==1.7.0.dev0, then run 'svm-models setup-ipopt'",
     note="interior point, local NLP solver (convex problems: global)")

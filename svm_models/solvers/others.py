@@ -12,7 +12,7 @@ _QCQP = frozenset(("LP", "QP", "SOCP", "QCQP"))
 
 def _plugin_options(time_name: str):
     def options(plugin: str, opts) -> dict:
-        return {time_name: float(opts.seconds)} if opts.seconds is not None else {}
+        return opts.limits(time_name)
 
     return options
 

@@ -44,9 +44,9 @@ def solve(sf, opts, state=None) -> MatrixResult:
     s.eps_abs = tol
     s.eps_rel = 0.0 if opts.tol is None else tol
     s.verbose = bool(opts.verbose)
-    if opts.iter_limit is not None:
-        s.max_iter = int(opts.iter_limit)
-    for key, val in opts.options.items():
+    # PIQP has no time limit: its iteration limit (default 250) bounds every solve
+    for key, val in {**opts.limits(iterations="max_iter", threads="num_threads"),
+                     **opts.options}.items():
         setattr(s, key, val)
     solver.setup(*args)
     st = solver.solve()

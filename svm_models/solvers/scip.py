@@ -82,17 +82,14 @@ def plugin_options(plugin: str, opts) -> dict:
     tol = max(opts.tolerance, SCIP_TOL_FLOOR)
     o = {"display/verblevel": 4 if opts.verbose else 0, "limits/gap": 1e-9,
          "numerics/feastol": tol, "numerics/dualfeastol": tol}
-    if opts.seconds is not None:
-        o["limits/time"] = float(opts.seconds)
-    if opts.threads is not None:
-        o["parallel/maxnthreads"] = int(opts.threads)
-    return o
+    return {**o, **opts.limits("limits/time", threads="parallel/maxnthreads")}
 
 
 BACKEND = Backend(
     name="scip", classes=frozenset(ORDER), plugins=("scip_direct",), modules=("pyscipopt",),
     duals=False, global_opt=True, proves_unbounded=False, plugin_options=plugin_options,
     plugin_guard=pipe_free_capture,
+    qcqp_form="quadratic",
     install="pip install pyscipopt", note="spatial branch and bound (global); reports no duals")
 
 
