@@ -14,7 +14,7 @@ import time
 import numpy as np
 
 
-def _demo_rows(name, X, y, Xte, yte, solver, kernel_params):
+def _demo_rows(name, X, y, Xte, yte, solver, kernel_params, time_limit):
     from .api import fit
     from .errors import SVMError
     from .formulations import get
@@ -25,10 +25,11 @@ def _demo_rows(name, X, y, Xte, yte, solver, kernel_params):
         params["C"] = 1.0
     t0 = time.perf_counter()
     try:
-        s = fit(X, y, formulation=name, solver=solver, **params)
+        s = fit(X, y, formulation=name, solver=solver, time_limit=time_limit, **params)
     except SVMError as exc:
         return [name, solver, "-", "-", "-", "-", f"{time.perf_counter() - t0:.2f}",
-                type(exc).__name__ + ": " + str(exc).split(":")[0][:40]]
+                type(exc).__name__ + ": " + (exc.status.value if getattr(exc, "status", None)
+                                             else str(exc).split(":")[0][:40])]
     elapsed = time.perf_counter() - t0
     note = ""
     if s.details is not None and hasattr(s.details, "g"):
@@ -45,7 +46,7 @@ def _table(rows, header):
     return "\n".join(out)
 
 
-def demo(solver: str = "ipopt", quick: bool = False) -> int:
+def demo(solver: str = "ipopt", quick: bool = False, time_limit: float = 60.0) -> int:
     from . import datasets
     from .api import formulations
 
@@ -64,15 +65,17 @@ def demo(solver: str = "ipopt", quick: bool = False) -> int:
          {"kernel": "linear"}),
     ]
     print(f"svm-models demo: every registered formulation with solver={solver!r}, C = 1 "
-          "where it applies\n")
+          f"where it applies, at most {time_limit:g} s a solve\n")
     t0 = time.perf_counter()
     for title, X, y, Xt, yt, kp in sets:
         print(f"== {title}: {len(y)} training / {len(yt)} test points")
-        rows = [_demo_rows(name, X, y, Xt, yt, solver, kp) for name in formulations()]
+        rows = [_demo_rows(name, X, y, Xt, yt, solver, kp, time_limit) for name in formulations()]
         print(_table(rows, header))
         print()
     print(f"total {time.perf_counter() - t0:.1f} s. A hard margin on data that is not separable "
-          "is reported as NotSeparableError, never as a meaningless w.")
+          "is reported as NotSeparableError, never as a meaningless w; a solve that reaches the "
+          "time limit (SCIP, a global branch-and-bound solver, on the larger QPs) as "
+          "SolveFailedError: time_limit.")
     return 0
 
 
@@ -100,6 +103,8 @@ def main(argv=None) -> int:
     d = sub.add_parser("demo", help="run every formulation on a real and a 2-D dataset")
     d.add_argument("--solver", default="ipopt", help="backend (default: ipopt)")
     d.add_argument("--quick", action="store_true", help="smaller training set")
+    d.add_argument("--time-limit", type=float, default=60.0,
+                   help="seconds allowed for each solve (default: 60)")
     sub.add_parser("solvers", help="list the backends and what they take")
     sub.add_parser("setup-ipopt", help="make Ipopt usable (cyipopt + PyNumero ASL)")
     args = p.parse_args(argv)
@@ -107,7 +112,7 @@ def main(argv=None) -> int:
         from .errors import SVMError
 
         try:
-            return demo(args.solver, args.quick)
+            return demo(args.solver, args.quick, args.time_limit)
         except SVMError as exc:
             print(f"svm-models: {exc}", file=sys.stderr)
             return 1
