@@ -24,6 +24,8 @@ CLARABEL_QP_TOL = 1e-10
 CLARABEL_CONE_TOL = 1e-8
 #: SCIP's feasibility tolerances are floored here (SoPlex refuses smaller ones without GMP)
 SCIP_TOL_FLOOR = 1e-9
+#: SCIP's relative optimality gap (its default 1e-4 would stop far from the optimum of a QP)
+SCIP_GAP = 1e-9
 
 # ---------------------------------------------------------------------------------------
 # Reading an answer
@@ -74,6 +76,12 @@ EIG_DROP_REL = 1e-13
 
 #: a quadratic form is PSD when its smallest eigenvalue is above -this * max(1, largest |eig|)
 CONVEX_TOL = 1e-10
+#: a component of a cone's axis (the eigenvector of the negative eigenvalue) below this
+#: times its largest is round-off of zero
+CONE_AXIS_REL = 1e-12
+#: a backend's "unbounded" for a QP is confirmed when a recession direction in the unit box
+#: lowers the objective by more than this (an LP; otherwise the claim is a numerical error)
+RECESSION_DESCENT = 1e-9
 
 # ---------------------------------------------------------------------------------------
 # C tuning
@@ -88,6 +96,8 @@ G_BOUND_SLACK = 1e-9
 #: a polished C-tuning solution (alpha, g, b) is accepted when every optimality condition
 #: holds to this (in units of the margin, which is 1): the backend's own answer is kept otherwise
 CT_POLISH_TOL = 1e-9
+#: the Newton iteration of that polish stops when its step is below this (relative)
+CT_NEWTON_STEP = 1e-15
 #: ``|eta_hi + eta_lo - 1/2|`` allowed before multipliers are declared unusable (absolute;
 #: the solver's tolerance times 1e3 when that is larger)
 ETA_SUM_TOL = 1e-6
@@ -101,3 +111,6 @@ WS_MAX_FRACTION = 0.8
 WS_MAX_ROUNDS = 8
 #: a variable is "at a bound" within this fraction of its box width (at least of 1)
 WS_AT_BOUND_REL = 1e-6
+#: a fixed variable's reduced cost of the wrong sign beyond this (relative to the largest
+#: gradient entry, or 10x the solver tolerance when larger) sends it back into the working set
+WS_REDUCED_COST_REL = 1e-8

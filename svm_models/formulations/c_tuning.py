@@ -90,6 +90,7 @@ from ..model.record import LinearTerm, QuadTerm, Record, Scale
 from ..postprocess import POLISH_MAX_FREE, var_array
 from ..solution import CTuningDetails, Solution
 from ..tolerances import (
+    CT_NEWTON_STEP,
     CT_POLISH_TOL,
     EIG_ZERO_REL,
     ETA_SUM_TOL,
@@ -548,8 +549,8 @@ class _Inner:
             if dx is None:
                 return None, None, None
             aS, b, g = aS + dx[:k], b + dx[k], g + dx[k + 1]
-            if (np.abs(dx[:k]).max() <= 1e-15 * scale
-                    and abs(dx[k + 1]) <= 1e-15 * max(1.0, abs(g))):
+            if (np.abs(dx[:k]).max() <= CT_NEWTON_STEP * scale
+                    and abs(dx[k + 1]) <= CT_NEWTON_STEP * max(1.0, abs(g))):
                 break
         return _spread(aS, S, self.l), float(b), float(g)
 

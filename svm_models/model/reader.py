@@ -23,7 +23,7 @@ from pyomo.core.base.objective import Objective
 from pyomo.core.base.var import Var
 from pyomo.core.expr.numvalue import value as pyo_value
 
-from ..tolerances import CONVEX_TOL
+from ..tolerances import CONE_AXIS_REL, CONVEX_TOL
 from .forms import Cone, QuadBlock, QuadRow
 from .standard_form import StandardForm, bounds
 
@@ -178,7 +178,7 @@ def _classify_row(cd, idx, M, a, u, sign, lx, ux, n):
     if why is None:
         v = V[:, neg[0]]
         vmax = float(np.max(np.abs(v)))
-        support = np.flatnonzero(np.abs(v) > 1e-12 * vmax)
+        support = np.flatnonzero(np.abs(v) > CONE_AXIS_REL * vmax)
         s = np.sign(v[support[0]])
         vs = s * v
         same_sign = bool(np.all(vs[support] > 0))
@@ -187,7 +187,7 @@ def _classify_row(cd, idx, M, a, u, sign, lx, ux, n):
             why = ("its quadratic form is indefinite and the variable bounds do not fix the "
                    "sign of the cone's axis (a cone x'Qx <= 0 needs its head variables >= 0)")
         else:
-            vs = np.where(np.abs(vs) > 1e-12 * vmax, vs, 0.0)
+            vs = np.where(np.abs(vs) > CONE_AXIS_REL * vmax, vs, 0.0)
             pos = np.flatnonzero(w > tol)
             rows = [np.sqrt(-w[neg[0]]) * vs] + [np.sqrt(w[k]) * V[:, k] for k in pos]
             R = np.array(rows)

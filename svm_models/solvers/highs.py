@@ -19,7 +19,7 @@ import numpy as np
 from dataclasses import replace
 
 from ..status import Status
-from ..tolerances import KKT_REFUSE_REL
+from ..tolerances import KKT_REFUSE_REL, RECESSION_DESCENT
 from .base import Backend, MatrixResult
 
 #: HiGHS's default qp_regularization_value
@@ -144,7 +144,7 @@ def _has_recession_direction(sf) -> bool:
                   b_ub=np.zeros(A_ub.shape[0]) if A_ub.shape[0] else None,
                   A_eq=P if P.nnz else None, b_eq=np.zeros(n) if P.nnz else None,
                   bounds=bounds, method="highs")
-    return res.status == 0 and res.fun < -1e-9
+    return res.status == 0 and res.fun < -RECESSION_DESCENT
 
 
 def _hessian(highspy, sf):

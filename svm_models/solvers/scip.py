@@ -25,7 +25,7 @@ import os
 import sys
 import tempfile
 
-from ..tolerances import SCIP_TOL_FLOOR
+from ..tolerances import SCIP_GAP, SCIP_TOL_FLOOR
 from .base import ORDER, Backend
 
 
@@ -80,7 +80,7 @@ def pipe_free_capture():
 
 def plugin_options(plugin: str, opts) -> dict:
     tol = max(opts.tolerance, SCIP_TOL_FLOOR)
-    o = {"display/verblevel": 4 if opts.verbose else 0, "limits/gap": 1e-9,
+    o = {"display/verblevel": 4 if opts.verbose else 0, "limits/gap": SCIP_GAP,
          "numerics/feastol": tol, "numerics/dualfeastol": tol}
     return {**o, **opts.limits("limits/time", threads="parallel/maxnthreads")}
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..status import Status
-from ..tolerances import WS_AT_BOUND_REL, WS_MAX_FRACTION, WS_MAX_ROUNDS
+from ..tolerances import WS_AT_BOUND_REL, WS_MAX_FRACTION, WS_MAX_ROUNDS, WS_REDUCED_COST_REL
 from .base import MatrixResult
 
 
@@ -64,7 +64,7 @@ def _solve_on_working_set(adapter, sf, opts, prev) -> MatrixResult | None:
         # optimality of the full problem: reduced costs of the fixed variables
         g = sf.gradient(x)
         rc = g - AT @ np.asarray(r.row_duals, dtype=float)
-        eps = max(1e-8, 10.0 * tol) * max(1.0, float(np.max(np.abs(g), initial=0.0)))
+        eps = max(WS_REDUCED_COST_REL, 10.0 * tol) * max(1.0, float(np.max(np.abs(g), initial=0.0)))
         viol = fixed & ((at_lo & (rc < -eps)) | (at_up & (rc > eps)))
         if not viol.any():
             return MatrixResult(
