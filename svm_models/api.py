@@ -166,7 +166,7 @@ def extract(block, *, solver: str = "", duals=None, tol=None) -> Solution:
     for vd in svm.record.var_datas():
         if vd.value is None:
             raise SVMError(f"variable {vd.name} has no value: solve the model before extracting")
-    proof = verify(svm.record)
+    proof = verify(svm.record) or svm.record.extension_reason()
     ctx = Context(solver=solver, interface="user", path="user", tol=tol, duals=duals,
                   verified=proof is None, reason=proof)
     return f.extractor(blk, ctx)

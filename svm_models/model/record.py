@@ -118,6 +118,7 @@ class Record:
     tokens: dict = field(default_factory=dict)
     set_sizes: dict = field(default_factory=dict)
     n_var_datas: int = 0
+    extensions: list = field(default_factory=list)
 
     # -- building ---------------------------------------------------------------------
     def seal(self) -> "Record":
@@ -144,6 +145,14 @@ class Record:
         for c in self.cones:
             c.A = _widen(c.A, n)
         return self
+
+    def extension_reason(self) -> str | None:
+        """Why the model, though proved to be the record, is not the formulation any more
+        (row families added after the build), or None."""
+        if not self.extensions:
+            return None
+        return (f"rows were added to the formulation after it was built "
+                f"({', '.join(self.extensions)})")
 
     def var_datas(self) -> list:
         out = []

@@ -83,8 +83,12 @@ def solve_model(model, solver: str = "ipopt", *, record=None, problem_class=None
             raise SolverError(f"the fast path is not possible: {reason}")
         info = _solve_general(model, b, opts, verified=proof is None)
         info.path_reason = reason
-    info.verified = proof is None
-    info.proof = proof
+    # rows added to the record after the build (a user's pair family) keep the fast path
+    # sound, but the formulation's own mathematics (KKT rules for b, duality gaps) no longer
+    # describe the model
+    extended = record.extension_reason() if record is not None else None
+    info.verified = proof is None and extended is None
+    info.proof = proof or extended
     return info
 
 
