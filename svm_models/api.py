@@ -84,6 +84,10 @@ def solve(model, solver: str = "ipopt", *, raise_on_failure: bool = True, _state
     ``raise_on_failure=False``, a Solution with that status and NaN values).
     """
     opts = SolverOptions.from_kwargs(**options)
+    if not hasattr(model, "component_data_objects"):
+        raise ParameterError(f"solve takes a Pyomo model or block made by build(); got "
+                             f"{type(model).__name__}")
+    _refuse_part_of_a_larger_model(model)
     blk = the_svm_block(model)
     svm = blk._svm
     f = lookup(svm.formulation)
@@ -122,6 +126,27 @@ def failed_solution(svm, info) -> Solution:
                     kernel=svm.kernel, classes=svm.data.classes, time=info.time,
                     interface=info.interface, path=info.path,
                     extra={"message": info.message, "b_source": f"the solve ended {info.status}"})
+
+
+def _refuse_part_of_a_larger_model(model) -> None:
+    """A block solved on its own would leave out the constraints and objectives of the model
+    around it: refused, naming them (solve the whole model instead)."""
+    import pyomo.environ as pyo
+
+    root = model.model()
+    if root is model:
+        return
+    inside = {id(c) for ctype in (pyo.Constraint, pyo.Objective)
+              for c in model.component_data_objects(ctype, active=True, descend_into=True)}
+    outside = [c.name for ctype in (pyo.Constraint, pyo.Objective)
+               for c in root.component_data_objects(ctype, active=True, descend_into=True)
+               if id(c) not in inside]
+    if outside:
+        raise ParameterError(
+            f"{model.name!r} is part of a larger model whose active "
+            f"{', '.join(outside[:3])}{' ...' if len(outside) > 3 else ''} would be left out "
+            "of the solve: solve the model that holds it (sm.solve(model)), or deactivate "
+            "them")
 
 
 def split_solve_options(params: dict) -> dict:

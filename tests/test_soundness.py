@@ -309,3 +309,48 @@ def test_discrete_variable_is_seen():
     m = sm.build("soft_l1_primal", TOY_X, TOY_Y, C=1.0)
     m.b.domain = pyo.Integers
     assert "continuous" in verify(m._svm.record)
+
+
+# ---------------------------------------------------------------------------------------
+# Found by a new-user review: a bound the user sets keeps the fast path (bounds are read at
+# solve time) but the formulation's post-processing (polishing, KKT rules, diagnostics) no
+# longer applies; and a block solved on its own inside a larger model
+
+
+@pytest.mark.parametrize("formulation,params,bound", [
+    ("c_tuning_standard", {}, ("ub", 14, 0.5)),
+    ("soft_l2_dual", {"C": 1.0}, ("ub", 0, 0.5)),
+    ("hard_dual", {}, ("lb", 1, 0.5)),
+])
+def test_a_users_bound_is_never_polished_away(formulation, params, bound):
+    from svm_models.datasets import teaching_2d
+
+    X, y = (TOY_X, TOY_Y) if formulation == "hard_dual" else teaching_2d(20, separation=1.0, seed=2)
+    free = sm.fit(X, y, formulation=formulation, solver=require("ipopt"), **params)
+    kind, i, frac = bound
+    value = frac * free.alpha[i] if kind == "ub" else free.alpha[i] + 1.0
+    solver = "clarabel" if formulation.startswith("c_tuning") else "piqp"
+    m = sm.build(formulation, X, y, **params)
+    (m.alpha[i].setub if kind == "ub" else m.alpha[i].setlb)(value)
+    sol = sm.solve(m, require(solver))
+    assert sol.path == "fast"                       # still proved: bounds are read live
+    ref = sm.solve(m, require("gurobi"), path="general")
+    assert sol.alpha[i] == pytest.approx(value, abs=1e-6 * max(1.0, value))
+    assert sol.objective == pytest.approx(ref.objective, rel=1e-6)
+    assert sol.objective == pytest.approx(pyo.value(m.objective), rel=1e-6)
+    np.testing.assert_allclose(sol.alpha, ref.alpha, atol=1e-4 * ref.alpha.max())
+    assert sol.duality_gap is None and "bounds" in sol.extra["diagnostics"]
+    if formulation.startswith("c_tuning"):
+        assert sol.g == pytest.approx(ref.g, abs=1e-4)
+
+
+def test_a_block_inside_a_larger_model_is_not_solved_alone():
+    outer = pyo.ConcreteModel()
+    outer.svm = pyo.Block()
+    sm.build("soft_l1_primal", TOY_X, TOY_Y, block=outer.svm, C=1.0)
+    outer.c = pyo.Constraint(expr=outer.svm.b >= 0.3)
+    with pytest.raises(sm.ParameterError, match="larger model"):
+        sm.solve(outer.svm, require("highs"))
+    whole = sm.solve(outer, "highs")
+    assert whole.b == pytest.approx(0.3, abs=1e-7)
+    assert whole.objective == pytest.approx(0.4225, rel=1e-6)   # w = (0.55, 0.55) by hand

@@ -119,6 +119,7 @@ class Record:
     set_sizes: dict = field(default_factory=dict)
     n_var_datas: int = 0
     extensions: list = field(default_factory=list)
+    bound_tokens: list = field(default_factory=list)
 
     # -- building ---------------------------------------------------------------------
     def seal(self) -> "Record":
@@ -136,6 +137,9 @@ class Record:
             elif ctype is Set:
                 self.set_sizes[comp.local_name] = len(comp)
         self.n_var_datas = n = sum(len(v) for v in self.variables)
+        # the bound and domain objects the builder set: the fast path reads bounds live, but
+        # the formulation's post-processing holds only for the bounds it was built with
+        self.bound_tokens = [(vd._lb, vd._ub, vd._domain) for vd in self.var_datas()]
         # rows recorded before later variables were declared get zero columns for them
         for g in self.rows:
             g.A = _widen(g.A, n)
@@ -147,12 +151,17 @@ class Record:
         return self
 
     def extension_reason(self) -> str | None:
-        """Why the model, though proved to be the record, is not the formulation any more
-        (row families added after the build), or None."""
-        if not self.extensions:
-            return None
-        return (f"rows were added to the formulation after it was built "
-                f"({', '.join(self.extensions)})")
+        """Why the model, though proved to be the record (the fast path is sound), is not
+        the formulation any more: row families added after the build, or bounds or domains
+        of its variables set by the user (the builder's own bounds may follow their mutable
+        parameters, such as C). None when it still is the formulation."""
+        if self.extensions:
+            return (f"rows were added to the formulation after it was built "
+                    f"({', '.join(self.extensions)})")
+        for vd, (lb, ub, dom) in zip(self.var_datas(), self.bound_tokens):
+            if vd._lb is not lb or vd._ub is not ub or vd._domain is not dom:
+                return f"the bounds or domain of variable {vd.name} were changed"
+        return None
 
     def var_datas(self) -> list:
         out = []
