@@ -213,3 +213,14 @@ def test_path_tests_see_the_duality_gap():
                          solver=usable(["highs", "piqp"])[0], kernel="rbf"):
         assert s.duality_gap is not None and abs(s.duality_gap) <= 1e-6
         assert s.kkt is not None and max(s.kkt.values()) <= 1e-5
+
+
+def test_gurobi_licence_refusal_of_a_cone_model_names_backends_that_take_it():
+    require("gurobi")
+    X, _, y, _ = breast_cancer()
+    for path in ("fast", "general"):
+        with pytest.raises(sm.LicenseLimitError) as err:
+            sm.fit(X[:150], y[:150], formulation="c_tuning_standard", solver="gurobi",
+                   kernel="rbf", path=path)
+        tail = str(err.value).split("another backend")[1]
+        assert "clarabel" in tail and "highs" not in tail and "piqp" not in tail

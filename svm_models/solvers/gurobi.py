@@ -23,13 +23,14 @@ MAX_VARS = 2000
 MAX_ROWS = 2000
 
 
-def licence_message(n: int, m: int, quadratic: bool, hint: str = "") -> str:
+def licence_message(n: int, m: int, quadratic: bool, hint: str = "", conic: bool = False) -> str:
     return (f"Gurobi refused the model: 'Model too large for size-limited license' (error 10010). "
             f"This model has {n} variables and {m} linear constraints"
             f"{' with a quadratic part' if quadratic else ''}; the size-limited licence that comes "
             f"with pip's gurobipy takes quadratic models up to {MAX_QUADRATIC_VARS} variables and "
             f"any model up to {MAX_VARS} variables and {MAX_ROWS} constraints.{hint} Use a smaller "
-            "problem, a full Gurobi licence, or another backend (highs, piqp, ipopt, clarabel).")
+            "problem, a full Gurobi licence, or another backend ("
+            f"{'clarabel, ipopt, scip' if conic else 'highs, piqp, ipopt, clarabel'}).")
 
 
 def solve(sf, opts, state=None) -> MatrixResult:
@@ -73,7 +74,8 @@ def solve(sf, opts, state=None) -> MatrixResult:
     except gp.GurobiError as exc:
         if getattr(exc, "errno", None) == 10010:
             raise LicenseLimitError(licence_message(lifted.n, lifted.m,
-                                                    bool(lifted.quad or lifted.qrows))) from None
+                                                    bool(lifted.quad or lifted.qrows),
+                                                    conic=bool(sf.cones or sf.qrows))) from None
         raise SolverError(f"gurobi failed: {exc}") from None
     S = m.Status
     status = {GRB.OPTIMAL: Status.optimal, GRB.INFEASIBLE: Status.infeasible,
@@ -113,8 +115,9 @@ def explain_exception(exc, model):
         import pyomo.environ as pyo
 
         n = sum(1 for _ in model.component_data_objects(pyo.Var, active=True))
-        m = sum(1 for _ in model.component_data_objects(pyo.Constraint, active=True))
-        return LicenseLimitError(licence_message(n, m, True))
+        cons = list(model.component_data_objects(pyo.Constraint, active=True))
+        conic = any(c.body.polynomial_degree() != 1 for c in cons)
+        return LicenseLimitError(licence_message(n, len(cons), True, conic=conic))
     return None
 
 
