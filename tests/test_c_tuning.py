@@ -555,3 +555,20 @@ def test_precomputed_kernel_gives_the_same_solution_and_predictions():
     assert sm.saddle_point_check(K, y, sol, solver="ipopt").ok
     assert ct.g_range(K, "general") == pytest.approx(
         (qcqp("cancer-rbf", "general").extra["g_min"], qcqp("cancer-rbf", "general").extra["g_max"]))
+
+
+def test_scip_on_the_cone_form_out_of_time_says_which_form_to_build():
+    need("scip")
+    X, y = seeded(20, 3, 0.3)
+    m = sm.build("c_tuning_standard", X, y, kernel="rbf", gamma=0.5)
+    try:
+        sol = sm.solve(m, "scip", time_limit=0.05)
+    except sm.SolveFailedError as err:
+        assert err.status == sm.Status.time_limit and "form='quadratic'" in str(err)
+    else:   # a fast machine: then the answer must be right
+        ref = fit(X, y, "standard", kernel="rbf", gamma=0.5)
+        assert sol.objective == pytest.approx(ref.objective, rel=1e-7)
+    quick = fit(X, y, "standard", "scip", kernel="rbf", gamma=0.5)   # fit: quadratic form
+    assert quick.extra["form"] == "quadratic"
+    assert quick.objective == pytest.approx(fit(X, y, "standard", kernel="rbf",
+                                                gamma=0.5).objective, rel=1e-7)

@@ -282,3 +282,17 @@ def test_precomputed_test_kernel_wrong_width():
     sol = _fit(K, TOY_Y, kernel="precomputed", C=1.0)
     with pytest.raises(sm.DataError, match="needs 6 columns.*got 5"):
         sol.decision_function(np.ones((3, 5)))
+
+
+@pytest.mark.parametrize("backend", ["ipopt", "piqp", "clarabel", "highs", "gurobi"])
+def test_misspelt_raw_backend_option_is_a_solver_error(backend):
+    from conftest import require
+
+    require(backend)
+    with pytest.raises(sm.SolverError, match="no_such_opt"):
+        sm.fit(TOY_X, TOY_Y, solver=backend, C=1.0, options={"no_such_opt": 1})
+
+
+def test_C_as_a_string_is_refused():
+    with pytest.raises(sm.ParameterError, match="C must be a positive number"):
+        sm.build("soft_l1_dual", TOY_X, TOY_Y, C="1")

@@ -67,7 +67,7 @@ import numpy as np
 import pyomo.environ as pyo
 import scipy.sparse as sp
 
-from ..errors import DataError, ParameterError
+from ..errors import DataError, ParameterError, SolveFailedError
 from ..kernels import factor
 from ..model.built import BuiltSVM
 from ..model.forms import Cone, QuadBlock, QuadRow
@@ -89,6 +89,7 @@ from ..model.pieces import (
 from ..model.record import LinearTerm, QuadTerm, Record, Scale
 from ..postprocess import POLISH_MAX_FREE, var_array
 from ..solution import CTuningDetails, Solution
+from ..status import Status
 from ..tolerances import (
     CT_NEWTON_STEP,
     CT_POLISH_TOL,
@@ -766,3 +767,16 @@ def extract(block, ctx) -> Solution:
         objective=objective, kernel=svm.kernel, classes=data.classes,
         margin=(1.0 / np.sqrt(ww)) if ww > 0 else None, C=C, details=details, time=ctx.time,
         interface=ctx.interface, path=ctx.path, extra=extra, **diag)
+
+
+def explain_failure(svm, status: Status, message: str):
+    """A solve of the norm (cone) form that ran out of time or iterations: say that the
+    quadratic form is the one SCIP and Ipopt do well on (``fit`` builds it for them)."""
+    if svm.facts.get("form") == "norm" and status in (Status.time_limit,
+                                                      Status.iteration_limit):
+        return SolveFailedError(
+            f"the solver stopped without an optimal solution: {status.value} ({message}). "
+            "This model is in the norm (second-order cone) form; SCIP, which branches on the "
+            "cones, and Ipopt solve the quadratic form much faster: build it with "
+            "form='quadratic' (sm.fit chooses the form for the backend)", status)
+    return None

@@ -54,6 +54,8 @@ def prepare(X, y, *, kernel="linear", gamma="scale", degree=3, coef0=0.0, need_g
 
 def check_positive(name: str, v) -> float:
     """``v`` as a finite positive float, or ParameterError naming ``name``."""
+    if isinstance(v, (str, bytes, bool)):
+        raise ParameterError(f"{name} must be a positive number; got {v!r}")
     try:
         c = float(v)
     except (TypeError, ValueError):

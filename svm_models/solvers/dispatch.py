@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 from pyomo.common.collections import ComponentMap
 
-from ..errors import CapabilityError, SolverError
+from ..errors import CapabilityError, SolverError, SVMError
 from ..model.reader import NotConvex, NotQuadratic, from_pyomo
 from ..model.record import verify
 from ..model.standard_form import assemble
@@ -101,12 +101,25 @@ def _run(fn, opts, *args):
 def _solve_fast(record, b, opts: SolverOptions, state) -> SolveInfo:
     t0 = time.perf_counter()
     sf = assemble(record)
-    res = _run(solve_with_working_set, opts, b.matrix, sf, opts, state)
+    try:
+        res = _run(solve_with_working_set, opts, b.matrix, sf, opts, state)
+    except SVMError:
+        raise
+    except Exception as exc:   # the backend's own error (a misspelt raw option, ...)
+        raise SolverError(_backend_failure(b.name, b.name, exc, opts)) from None
     info = SolveInfo(status=res.status, solver=b.name, interface=res.interface, path="fast",
                      time=time.perf_counter() - t0, message=res.message,
                      iterations=res.iterations)
     _load_matrix_result(sf, res, info)
     return info
+
+
+def _backend_failure(name: str, interface: str, exc: Exception, opts: SolverOptions) -> str:
+    text = f"{name} ({interface}) failed: {type(exc).__name__}: {exc}"
+    if opts.options:
+        text += (f". Check the raw backend options passed as options={opts.options!r}: their "
+                 f"names and values are {name}'s own")
+    return text
 
 
 def _load_matrix_result(sf, res, info: SolveInfo) -> None:
@@ -169,7 +182,7 @@ def _solve_general(model, b, opts: SolverOptions, *, verified: bool) -> SolveInf
         mapped = b.explain_exception(exc, model) if b.explain_exception else None
         if mapped is not None:
             raise mapped from None
-        raise SolverError(f"{b.name} ({plugin}) failed: {type(exc).__name__}: {exc}") from None
+        raise SolverError(_backend_failure(b.name, plugin, exc, opts)) from None
     elapsed = time.perf_counter() - t0
     tc = results.solver.termination_condition
     status = {TC.optimal: Status.optimal, TC.locallyOptimal: Status.optimal,

@@ -98,7 +98,8 @@ def _solve(sf, opts, state=None) -> MatrixResult:
     for key, val in plugin_options("highs", opts).items():
         h.setOptionValue(key, val)
     for key, val in opts.options.items():
-        h.setOptionValue(key, val)
+        if h.setOptionValue(key, val) != highspy.HighsStatus.kOk:
+            raise ValueError(f"HiGHS refused the option {key}={val!r}")
     h.run()
     st = h.getModelStatus()
     M = highspy.HighsModelStatus
