@@ -13,7 +13,8 @@ the error base class :class:`SVMError`.
 Layers (each imports only those below it)::
 
     cli                                   the command line
-    methods (fit_path, saddle_point_check)  what loops over solves
+    methods (fit, fit_path, lam_path, two_step, generate_pairs, saddle_point_check, radii)
+                                          what loops over solves
     api (build, solve, fit, extract)      one solve each
     formulations | solvers                builders and extractors | backends; never each other
     postprocess, solution                 shared KKT pieces; the result type
@@ -21,7 +22,7 @@ Layers (each imports only those below it)::
     data, kernels, status, errors, tolerances
 """
 
-from .api import build, extract, fit, formulations, solve
+from .api import build, extract, formulations, solve
 from .errors import (
     CapabilityError,
     DataError,
@@ -35,6 +36,14 @@ from .errors import (
     SVMError,
 )
 from .methods.paths import fit_path
+from .methods.radius import (
+    enclosing_ball_radius,
+    fit,
+    generate_pairs,
+    half_diameter,
+    lam_path,
+    two_step,
+)
 from .methods.saddle import saddle_point_check
 from .solution import Solution
 from .solvers import solvers
@@ -43,7 +52,8 @@ from .status import Status
 __version__ = "0.2.0"
 
 __all__ = [
-    "build", "extract", "fit", "fit_path", "formulations", "saddle_point_check", "solve",
+    "build", "enclosing_ball_radius", "extract", "fit", "fit_path", "formulations",
+    "generate_pairs", "half_diameter", "lam_path", "saddle_point_check", "solve", "two_step",
     "solvers", "Solution",
     "Status", "SVMError", "DataError", "ParameterError", "SolverError", "SolverUnavailableError",
     "CapabilityError", "LicenseLimitError", "SolveFailedError", "InfeasibleError",

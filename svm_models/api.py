@@ -96,7 +96,7 @@ def solve(model, solver: str = "ipopt", *, raise_on_failure: bool = True, _state
     if check is not None:
         check(svm, proves_unbounded=b.proves_unbounded)
     try:
-        info = solve_model(model, solver, record=svm.record, problem_class=f.problem_class,
+        info = solve_model(model, solver, record=svm.record, problem_class=svm.record.problem_class,
                            options=opts, state=_state)
     except LicenseLimitError as exc:
         hint = f.hook("licence_hint")

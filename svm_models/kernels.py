@@ -60,6 +60,36 @@ class Kernel:
         return {"name": self.name, "gamma": self.gamma, "degree": self.degree, "coef0": self.coef0}
 
 
+@dataclass(frozen=True)
+class KernelSum:
+    """``k(x, z) = sum_k weights_k k_k(x, z)``: the kernel an R-SVM_mu+ with several kernels
+    learns (the weights are its mu)."""
+
+    kernels: tuple
+    weights: tuple
+    name: str = "sum"
+
+    is_linear = False
+
+    def gram(self, X: np.ndarray, Z: np.ndarray | None = None) -> np.ndarray:
+        out = np.zeros((X.shape[0], (X if Z is None else Z).shape[0]))
+        for w, k in zip(self.weights, self.kernels):
+            if w != 0.0:
+                out += float(w) * k.gram(X, Z)
+        return out
+
+    def to_dict(self) -> dict:
+        return {"name": "sum", "kernels": [k.to_dict() for k in self.kernels],
+                "weights": [float(w) for w in self.weights]}
+
+
+def kernel_from_dict(d: dict):
+    """The kernel :meth:`Kernel.to_dict` (or :meth:`KernelSum.to_dict`) wrote."""
+    if d.get("name") == "sum":
+        return KernelSum(tuple(Kernel(**k) for k in d["kernels"]), tuple(d["weights"]))
+    return Kernel(**d)
+
+
 def make_kernel(kernel="linear", X: np.ndarray | None = None, *, gamma="scale", degree=3,
                 coef0=0.0) -> Kernel:
     """Resolve a kernel name and scikit-learn style parameters against training data ``X``."""

@@ -16,7 +16,7 @@ import numpy as np
 
 from .data import as_matrix
 from .errors import DataError, SVMError
-from .kernels import Kernel
+from .kernels import Kernel, kernel_from_dict
 from .status import Status
 
 _ARRAYS = ("w", "alpha", "dual_coef", "xi", "support", "support_vectors", "classes")
@@ -44,7 +44,26 @@ class CTuningDetails:
     g_multipliers: float | None = None
 
 
-DETAILS = {cls.__name__: cls for cls in (CTuningDetails,)}
+@dataclass(frozen=True, eq=False)
+class RadiusDetails:
+    """What the radius-margin SVMs learn besides w and b (SPEC.md section 3).
+
+    r : the radius term at the solution (R-SVM_mu+ and R-SVM+: half the largest weighted
+        squared distance of two points; the kernel form: ``max (f_i - f_j)^2 / 2``)
+    lam : the radius weight the problem was solved with
+    mu : (m,) feature / kernel weights (R-SVM_mu+), else None
+    beta : multipliers of the radius rows, one per pair of ``pairs`` (R-SVM+), else None
+    pairs : (p, 2) the pairs (i, j) of the radius rows in the model (None: not applicable)
+    """
+
+    r: float
+    lam: float
+    mu: Any = None
+    beta: Any = None
+    pairs: Any = None
+
+
+DETAILS = {cls.__name__: cls for cls in (CTuningDetails, RadiusDetails)}
 
 
 @dataclass(frozen=True, eq=False)
@@ -227,7 +246,7 @@ class Solution:
                 continue
             v = d[f.name]
             if f.name == "kernel":
-                v = Kernel(**v)
+                v = kernel_from_dict(v)
             elif f.name == "classes":
                 v = np.array(v["values"], dtype=np.dtype(v["dtype"]))
             elif f.name == "details" and v is not None:

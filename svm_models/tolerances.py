@@ -114,3 +114,20 @@ WS_AT_BOUND_REL = 1e-6
 #: a fixed variable's reduced cost of the wrong sign beyond this (relative to the largest
 #: gradient entry, or 10x the solver tolerance when larger) sends it back into the working set
 WS_REDUCED_COST_REL = 1e-8
+
+# ---------------------------------------------------------------------------------------
+# Radius-margin SVMs
+
+#: constraint generation stops when no pair's radius row is violated by more than this
+#: times max(1, r) (over all l(l-1)/2 pairs)
+PAIR_VIOLATION_REL = 1e-7
+#: pairs added per round of constraint generation (the most violated first)
+PAIR_BATCH = 20
+#: ``fit(..., pairs="auto")`` states every pair up to this many, generates them beyond
+PAIR_LITERAL_MAX = 5000
+#: the two-step methods stop when the best primal value and the best lower bound are this
+#: close (relative to max(1, |value|))
+TWO_STEP_GAP = 1e-10
+#: feasibility tolerances of the two-step methods' master LPs (HiGHS's default 1e-7 would
+#: stop the cutting planes at a gap of that order)
+MASTER_LP_TOL = 1e-10

@@ -83,13 +83,22 @@ class QuadTerm:
 
 @dataclass(eq=False)
 class RowGroup:
-    """Rows ``lower <= A x <= upper``: the members ``datas`` of one Constraint."""
+    """Rows ``lower <= A x <= upper``: the members ``datas`` of one Constraint; with
+    ``scale``, both sides are multiplied by it when the model is solved (a right-hand side
+    that follows a mutable Param, such as ``sum beta = lam``)."""
 
     component: Any
     datas: list
     A: sp.csr_matrix
     lower: np.ndarray
     upper: np.ndarray
+    scale: Any = None
+
+    def sides(self, block) -> tuple[np.ndarray, np.ndarray]:
+        if self.scale is None:
+            return self.lower, self.upper
+        s = self.scale.value(block)
+        return self.lower * s, self.upper * s
 
 
 @dataclass(eq=False)

@@ -298,7 +298,7 @@ def assemble(record) -> StandardForm:
         c, const, quad = -c, -const, [q.scaled(-1.0) for q in quad]
     lx, ux = bounds(var_datas)
     n = len(var_datas)
-    groups = [(g.A, g.lower, g.upper, g.datas) for g in record.rows]
+    groups = [(g.A, *g.sides(record.block), g.datas) for g in record.rows]
     qrows = list(record.quad_rows)
     for fam in record.families:
         rows = fam.linear_rows(n)
