@@ -62,6 +62,15 @@ def test_demo_solves_every_c_tuning_row_with_clarabel(capsys):
     ref = sm.fit(Xtr[:120], ytr[:120], formulation="c_tuning_standard", solver="ipopt",
                  kernel="linear")
     assert f"g*={ref.g:.4f}" in rows[0]
+    # issue 13: every radius-margin row solves, the primal and dual of R-SVM+ agree on the
+    # 2-D set (both on all of its 60 points)
+    radius = [ln for ln in out.splitlines() if ln.startswith("rsvm")]
+    assert len(radius) == 12
+    for ln in radius:
+        assert "r=" in ln and "Error" not in ln, ln
+    primal, dual = (ln.split() for ln in radius[-3:-1])
+    assert primal[0] == "rsvm_plus_primal" and dual[0] == "rsvm_plus_dual"
+    assert abs(float(primal[2]) - float(dual[2])) <= 1e-5 * abs(float(primal[2]))
 
 
 def test_scip_demo_finishes_within_its_time_limits():
@@ -76,7 +85,7 @@ def test_scip_demo_finishes_within_its_time_limits():
     assert r.returncode == 0, r.stderr[-2000:]
     rows = [ln for ln in r.stdout.splitlines() if ln.split() and ln.split()[0] in
             set(__import__("svm_models").formulations())]
-    assert len(rows) == 27
+    assert len(rows) == 3 * len(__import__("svm_models").formulations())
     # the rows SCIP solves carry the same objective as the other backends' demo
     solved = [ln for ln in rows if "Error" not in ln]
     assert any(ln.startswith("soft_l1_dual") for ln in solved)

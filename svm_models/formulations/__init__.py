@@ -81,6 +81,9 @@ TABLE: dict[str, Formulation] = {f.name: f for f in [
     Formulation("c_tuning_general", "c_tuning", "dual", "SOCP", "c_tuning",
                 "Convex tuning of C, general variant: g in [g_min, g_max], the PSD range (SOCP).",
                 _C_TUNING),
+    Formulation("c_tuning_general_nonneg", "c_tuning", "dual", "SOCP", "c_tuning",
+                "Convex tuning of C, general variant with the weight of K kept >= 0: "
+                "g in [g_min, 1] (SOCP).", _C_TUNING),
     Formulation("rsvm_mu_plus", "radius_margin", "primal", "SOCP", "radius_margin",
                 "R-SVM_mu+: radius-margin SVM learning a feature weighting (or kernel "
                 "combination) mu, jointly convex (SOCP).", ("C", "lam", "kernels", "pairs")),
@@ -91,11 +94,8 @@ TABLE: dict[str, Formulation] = {f.name: f for f in [
                 "R-SVM+: radius-margin SVM, dual form with auxiliary t_k (SOCP).",
                 ("C", "lam", "pairs")),
     Formulation("rsvm_plus_kernel", "radius_margin", "primal", "QP", "radius_margin",
-                "Kernelized R-SVM+ by the representer theorem; compact radius (QP) or "
-                "literal pairwise rows (QCQP).", ("C", "lam", "radius") + _KERNEL),
-    Formulation("c_tuning_general_nonneg", "c_tuning", "dual", "SOCP", "c_tuning",
-                "Convex tuning of C, general variant with the weight of K kept >= 0: "
-                "g in [g_min, 1] (SOCP).", _C_TUNING),
+                "Kernelized R-SVM+ by the representer theorem: compact radius (QP, default) "
+                "or literal pairwise rows (QCQP).", ("C", "lam", "radius") + _KERNEL),
 ]}
 
 

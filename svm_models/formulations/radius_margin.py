@@ -61,6 +61,8 @@ of the R-SVM_mu+ gradient, the compact form, the Lemma 1 counterexample).
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import numpy as np
 import pyomo.environ as pyo
 import scipy.sparse as sp
@@ -87,7 +89,7 @@ from ..model.pieces import (
     sum_of_squares,
 )
 from ..model.record import LinearTerm, QuadTerm, Record, RowGroup, Scale
-from ..postprocess import bias_from_kkt, var_array
+from ..postprocess import bias_from_kkt, polish_dual, var_array
 from ..solution import RadiusDetails, Solution
 from ..status import Status
 from ..tolerances import ACTIVE_MARGIN_REL, support_threshold
@@ -461,7 +463,8 @@ def rsvm_plus_kernel(X, y, *, C=1.0, lam=1.0, kernel="linear", gamma="scale", de
         \min \; a'Ka + \tfrac{\lambda}{2} r + C \sum_i \xi_i \quad \text{s.t.} \quad
         y_i (f_i + b) \ge 1 - \xi_i, \; f = Ka, \; \tfrac12 (f_i - f_j)^2 \le r \;(i<j)
 
-    through the factor ``K = L L'`` of full column rank: ``z = L'a`` (so ``a'Ka = ||z||^2``,
+    through a factor ``K = L L'`` (pivoted Cholesky, of full column rank; ``L = X`` for the
+    linear kernel, so that ``z = w``): ``z = L'a`` (so ``a'Ka = ||z||^2``,
     ``f = Lz``). ``radius="compact"`` (default, exact, a QP): ``lower <= f_i <= upper`` and
     ``r = (upper - lower)^2 / 2``; ``radius="pairwise"`` (literal, a QCQP with l(l-1)/2
     quadratic rows, for teaching and small l): variables ``f[i]`` with ``f_def[i]``, ``r``
@@ -617,6 +620,13 @@ def extract(block, ctx) -> Solution:
             "plus_dual": _extract_plus_dual, "kernel": _extract_kernel}[variant](block, svm, ctx)
 
 
+def current_C(svm):
+    """C as the model holds it now (a mutable Param; None for the hard margin)."""
+    if svm.facts.get("C") is None:
+        return None
+    return float(pyo.value(svm.block.C))
+
+
 def _objective(svm, block, ctx):
     x = np.array([vd.value for vd in svm.record.var_datas()], dtype=float)
     if ctx.objective is not None:
@@ -629,7 +639,7 @@ def _objective(svm, block, ctx):
 def _finish(svm, block, ctx, *, w, b, alpha, dual_coef, xi, details, extra, kernel=None,
             thr_scale=None, objective=None, diag=None):
     data = svm.data
-    C = svm.facts.get("C")
+    C = current_C(svm)
     scale = C if C is not None else max(float(np.max(np.abs(alpha), initial=0.0)), 1.0)
     thr = support_threshold(scale if thr_scale is None else thr_scale, ctx.tol)
     support = np.flatnonzero(np.abs(alpha) > thr)
@@ -668,7 +678,7 @@ def _xi_thr(C, tol):
 
 def _extract_mu_plus(block, svm, ctx):
     data, y, w, bias, xi, fvals, active, alpha = _primal_common(block, svm, ctx)
-    C = svm.facts.get("C")
+    C = current_C(svm)
     mu = np.clip(var_array(block.mu), 0.0, None)
     sizes = svm.facts["sizes"]
     features = svm.facts["features"]
@@ -713,7 +723,7 @@ def _pair_duals(ctx, fam):
 
 def _extract_plus_primal(block, svm, ctx):
     data, y, w, bias, xi, fvals, active, alpha = _primal_common(block, svm, ctx)
-    C = svm.facts.get("C")
+    C = current_C(svm)
     lam = float(pyo.value(block.lam))
     fam = svm.facts["family"]
     beta = _pair_duals(ctx, fam) if ctx.verified else None
@@ -750,20 +760,35 @@ def _extract_plus_primal(block, svm, ctx):
 def _extract_plus_dual(block, svm, ctx):
     data = svm.data
     y, X = data.y, data.X
-    C = svm.facts.get("C")
+    C = current_C(svm)
     alpha = np.clip(var_array(block.alpha), 0.0, None)
     beta = np.clip(var_array(block.beta), 0.0, None)
     lam = float(pyo.value(block.lam))
     D = svm.facts["D"]
     t = 1.0 + D.T @ beta
-    v = X.T @ (y * alpha)
-    w = v / t
-    fvals = X @ w
     thr = support_threshold(C if C is not None else max(float(alpha.max(initial=0.0)), 1.0), ctx.tol)
     family = "soft_l1" if C is not None else "hard"
-    bias = bias_from_kkt(family, alpha, y, fvals, C if C is not None else np.inf, thr)
-    bm = ctx.dual(block.balance)
-    extra = {"variant": "plus_dual", "b_multiplier": bm}
+    extra = {"variant": "plus_dual", "polished": False}
+    if ctx.verified:
+        # for fixed t the dual is a plain SVM with the kernel X diag(1/t) X': polish alpha on
+        # its active set (kept only if it lowers that SVM's KKT residual)
+        Xs = X / np.sqrt(t)[None, :]
+        inner = SimpleNamespace(data=SimpleNamespace(y=y, X=Xs), K=None, L=None,
+                                kernel_times=lambda u: Xs @ (Xs.T @ u))
+        alpha, extra["polished"] = polish_dual(inner, family, alpha, C, thr)
+    v = X.T @ (y * alpha)
+    w = v / t
+    # the multipliers of the dual are the primal's variables: -w_k of v_def[k], b of
+    # balance, r of beta_sum (sensitivity convention); taken when the backend reports them
+    wd, bm, rm = _duals(ctx, block.v_def), ctx.dual(block.balance), ctx.dual(block.beta_sum)
+    from_multipliers = ctx.verified and wd is not None and bm is not None and rm is not None
+    if from_multipliers:
+        w = -wd
+    extra["w_source"] = "multipliers of v_def" if from_multipliers else "v / t"
+    fvals = X @ w
+    bias = (bm if from_multipliers else
+            bias_from_kkt(family, alpha, y, fvals, C if C is not None else np.inf, thr))
+    extra["b_multiplier"] = bm
     xi = np.maximum(0.0, 1.0 - y * (fvals + bias)) if C is not None else None
     # the primal's radius: the largest 1/2 sum_k w_k^2 (x_ik - x_jk)^2 over all pairs
     d2, _, _ = farthest_pairs(X * np.abs(w)[None, :], 1)
@@ -784,7 +809,7 @@ def _extract_plus_dual(block, svm, ctx):
 def _extract_kernel(block, svm, ctx):
     data = svm.data
     y = data.y
-    C = svm.facts.get("C")
+    C = current_C(svm)
     z = var_array(block.z)
     L = svm.L
     fvals = L @ z

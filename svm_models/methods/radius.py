@@ -28,7 +28,7 @@ from ..kernels import Kernel, KernelSum, make_kernel
 from ..model.families import column_blocks, farthest_pairs, pair_sqdist
 from ..model.pieces import check_C, check_positive
 from ..solution import RadiusDetails, Solution
-from ..solvers import SolverOptions, solve_model
+from ..solvers import SolverOptions, backend, solve_model
 from ..status import Status
 from ..tolerances import (
     MASTER_LP_TOL,
@@ -97,26 +97,42 @@ def generate_pairs(model, solver: str = "ipopt", *, batch: int | None = None,
                            f"(largest violation {worst:.3g})", Status.iteration_limit)
 
 
+def _auto_pairs(X, solver) -> str:
+    """All pairs up to PAIR_LITERAL_MAX of them (and within the backend's row limit, such as
+    Gurobi's size-limited licence), constraint generation beyond."""
+    l = np.shape(X)[0] if hasattr(X, "__len__") else 0
+    limit = PAIR_LITERAL_MAX
+    b = backend(solver)
+    if b.max_rows is not None:
+        limit = min(limit, b.max_rows - l - 1)
+    return "all" if l * (l - 1) // 2 <= limit else "generate"
+
+
 def fit(X, y, formulation: str = "soft_l1_dual", solver: str = "ipopt", **params) -> Solution:
     """Build and solve in one call (see :func:`svm_models.api.fit` for the parameters).
 
     For ``rsvm_mu_plus`` and ``rsvm_plus_primal``, ``pairs`` chooses how the O(l^2) radius rows
     are handled: ``"all"`` states them all, ``"generate"`` uses exact constraint generation
     (:func:`generate_pairs`), ``"auto"`` (default) states them all up to
-    ``PAIR_LITERAL_MAX`` pairs and generates them beyond; ``batch`` sets the pairs added per
-    round. The answer is the same (to the solver's tolerance) either way.
+    ``PAIR_LITERAL_MAX`` pairs (or the backend's row limit) and generates them beyond; ``batch`` sets the pairs added per
+    round; ``(I, J)`` arrays are the pairs generation starts from. The answer is the same (to
+    the solver's tolerance) either way: ``fit`` never returns the relaxation a subset of the
+    pairs would give (build such a model with :func:`svm_models.build` to study it).
     """
     if formulation not in GENERATED:
         return fit_once(X, y, formulation, solver, **params)
     pairs = params.pop("pairs", "auto")
     batch = params.pop("batch", None)
     if isinstance(pairs, str) and pairs == "auto":
-        l = np.shape(X)[0] if hasattr(X, "__len__") else 0
-        pairs = "all" if l * (l - 1) // 2 <= PAIR_LITERAL_MAX else "generate"
-    if not (isinstance(pairs, str) and pairs == "generate"):
-        return fit_once(X, y, formulation, solver, pairs=pairs, **params)
+        pairs = _auto_pairs(X, solver)
+    if isinstance(pairs, str) and pairs not in ("all", "generate"):
+        raise ParameterError(f"pairs must be 'auto', 'all', 'generate' or (I, J) arrays to "
+                             f"start constraint generation from; got {pairs!r}")
+    if isinstance(pairs, str) and pairs == "all":
+        return fit_once(X, y, formulation, solver, pairs="all", **params)
     solve_kw = split_solve_options(params)
-    model = build(formulation, X, y, pairs="seed", **params)
+    # generation is exact: it starts from the seed pairs, or from the pairs given
+    model = build(formulation, X, y, pairs="seed" if isinstance(pairs, str) else pairs, **params)
     return generate_pairs(model, solver, batch=batch, **solve_kw)
 
 
@@ -135,8 +151,7 @@ def lam_path(X, y, lams, formulation: str = "rsvm_plus_primal", solver: str = "i
     generate = False
     if formulation in GENERATED:
         if isinstance(pairs, str) and pairs == "auto":
-            l = np.shape(X)[0]
-            pairs = "all" if l * (l - 1) // 2 <= PAIR_LITERAL_MAX else "generate"
+            pairs = _auto_pairs(X, solver)
         generate = isinstance(pairs, str) and pairs == "generate"
         params["pairs"] = "seed" if generate else pairs
     elif not (isinstance(pairs, str) and pairs == "auto"):
@@ -189,8 +204,10 @@ def two_step(X, y, formulation: str = "rsvm_mu_plus", solver: str = "piqp", *, C
     ``h(beta) = D_SVM(X diag(1/t) X')``, ``t = 1 + sum_p beta_p (x_i - x_j)^2``, maximised over
     ``{sum beta = lam, beta >= 0}`` by a cutting-plane loop in which the pair with the largest
     supergradient (the farthest pair under the weights ``w_k^2``) enters as a column.
-    Both stop when the best primal value and the best lower bound are within
-    ``tol * max(1, |value|)``: the answer is optimal to that gap (``extra["two_step"]``).
+    Both stop when an upper and a lower bound on the optimal value are within
+    ``tol * max(1, |value|)`` (for mu: the best J and the master LP; for beta: the best
+    primal value or the cut model's bound over all pairs, from the master's multipliers, and
+    the best dual value): the answer is optimal to that gap (``extra["two_step"]``).
     ``solver`` solves the inner SVMs (any QP backend).
     """
     C = None if C is None else check_C(C)
@@ -302,25 +319,24 @@ def _two_step_beta(data, formulation, C, lam, solver, opts, tol, max_iter):
     cuts = []            # (h_s, g_s, t_s)
     t = np.ones(d)
     beta = np.zeros(0)
-    best_p, best_d = None, None
+    best_d = None
+    upper = np.inf       # the smaller of the best primal value and the cut model's bound
     t0 = time.perf_counter()
     for it in range(1, max_iter + 1):
         alpha, bias, hval, _ = _inner(X / np.sqrt(t)[None, :], y, C, solver, opts)
         ya = y * alpha
-        v = X.T @ ya
-        w = v / t
+        w = (X.T @ ya) / t
         f = X @ w + bias
         xi = np.maximum(0.0, 1.0 - y * f) if C is not None else np.zeros_like(f)
         d2, I, J = farthest_pairs(X * np.abs(w)[None, :], 1)
         r = 0.5 * float(d2[0])
         primal = 0.5 * float(w @ w) + lam * r + (C * float(xi.sum()) if C is not None else 0.0)
-        if C is None and np.any(y * f < 1.0 - 1e-6):
-            primal = np.inf   # not a feasible hard-margin point
-        if best_p is None or primal < best_p["P"]:
-            best_p = dict(P=primal, w=w, b=bias, alpha=alpha, r=r, xi=xi)
+        if not (C is None and np.any(y * f < 1.0 - 1e-6)):   # else not a hard-margin point
+            upper = min(upper, primal)
         if best_d is None or hval > best_d["h"]:
-            best_d = dict(h=hval, beta=beta.copy(), I=list(pool_I), J=list(pool_J))
-        if best_p["P"] - best_d["h"] <= tol * max(1.0, abs(best_p["P"])):
+            best_d = dict(h=hval, beta=beta.copy(), I=list(pool_I), J=list(pool_J), w=w, b=bias,
+                          alpha=alpha, r=r, xi=xi)
+        if upper - best_d["h"] <= tol * max(1.0, abs(best_d["h"])):
             break
         key = (int(I[0]), int(J[0]))
         if key not in set(zip(pool_I, pool_J)):
@@ -331,23 +347,31 @@ def _two_step_beta(data, formulation, C, lam, solver, opts, tol, max_iter):
         n = len(pool_I)
         # max theta s.t. theta - (Dpool g_s).beta <= h_s + g_s.(1 - t_s), sum beta = lam
         A = np.array([np.concatenate([-(Dpool @ gs), [1.0]]) for hs, gs, ts in cuts])
-        bvec = np.array([hs + gs @ (1.0 - ts) for hs, gs, ts in cuts])
-        res = _master(A, bvec, np.concatenate([np.ones(n), [0.0]])[None, :], [lam],
+        a0 = np.array([hs + gs @ (1.0 - ts) for hs, gs, ts in cuts])
+        res = _master(A, a0, np.concatenate([np.ones(n), [0.0]])[None, :], [lam],
                       np.concatenate([np.zeros(n), [-1.0]]), [(0, None)] * n + [(None, None)])
+        # a bound over *all* pairs from the master's multipliers: for weights lam_s >= 0
+        # summing to 1, max_beta min_s cut_s <= sum_s lam_s a_s + lam max_p (sum_s lam_s g_s).D_p
+        ls = np.clip(-np.asarray(res.ineqlin.marginals, dtype=float), 0.0, None)
+        if ls.sum() > 0:
+            ls /= ls.sum()
+            gbar = sum(l_ * gs for l_, (hs, gs, ts) in zip(ls, cuts))
+            dg, _, _ = farthest_pairs(X * np.sqrt(np.clip(gbar, 0.0, None))[None, :], 1)
+            upper = min(upper, float(ls @ a0) + lam * float(dg[0]))
         beta = np.clip(res.x[:n], 0.0, None)
         beta *= lam / beta.sum()
         t = 1.0 + Dpool.T @ beta
     else:
         raise SolveFailedError(f"the two-step method did not converge in {max_iter} iterations "
-                               f"(gap {best_p['P'] - best_d['h']:.3g})", Status.iteration_limit)
+                               f"(gap {upper - best_d['h']:.3g})", Status.iteration_limit)
     extra = {"method": "two_step",
-             "two_step": {"iterations": it, "upper": best_p["P"], "lower": best_d["h"],
-                          "gap": best_p["P"] - best_d["h"], "time": time.perf_counter() - t0}}
+             "two_step": {"iterations": it, "upper": upper, "lower": best_d["h"],
+                          "gap": upper - best_d["h"], "time": time.perf_counter() - t0}}
     pairs = np.column_stack([best_d["I"], best_d["J"]]) if best_d["I"] else np.zeros((0, 2), int)
     return _solution(data, formulation if formulation != "rsvm_plus" else "rsvm_plus_primal",
-                     solver, best_p["w"], best_p["b"], best_p["alpha"], C, best_p["P"],
-                     RadiusDetails(r=best_p["r"], lam=lam, beta=best_d["beta"], pairs=pairs),
-                     extra, Kernel("linear"), y * best_p["alpha"], xi=best_p["xi"])
+                     solver, best_d["w"], best_d["b"], best_d["alpha"], C, best_d["h"],
+                     RadiusDetails(r=best_d["r"], lam=lam, beta=best_d["beta"], pairs=pairs),
+                     extra, Kernel("linear"), y * best_d["alpha"], xi=best_d["xi"])
 
 
 def _solution(data, name, solver, w, b, alpha, C, objective, details, extra, kernel, dual_coef,
