@@ -85,20 +85,41 @@ class Phases:
         self.calls = defaultdict(int)
         self.captured = {}
         self._undo = []
+        self._progress = None
+        self._t0 = time.perf_counter()
+
+    def progress_to(self, path: str | None) -> "Phases":
+        """Write one line per phase entered and left to ``path`` (so that the parent can
+        tell where a run it had to kill spent its time)."""
+        if path:
+            self._progress = open(path, "w", buffering=1)
+            self._t0 = time.perf_counter()
+        return self
+
+    def _note(self, kind: str, name: str, s: float | None = None):
+        if self._progress is not None:
+            rec = {kind: name, "t": round(time.perf_counter() - self._t0, 4)}
+            if s is not None:
+                rec["s"] = round(s, 4)
+            self._progress.write(json.dumps(rec) + "\n")
 
     def _wrap(self, owner, attr, name, capture=None):
         orig = getattr(owner, attr)
         times, calls, captured = self.times, self.calls, self.captured
+        note = self._note
 
         def wrapper(*a, **k):
             if capture is not None:
                 captured[capture] = a[0] if a else None
+            note("enter", name)
             t0 = time.perf_counter()
             try:
                 return orig(*a, **k)
             finally:
-                times[name] += time.perf_counter() - t0
+                dt = time.perf_counter() - t0
+                times[name] += dt
                 calls[name] += 1
+                note("exit", name, dt)
 
         setattr(owner, attr, wrapper)
         self._undo.append((owner, attr, orig))
@@ -131,26 +152,35 @@ class Phases:
         return self
 
     def _timed_proxy(self, real_factory, timed=("setup", "solve"), construct=None):
-        times, calls = self.times, self.calls
+        times, calls, note = self.times, self.calls, self._note
 
         class Proxy:
             def __init__(self, *a, **k):
+                if construct:
+                    note("enter", construct)
                 t0 = time.perf_counter()
                 object.__setattr__(self, "_real", real_factory(*a, **k))
                 if construct:
-                    times[construct] += time.perf_counter() - t0
+                    dt = time.perf_counter() - t0
+                    times[construct] += dt
                     calls[construct] += 1
+                    note("exit", construct, dt)
 
             def __getattr__(self, name):
                 attr = getattr(self._real, name)
                 if name in timed:
+                    key = f"solver library: {name}"
+
                     def call(*a, **k):
+                        note("enter", key)
                         t0 = time.perf_counter()
                         try:
                             return attr(*a, **k)
                         finally:
-                            times[f"solver library: {name}"] += time.perf_counter() - t0
-                            calls[f"solver library: {name}"] += 1
+                            dt = time.perf_counter() - t0
+                            times[key] += dt
+                            calls[key] += 1
+                            note("exit", key, dt)
                     return call
                 return attr
 
@@ -180,6 +210,9 @@ class Phases:
         for owner, attr, orig in reversed(self._undo):
             setattr(owner, attr, orig)
         self._undo.clear()
+        if self._progress is not None:
+            self._progress.close()
+            self._progress = None
 
     def report(self) -> dict:
         return {k: {"s": round(v, 4), "calls": self.calls[k]} for k, v in sorted(self.times.items())}
@@ -288,7 +321,7 @@ def _certificate(model, form: str, X: np.ndarray) -> dict:
     return out
 
 
-def task_fit_pairs(form: str, l: int, solver: str, pairs: str) -> dict:
+def task_fit_pairs(form: str, l: int, solver: str, pairs: str, progress=None) -> dict:
     """``svm_models.fit`` of a generated formulation with ``pairs`` ("generate" or "all")."""
     Xw, yw = benchmark_data(60, D)
     svm_models.fit(Xw, yw, formulation=form, solver=solver, C=C, lam=LAM, pairs=pairs)
@@ -296,6 +329,7 @@ def task_fit_pairs(form: str, l: int, solver: str, pairs: str) -> dict:
     ph = Phases().install(solver)
     out = {}
     with _timed_region(out):
+        ph.progress_to(progress)
         sol = svm_models.fit(X, y, formulation=form, solver=solver, C=C, lam=LAM, pairs=pairs)
     ph.uninstall()
     out.update(objective=float(sol.objective), status=str(sol.status.value),
@@ -321,13 +355,14 @@ def _kernel_params():
                 C=C, lam=LAM)
 
 
-def task_kernel_fit(l: int, solver: str) -> dict:
+def task_kernel_fit(l: int, solver: str, progress=None) -> dict:
     Xw, yw = benchmark_data(60, D)
     svm_models.fit(Xw, yw, solver=solver, **_kernel_params())
     X, y = benchmark_data(l, D)
     ph = Phases().install(solver)
     out = {}
     with _timed_region(out):
+        ph.progress_to(progress)
         sol = svm_models.fit(X, y, solver=solver, **_kernel_params())
     ph.uninstall()
     model = ph.captured.get("model")
@@ -418,20 +453,45 @@ def run_solver_alone(solver: str, call: dict):
     return np.array(s.result.x)
 
 
-def task_kernel_floor(l: int, solver: str) -> dict:
+def _as_dense_piqp(call: dict) -> dict:
+    """The captured PIQP call for its dense solver: the same problem, dense arrays (P full
+    and symmetric from the upper triangle svm_models passes to the sparse solver)."""
+    import scipy.sparse as sp
+
+    args = list(call["args"])
+    P = args[0]
+    if sp.issparse(P):
+        U = P.toarray()
+        P = U + U.T - np.diag(np.diag(U))
+    args[0] = np.asfortranarray(P)
+    for k in (2, 4):
+        if args[k] is not None and sp.issparse(args[k]):
+            args[k] = np.asfortranarray(args[k].toarray())
+    return {"kind": "DenseSolver", "args": tuple(args), "settings": call["settings"]}
+
+
+def task_kernel_floor(l: int, solver: str, variant: str | None = None, progress=None) -> dict:
+    """The solver library alone on the arguments svm_models' adapter builds (``variant=
+    "dense"``: PIQP's dense solver on the same problem, a what-if)."""
     def prepared(n):
         X, y = benchmark_data(n, D)
         p = _kernel_params()
         p.pop("formulation")
         model = svm_models.build("rsvm_plus_kernel", X, y, **p)
         sf = assemble(sm_api.the_svm_block(model)._svm.record)
-        return sf, capture_solver_call(sf, solver)
+        call = capture_solver_call(sf, solver)
+        if variant == "dense":
+            call = _as_dense_piqp(call)
+        return sf, call
 
     sf, call = prepared(60)
     run_solver_alone(solver, call)                      # warm-up
     sf, call = prepared(l)
     out = {"interface": f"{solver}-{call['kind'].replace('Solver', '').lower()}"
            if solver == "piqp" else solver}
+    if progress:
+        with open(progress, "w") as f:
+            f.write(json.dumps({"enter": "solver library (set-up and solve)", "t": 0.0}) + "\n")
     with _timed_region(out):
         x = run_solver_alone(solver, call)
     out["objective"] = float(sf.sense * sf.objective(x))
@@ -443,9 +503,36 @@ TASKS = {"fit_pairs": task_fit_pairs, "kernel_fit": task_kernel_fit,
          "kernel_floor": task_kernel_floor}
 
 
+def _progress_summary(path: str) -> dict:
+    """What a killed child had done: seconds per finished phase, and the phases still open
+    (entered, not left) with the time since the timed run began when they were entered."""
+    done, stack = defaultdict(float), []
+    try:
+        with open(path) as f:
+            for line in f:
+                rec = json.loads(line)
+                if "enter" in rec:
+                    stack.append((rec["enter"], rec["t"]))
+                else:
+                    done[rec["exit"]] += rec["s"]
+                    for k in range(len(stack) - 1, -1, -1):
+                        if stack[k][0] == rec["exit"]:
+                            del stack[k]
+                            break
+    except (OSError, ValueError):
+        return {}
+    return {"finished_phases_s": {k: round(v, 3) for k, v in done.items()},
+            "open_phases_entered_at_s": [[n, t] for n, t in stack]}
+
+
 def measure(task: str, kwargs: dict, cap: float, mem_gb: float) -> dict:
     """Fork, run ``TASKS[task](**kwargs)`` in the child, return its result or an error;
-    the child is killed after ``cap`` seconds or above ``mem_gb`` GB of resident memory."""
+    the child is killed after ``cap`` seconds or above ``mem_gb`` GB of resident memory
+    (then the error carries what the child's progress file says it was doing)."""
+    progress = os.path.join("/tmp", f"radius_bench_progress_{os.getpid()}.jsonl")
+    with contextlib.suppress(OSError):
+        os.remove(progress)
+    kwargs = dict(kwargs, progress=progress)
     r, w = os.pipe()
     pid = os.fork()
     if pid == 0:  # child
@@ -490,7 +577,9 @@ def measure(task: str, kwargs: dict, cap: float, mem_gb: float) -> dict:
     _, status = os.waitpid(pid, 0)
     if why is not None:
         return {"error": why, "elapsed": round(time.monotonic() - t0, 1),
-                "rss_peak_gb_seen": round(peak / 1e9, 2)}
+                "rss_peak_gb_seen": round(peak / 1e9, 2), "progress": _progress_summary(progress)}
+    with contextlib.suppress(OSError):
+        os.remove(progress)
     if not chunks:
         return {"error": f"child died (status {status})", "rss_peak_gb_seen": round(peak / 1e9, 2)}
     return json.loads(b"".join(chunks))
@@ -549,9 +638,18 @@ def part_literal(l, solver, cap, mem_gb, gen_rows, log) -> list:
     return rows
 
 
-def part_kernel(l, solvers, cap, mem_gb, log) -> dict:
+def part_kernel(l, solvers, cap, mem_gb, log, piqp_dense=True, save=None) -> dict:
     out = {}
     for solver in solvers:
+        if solver == "piqp" and piqp_dense:
+            # what-if: PIQP's dense solver on the same problem (svm_models picks the sparse
+            # one: its Hessian is sparse, but the rows hold the dense factor L three times)
+            d = measure("kernel_floor", dict(l=l, solver="piqp", variant="dense"), cap, mem_gb)
+            log(f"  kernel piqp l={l} dense solver alone (what-if): " + (d["error"] if "error" in d
+                else f"{d['time']:.2f} s obj {d['objective']:.10g}"))
+            out["piqp_dense_solver_alone"] = d
+            if save:
+                save(out)
         fits, floors = [], []
         rounds = 3
         k = 0
@@ -578,6 +676,8 @@ def part_kernel(l, solvers, cap, mem_gb, log) -> dict:
             entry["ratio"] = best_a["time"] / best_b["time"]
             entry["rel_obj_diff"] = abs(best_a["objective"] - best_b["objective"]) / abs(best_b["objective"])
         out[solver] = entry
+        if save:
+            save(out)
     return out
 
 
@@ -606,6 +706,10 @@ def _fmt(x, spec=".3g"):
     return "" if x is None else format(x, spec)
 
 
+def _runs(ts) -> str:
+    return ", ".join("error" if t is None else f"{t:.2f}" for t in ts)
+
+
 def _phase_line(phases: dict, total: float, top: int = 12) -> str:
     items = sorted(phases.items(), key=lambda kv: -kv[1]["s"])[:top]
     return "; ".join(f"{k} {v['s']:.2f} s ({v['calls']}x, {100 * v['s'] / total:.0f}%)"
@@ -620,6 +724,9 @@ def write_markdown(data: dict, path: str) -> None:
          f"({meta['machine']['cpu']}); load average at start {meta['load_avg_at_start']}. "
          f"Data `benchmark_data(l, d={D})`, C = {C:g}, lam = {LAM:g}. See README.md "
          "(\"Radius-margin SVMs\").\n"]
+    for part, m in data.get("runs", {}).items():
+        L.append(f"- {part}: run on {m['date']}, load average at start {m['load_avg_at_start']}")
+    L.append("")
     G = data.get("generation")
     if G:
         L += ["## 1. Constraint generation (`pairs=\"generate\"`)\n",
@@ -661,6 +768,8 @@ def write_markdown(data: dict, path: str) -> None:
               "interface | rank of L | runs (fit / alone) |",
               "|---|---|---|---|---|---|---|---|---|"]
         for s, e in K.items():
+            if s == "piqp_dense_solver_alone":
+                continue
             a, b = e["fit"], e["solver_alone"]
             ta = a["error"] if "error" in a else f"{a['time']:.2f}"
             tb = b["error"] if "error" in b else f"{b['time']:.2f}"
@@ -669,7 +778,20 @@ def write_markdown(data: dict, path: str) -> None:
             L.append(f"| {s} | {ta} | {tb} | {_fmt(ratio, '.2f')} | {met} | "
                      f"{_fmt(e.get('rel_obj_diff'), '.1e')} | {a.get('interface', '')} / "
                      f"{b.get('interface', '')} | {a.get('rank', '')} | "
-                     f"{e['fit_runs']} / {e['solver_alone_runs']} |")
+                     f"{_runs(e['fit_runs'])} / {_runs(e['solver_alone_runs'])} |")
+        d = K.get("piqp_dense_solver_alone")
+        if d is not None:
+            L.append("What-if: PIQP's dense solver alone on the same problem (svm_models chooses "
+                     "PIQP's sparse solver, by the Hessian's fill): "
+                     + (d["error"] if "error" in d else f"{d['time']:.2f} s, objective "
+                        f"{d['objective']:.10g}") + ".")
+        for s, e in K.items():
+            for side in ("fit", "solver_alone"):
+                r = e.get(side) if isinstance(e, dict) else None
+                if r and "error" in r and r.get("progress"):
+                    L.append(f"\n{s} {side}: {r['error']}; finished phases "
+                             f"{r['progress'].get('finished_phases_s')}, still running "
+                             f"{r['progress'].get('open_phases_entered_at_s')}.")
         L.append("")
     L.append("## Where the time goes (phases of the timed run)\n")
     L.append("Seconds per phase, measured inside the timed run by wrappers around svm_models' "
@@ -683,7 +805,7 @@ def write_markdown(data: dict, path: str) -> None:
                 L.append(f"- {title} {r['form']} l={r['l']} {r['solver']} ({r['time']:.2f} s, gc "
                          f"{r['gc_s']:.2f} s): {_phase_line(r['phases'], r['time'])}")
     for s, e in (K or {}).items():
-        a = e["fit"]
+        a = e.get("fit", {})
         if "phases" in a:
             L.append(f"- kernel fit {s} l={data['kernel_l']} ({a['time']:.2f} s, gc {a['gc_s']:.2f} s): "
                      f"{_phase_line(a['phases'], a['time'])}")
@@ -704,39 +826,75 @@ def main(argv=None) -> int:
                     help="kill a measurement after this many seconds (default 900)")
     ap.add_argument("--mem-gb", type=float, default=20.0,
                     help="kill a measurement above this resident memory (default 20 GB)")
+    ap.add_argument("--gen-sizes", default=None,
+                    help="sizes l for constraint generation (default 1000,10000; quick 200,1000)")
+    ap.add_argument("--literal-l", type=int, default=None,
+                    help="l for the all-pairs form (default 1000; quick 200)")
+    ap.add_argument("--kernel-l", type=int, default=None,
+                    help="l for the kernel form (default 2000; quick 300)")
+    ap.add_argument("--no-piqp-dense", action="store_true",
+                    help="skip the what-if run of PIQP's dense solver in part 3")
     ap.add_argument("--out", default=HERE, help="output directory (default benchmarks/)")
     args = ap.parse_args(argv)
     parts = {p.strip() for p in args.parts.split(",")}
-    gen_sizes = (200, 1000) if args.quick else (1000, 10000)
-    lit_l = 200 if args.quick else 1000
-    ker_l = 300 if args.quick else 2000
+    gen_sizes = (tuple(int(v) for v in args.gen_sizes.split(",")) if args.gen_sizes
+                 else (200, 1000) if args.quick else (1000, 10000))
+    lit_l = args.literal_l or (200 if args.quick else 1000)
+    ker_l = args.kernel_l or (300 if args.quick else 2000)
     t_start = time.time()
 
     def log(msg):
         print(f"[{time.time() - t_start:7.1f} s] {msg}", flush=True)
 
-    data = {"meta": {"quick": args.quick, "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-                     "machine": machine(), "load_avg_at_start": tuple(round(v, 2) for v in os.getloadavg()),
-                     "args": vars(args)}}
-    if "1" in parts:
-        log(f"part 1: constraint generation, l in {gen_sizes}")
-        data["generation"] = part_generation(gen_sizes, args.gen_solvers.split(","), args.cap,
-                                             args.mem_gb, log)
-    if "2" in parts:
-        log(f"part 2: all pairs, l = {lit_l}")
-        data["literal"] = part_literal(lit_l, "clarabel", args.cap, args.mem_gb,
-                                       data.get("generation", []), log)
-    if "3" in parts:
-        log(f"part 3: rsvm_plus_kernel compact, l = {ker_l}")
-        data["kernel_l"] = ker_l
-        data["kernel"] = part_kernel(ker_l, args.kernel_solvers.split(","), args.cap, args.mem_gb, log)
-    data["meta"]["minutes"] = (time.time() - t_start) / 60.0
     os.makedirs(args.out, exist_ok=True)
     jpath = os.path.join(args.out, "radius_results.json")
     mpath = os.path.join(args.out, "radius_results.md")
-    with open(jpath, "w") as f:
-        json.dump(data, f, indent=1, default=float)
-    write_markdown(data, mpath)
+    data = {}
+    if parts != {"1", "2", "3"} and os.path.exists(jpath):
+        with open(jpath) as f:        # a subset of the parts: merge into the earlier results
+            data = json.load(f)
+        if data.get("meta", {}).get("quick") != args.quick:
+            data = {}
+    meta = {"quick": args.quick, "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+            "machine": machine(), "load_avg_at_start": tuple(round(v, 2) for v in os.getloadavg()),
+            "args": vars(args), "minutes": 0.0}
+    data["meta"] = meta
+    runs = data.setdefault("runs", {})
+
+    def save():
+        meta["minutes"] = (time.time() - t_start) / 60.0
+        with open(jpath, "w") as f:
+            json.dump(data, f, indent=1, default=float)
+        write_markdown(data, mpath)
+
+    def stamp(part):
+        runs[part] = {"date": meta["date"], "load_avg_at_start": meta["load_avg_at_start"]}
+
+    if "1" in parts:
+        log(f"part 1: constraint generation, l in {gen_sizes}")
+        stamp("generation")
+        data["generation"] = part_generation(gen_sizes, args.gen_solvers.split(","), args.cap,
+                                             args.mem_gb, log)
+        save()
+    if "2" in parts:
+        log(f"part 2: all pairs, l = {lit_l}")
+        stamp("literal")
+        data["literal"] = part_literal(lit_l, "clarabel", args.cap, args.mem_gb,
+                                       data.get("generation", []), log)
+        save()
+    if "3" in parts:
+        log(f"part 3: rsvm_plus_kernel compact, l = {ker_l}")
+        stamp("kernel")
+        data["kernel_l"] = ker_l
+
+        def save_kernel(k):
+            data["kernel"] = k
+            save()
+
+        data["kernel"] = part_kernel(ker_l, args.kernel_solvers.split(","), args.cap,
+                                     args.mem_gb, log, piqp_dense=not args.no_piqp_dense,
+                                     save=save_kernel)
+    save()
     log(f"wrote {jpath} and {mpath}")
     return 0
 

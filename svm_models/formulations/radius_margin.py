@@ -74,7 +74,7 @@ from ..kernels import Kernel, KernelSum, factor, kernel_factor, make_kernel
 from ..model.built import BuiltSVM
 from ..model.families import add_pair_family, all_pairs, column_blocks, farthest_pairs, pair_sqdist
 from ..model.forms import Cone, QuadBlock, QuadRow
-from ..model.lazy import LazyScalarExpression, diagonal_quadratic_form, linear_form
+from ..model.lazy import LazyConstraint, diagonal_quadratic_form, linear_form
 from ..model.pieces import (
     Layout,
     add_balance,
@@ -465,11 +465,13 @@ def rsvm_plus_kernel(X, y, *, C=1.0, lam=1.0, kernel="linear", gamma="scale", de
 
     through a factor ``K = L L'`` (pivoted Cholesky, of full column rank; ``L = X`` for the
     linear kernel, so that ``z = w``): ``z = L'a`` (so ``a'Ka = ||z||^2``,
-    ``f = Lz``). ``radius="compact"`` (default, exact, a QP): ``lower <= f_i <= upper`` and
-    ``r = (upper - lower)^2 / 2``; ``radius="pairwise"`` (literal, a QCQP with l(l-1)/2
-    quadratic rows, for teaching and small l): variables ``f[i]`` with ``f_def[i]``, ``r``
-    and ``radius[i, j]``. Components: ``I``, ``R`` factor components, ``z[k]``, ``b``,
-    ``xi`` (soft margin), ``f[i]``, ``zz`` = ||z||^2, ``margin[i]``, and the radius part.
+    ``f = Lz``, variables ``f[i]`` with ``f_def[i]``: f_i = (L z)_i, so that the dense factor
+    appears once). ``radius="compact"`` (default, exact, a QP): ``env_hi[i]``/``env_lo[i]``:
+    ``lower <= f_i <= upper`` and the Expression ``r = (upper - lower)^2 / 2``;
+    ``radius="pairwise"`` (literal, a QCQP with l(l-1)/2 quadratic rows, for teaching and
+    small l): ``r`` and ``radius[i, j]``. Components: ``I``, ``R`` factor components,
+    ``z[k]``, ``b``, ``xi`` (soft margin), ``f[i]``, ``f_def[i]``, ``zz`` = ||z||^2,
+    ``margin[i]``, and the radius part.
     Note: its radius is the spread of the projections ``w.(x_i - x_j)``, not R-SVM+'s
     ``sum_k w_k^2 (x_ik - x_jk)^2``, and lam weighs ``r/2`` (SPEC.md section 3).
 
@@ -500,22 +502,32 @@ def rsvm_plus_kernel(X, y, *, C=1.0, lam=1.0, kernel="linear", gamma="scale", de
     xi = _slack(b, layout, l) if C is not None else None
     linear, quadratic = [], [QuadTerm(QuadBlock(zpos, diag=np.ones(rank)))]
     qrows = []
+    # the decision values as variables: the dense factor appears once (f_def), the margin
+    # and radius rows are sparse in f (three copies of L cost the solvers ~2x at l = 700)
+    b.f = pyo.Var(b.I, initialize=0.0, doc="decision values f_i = (L z)_i = (K a)_i")
+    fpos = layout.add(b.f)
+    zl = list(b.z.values())
+    b.f_def = LazyConstraint(b.I, recipe=lambda i: (_f_def_relation, (b.f[i], L, zl, i)),
+                             doc="f_def: f_i = (L z)_i")
+    rows = [RowGroup(b.f_def, list(b.f_def.values()),
+                     place([(fpos, sp.identity(l, format="csr")), (zpos, sp.csr_matrix(-L))],
+                           l, layout.n), np.zeros(l), np.zeros(l))]
     if radius == "compact":
         b.upper = pyo.Var(initialize=0.0, doc="upper end of the decision values: f_i <= upper")
         b.lower = pyo.Var(initialize=0.0, doc="lower end of the decision values: f_i >= lower")
         up, lo = layout.add(b.upper), layout.add(b.lower)
-        add_decision_values(b, "f", L, b.z, doc="f_i = (L z)_i = (K a)_i")
-        rows = [add_margin(b, layout, b.f, L, "z", data.y, xi)]
+        rows.append(add_margin(b, layout, b.f, sp.identity(l, format="csr"), "f", data.y, xi))
         b.env_hi = pyo.Constraint(b.I, rule=lambda m_, i: m_.upper - m_.f[i] >= 0,
                                   doc="env_hi: f_i <= upper")
         b.env_lo = pyo.Constraint(b.I, rule=lambda m_, i: m_.f[i] - m_.lower >= 0,
                                   doc="env_lo: f_i >= lower")
         one = sp.csr_matrix(np.ones((l, 1)))
+        eye = sp.identity(l, format="csr")
         rows.append(RowGroup(b.env_hi, list(b.env_hi.values()),
-                             place([(up, one), (zpos, sp.csr_matrix(-L))], l, layout.n),
+                             place([(up, one), (fpos, -eye)], l, layout.n),
                              np.zeros(l), np.full(l, INF)))
         rows.append(RowGroup(b.env_lo, list(b.env_lo.values()),
-                             place([(zpos, sp.csr_matrix(L)), (lo, -one)], l, layout.n),
+                             place([(fpos, eye), (lo, -one)], l, layout.n),
                              np.zeros(l), np.full(l, INF)))
         b.r = pyo.Expression(expr=0.5 * (b.upper - b.lower) ** 2,
                              doc="r = (upper - lower)^2 / 2 = max_{i<j} (f_i - f_j)^2 / 2 at the optimum")
@@ -523,17 +535,9 @@ def rsvm_plus_kernel(X, y, *, C=1.0, lam=1.0, kernel="linear", gamma="scale", de
                                             matrix=np.array([[1.0, -1.0], [-1.0, 1.0]])),
                                   Scale(0.25, "lam")))
     else:
-        b.f = pyo.Var(b.I, initialize=0.0, doc="decision values f_i = (L z)_i = (K a)_i")
-        fpos = layout.add(b.f)
         b.r = pyo.Var(bounds=(0, None), initialize=0.0, doc="r >= (f_i - f_j)^2 / 2 for every pair")
         rpos = layout.add(b.r)
-        b.f_def = pyo.Constraint(
-            b.I, rule=lambda m_, i: m_.f[i] - linear_form(L[i], list(m_.z.values())) == 0,
-            doc="f_def: f_i = (L z)_i")
-        rows = [RowGroup(b.f_def, list(b.f_def.values()),
-                         place([(fpos, sp.identity(l, format="csr")), (zpos, sp.csr_matrix(-L))],
-                               l, layout.n), np.zeros(l), np.zeros(l)),
-                add_margin(b, layout, b.f, np.eye(l), "f", data.y, xi)]
+        rows.append(add_margin(b, layout, b.f, sp.identity(l, format="csr"), "f", data.y, xi))
         I, J = all_pairs(l)
         b.pairs = pyo.Set(initialize=list(zip(I.tolist(), J.tolist())), dimen=2, ordered=True,
                           doc="pairs i < j")
@@ -559,6 +563,10 @@ def rsvm_plus_kernel(X, y, *, C=1.0, lam=1.0, kernel="linear", gamma="scale", de
     b._svm = BuiltSVM(formulation=name, data=data, kernel=kern, block=b, record=record,
                       K=K, L=L, facts={"variant": "kernel", "radius": radius, "C": C})
     return b
+
+
+def _f_def_relation(fi, L, zl, i):
+    return fi - linear_form(L[i], zl) == 0
 
 
 def _kernel_for(kern_list):

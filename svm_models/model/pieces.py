@@ -141,7 +141,8 @@ def add_margin(b, layout: Layout, f, f_matrix: np.ndarray, f_var: str, y: np.nda
         b.I, recipe=lambda i: (_margin_relation, (yl[i], f[i], bias, None if xi is None else xi[i])),
         doc="margin: y_i (f(x_i) + b) >= 1" + (" - xi_i" if xi is not None else ""))
     l = len(y)
-    blocks = [(layout.pos[f_var], sp.csr_matrix(y[:, None] * f_matrix)),
+    yf = sp.diags(y) @ f_matrix if sp.issparse(f_matrix) else y[:, None] * f_matrix
+    blocks = [(layout.pos[f_var], sp.csr_matrix(yf)),
               (layout.pos["b"], sp.csr_matrix(y[:, None]))]
     if xi is not None:
         blocks.append((layout.pos[xi.local_name], sp.identity(l, format="csr")))
