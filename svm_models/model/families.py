@@ -76,7 +76,11 @@ class PairFamily:
         coef = self.coefficients(self.I, self.J)
         A = sp.csr_matrix((coef.ravel(), (np.repeat(np.arange(self.size), len(self.cols)),
                                           np.tile(self.cols, self.size))), shape=(self.size, n))
-        A = A + sp.csr_matrix(np.tile(self.fixed[:n], (self.size, 1)))
+        nz = np.flatnonzero(self.fixed[:n])
+        if nz.size:   # the row-independent part (e.g. -r), from its nonzeros only
+            A = A + sp.csr_matrix((np.tile(self.fixed[nz], self.size),
+                                   (np.repeat(np.arange(self.size), nz.size),
+                                    np.tile(nz, self.size))), shape=(self.size, n))
         datas = [self.component[k] for k in range(self.size)]
         return (A.tocsr(), np.full(self.size, self.lower), np.full(self.size, self.upper), datas)
 
@@ -90,8 +94,7 @@ class PairFamily:
             raise ValueError("I and J must have the same length")
         new = np.arange(self.size, self.size + I.size)
         self.I, self.J = np.concatenate([self.I, I]), np.concatenate([self.J, J])
-        for k in new:
-            self.index_set.add(int(k))
+        self.index_set.update(new.tolist())
         self.component.add_lazy(new.tolist())
         self.record.set_sizes[self.index_set.local_name] = len(self.index_set)
         return new
