@@ -28,6 +28,7 @@ from .errors import (
     DataError,
     InfeasibleError,
     LicenseLimitError,
+    MissingDependencyError,
     NotSeparableError,
     ParameterError,
     SolveFailedError,
@@ -57,5 +58,5 @@ __all__ = [
     "solvers", "Solution",
     "Status", "SVMError", "DataError", "ParameterError", "SolverError", "SolverUnavailableError",
     "CapabilityError", "LicenseLimitError", "SolveFailedError", "InfeasibleError",
-    "NotSeparableError",
+    "NotSeparableError", "MissingDependencyError",
 ]

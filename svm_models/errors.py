@@ -54,3 +54,7 @@ class InfeasibleError(SolveFailedError):
 
 class NotSeparableError(InfeasibleError):
     """A hard-margin SVM was asked for data that no hyperplane separates."""
+
+
+class MissingDependencyError(SVMError, ImportError):
+    """An optional dependency is not installed (the message names the ``pip install``)."""
