@@ -7,12 +7,14 @@ Quick start::
     sol.w, sol.b, sol.alpha, sol.support, sol.predict(X_new)
 
 Public API: :func:`formulations`, :func:`build`, :func:`solve`, :func:`fit`, :func:`extract`,
-:func:`fit_path`, :func:`solvers`; the result type :class:`Solution` and its :class:`Status`;
+:func:`fit_path`, :func:`solvers`; the scikit-learn estimator :class:`SVMClassifier`;
+:func:`add_decision_function` (a trained SVM inside a Pyomo model of your own) and
+:func:`optimize` (solve such a model by backend name); the result type :class:`Solution` and its :class:`Status`;
 the error base class :class:`SVMError`.
 
 Layers (each imports only those below it)::
 
-    cli                                   the command line
+    cli, estimator, plots, embed          the faces users meet
     methods (fit, fit_path, lam_path, two_step, generate_pairs, saddle_point_check, radii)
                                           what loops over solves
     api (build, solve, fit, extract)      one solve each
@@ -23,6 +25,7 @@ Layers (each imports only those below it)::
 """
 
 from .api import build, extract, formulations, solve
+from .embed import EmbeddedSVM, add_decision_function, optimize
 from .errors import (
     CapabilityError,
     DataError,
@@ -47,12 +50,14 @@ from .methods.radius import (
 )
 from .methods.saddle import saddle_point_check
 from .solution import Solution
+from .estimator import SVMClassifier
 from .solvers import solvers
 from .status import Status
 
 __version__ = "0.2.0"
 
 __all__ = [
+    "SVMClassifier", "add_decision_function", "EmbeddedSVM", "optimize",
     "build", "enclosing_ball_radius", "extract", "fit", "fit_path", "formulations",
     "generate_pairs", "half_diameter", "lam_path", "saddle_point_check", "solve", "two_step",
     "solvers", "Solution",

@@ -113,6 +113,10 @@ def validate(X, y, *, precomputed: bool = False) -> Dataset:
         raise DataError(
             f"a precomputed kernel must be a square l x l matrix; got shape {A.shape}"
         )
+    if isinstance(X, np.ndarray) and np.may_share_memory(A, X):
+        # the model reads its data lazily, so it keeps a frozen copy: the caller's array stays
+        # writable, and a later change to it cannot change a built model
+        A = A.copy()
     A.setflags(write=False)
     yy.setflags(write=False)
     return Dataset(X=A, y=yy, classes=classes)

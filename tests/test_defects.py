@@ -224,3 +224,19 @@ def test_gurobi_licence_refusal_of_a_cone_model_names_backends_that_take_it():
                    kernel="rbf", path=path)
         tail = str(err.value).split("another backend")[1]
         assert "clarabel" in tail and "highs" not in tail and "piqp" not in tail
+
+
+def test_fit_leaves_the_callers_array_writable_and_a_built_model_does_not_follow_it():
+    """Issue 14 (found by the estimator's checks): validate froze the caller's own float64
+    array. The model keeps a frozen copy instead; changing X afterwards changes nothing."""
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(30, 2))
+    y = np.where(X[:, 0] + 0.3 * X[:, 1] > 0, 1, -1)
+    model = sm.build("soft_l1_dual", X, y, C=1.0)
+    assert X.flags.writeable
+    before = sm.solve(model, "piqp").objective
+    X *= 10.0  # the user reuses the array
+    again = sm.solve(model, "piqp").objective
+    assert again == pytest.approx(before, rel=1e-9)
+    assert sm.fit(X, y, formulation="soft_l1_dual", solver="piqp", C=1.0).objective != \
+        pytest.approx(before, rel=1e-3)

@@ -1,0 +1,261 @@
+"""The scikit-learn estimator: against SVC (binary, multiclass one-vs-rest, precomputed),
+scikit-learn's own estimator checks, GridSearchCV in parallel vs serially, Pipeline, the
+formulations' learned values vs svm_models.fit, bad hyperparameters, clone and pickle."""
+
+from __future__ import annotations
+
+import inspect
+import pickle
+
+import numpy as np
+import pytest
+from sklearn.base import clone
+from sklearn.datasets import load_iris, make_classification
+from sklearn.model_selection import GridSearchCV, cross_val_score
+from sklearn.multiclass import OneVsRestClassifier
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+from sklearn.svm import SVC
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+import svm_models as sm
+from svm_models.datasets import toy
+from svm_models.errors import DataError, ParameterError
+from svm_models.estimator import SVMClassifier
+
+from conftest import blobs, require, separable
+
+ATOL = 1e-5
+
+
+def _binary_data():
+    X, y = make_classification(60, 4, n_informative=3, n_redundant=0, flip_y=0.1,
+                               random_state=1)
+    return X, np.where(y == 1, "yes", "no")
+
+
+@pytest.fixture(scope="module")
+def iris_std():
+    X, y = load_iris(return_X_y=True)
+    return StandardScaler().fit_transform(X), y
+
+
+@pytest.mark.parametrize("kw", [{"kernel": "linear", "C": 0.5},
+                                {"kernel": "rbf", "gamma": 0.3, "C": 2.0}],
+                         ids=["linear", "rbf"])
+def test_binary_matches_svc(kw):
+    X, y = _binary_data()
+    ours = SVMClassifier(solver=require("piqp"), **kw).fit(X, y)
+    ref = SVC(tol=1e-10, **kw).fit(X, y)
+    np.testing.assert_array_equal(ours.classes_, ref.classes_)
+    np.testing.assert_array_equal(ours.support_, ref.support_)
+    assert ours.support_.dtype == ref.support_.dtype == np.int32
+    np.testing.assert_array_equal(ours.n_support_, ref.n_support_)
+    assert ours.n_support_.dtype == np.int32
+    np.testing.assert_array_equal(ours.support_vectors_, ref.support_vectors_)
+    assert ours.dual_coef_.shape == ref.dual_coef_.shape
+    np.testing.assert_allclose(ours.dual_coef_, ref.dual_coef_, atol=ATOL)
+    assert ours.intercept_.shape == (1,)
+    np.testing.assert_allclose(ours.intercept_, ref.intercept_, atol=ATOL)
+    Xt = np.random.default_rng(0).normal(size=(25, 4))
+    np.testing.assert_allclose(ours.decision_function(Xt), ref.decision_function(Xt), atol=ATOL)
+    np.testing.assert_array_equal(ours.predict(Xt), ref.predict(Xt))
+    assert ours.score(X, y) == ref.score(X, y)
+    assert ours.C_ == kw["C"] and ours.n_features_in_ == 4
+    if kw["kernel"] == "linear":
+        assert ours.coef_.shape == (1, 4)
+        np.testing.assert_allclose(ours.coef_, ref.coef_, atol=ATOL)
+    else:
+        assert not hasattr(ours, "coef_") and not hasattr(ref, "coef_")
+    X[0, 0] = 1.0  # fit leaves the caller's array writable
+
+
+def test_toy_by_hand():
+    X, y = toy()
+    clf = SVMClassifier(solver=require("highs"), C=1.0).fit(X, y)
+    np.testing.assert_allclose(clf.coef_, [[0.5, 0.5]], atol=1e-8)
+    np.testing.assert_allclose(clf.intercept_, [0.0], atol=1e-8)
+    np.testing.assert_array_equal(clf.support_, [1, 3])
+    np.testing.assert_allclose(clf.dual_coef_, [[-0.25, 0.25]], atol=1e-8)
+
+
+@parametrize_with_checks([SVMClassifier(solver="piqp")])
+def test_sklearn_estimator_checks(estimator, check):
+    # No check is expected to fail. Those about sample_weight are not run (fit takes none);
+    # scikit-learn itself skips the pandas and array-API checks where they are not installed.
+    require("piqp")
+    check(estimator)
+
+
+def test_grid_search_parallel_equals_serial_and_svc():
+    X, y = make_classification(90, 5, n_informative=3, n_redundant=0, flip_y=0.15,
+                               random_state=3)
+    grid = {"C": [0.01, 0.1, 1.0, 10.0, 100.0]}
+    est = SVMClassifier(solver=require("piqp"), kernel="linear")
+    serial = GridSearchCV(est, grid, cv=3, n_jobs=1).fit(X, y)
+    parallel = GridSearchCV(est, grid, cv=3, n_jobs=2).fit(X, y)
+    assert parallel.best_params_ == serial.best_params_
+    assert parallel.best_score_ == serial.best_score_
+    np.testing.assert_array_equal(parallel.cv_results_["mean_test_score"],
+                                  serial.cv_results_["mean_test_score"])
+    ref = GridSearchCV(SVC(kernel="linear", tol=1e-10), grid, cv=3).fit(X, y)
+    np.testing.assert_array_equal(serial.cv_results_["mean_test_score"],
+                                  ref.cv_results_["mean_test_score"])
+    assert serial.best_params_ == ref.best_params_
+
+
+def test_pipeline_matches_svc_pipeline():
+    X, y = make_classification(70, 6, n_informative=4, random_state=7)
+    X = X * np.array([1.0, 10.0, 100.0, 0.1, 1.0, 1000.0])
+    kw = {"kernel": "rbf", "gamma": 0.2, "C": 3.0}
+    ours = make_pipeline(StandardScaler(), SVMClassifier(solver=require("piqp"), **kw)).fit(X, y)
+    ref = make_pipeline(StandardScaler(), SVC(tol=1e-10, **kw)).fit(X, y)
+    np.testing.assert_allclose(ours.decision_function(X), ref.decision_function(X), atol=ATOL)
+    np.testing.assert_array_equal(ours.predict(X), ref.predict(X))
+    np.testing.assert_array_equal(ours[-1].support_, ref[-1].support_)
+
+
+@pytest.mark.parametrize("kw", [{"kernel": "linear", "C": 1.0},
+                                {"kernel": "rbf", "gamma": 0.5, "C": 1.0}],
+                         ids=["linear", "rbf"])
+def test_multiclass_one_vs_rest_matches_sklearn(iris_std, kw):
+    X, y = iris_std
+    ours = SVMClassifier(solver=require("piqp"), **kw).fit(X, y)
+    ref = OneVsRestClassifier(SVC(tol=1e-10, **kw)).fit(X, y)
+    dec = ours.decision_function(X)
+    assert dec.shape == (150, 3)
+    np.testing.assert_allclose(dec, ref.decision_function(X), atol=ATOL)
+    np.testing.assert_array_equal(ours.predict(X), ref.predict(X))
+    assert len(ours.estimators_) == 3 and not hasattr(ours, "solution_")
+    union = np.unique(np.concatenate([e.support_ for e in ref.estimators_]))
+    np.testing.assert_array_equal(np.sort(ours.support_), union)
+    np.testing.assert_array_equal(ours.n_support_, np.bincount(y[union], minlength=3))
+    assert ours.dual_coef_.shape == (3, union.size) and ours.intercept_.shape == (3,)
+    np.testing.assert_allclose(ours.intercept_, [e.intercept_[0] for e in ref.estimators_],
+                               atol=ATOL)
+    np.testing.assert_array_equal(ours.C_, [1.0, 1.0, 1.0])
+    # the documented meaning of dual_coef_: dec[:, k] = dual_coef_[k] @ K(SV, X) + intercept_[k]
+    K = ours.estimators_[0].kernel.gram(ours.support_vectors_, X)
+    np.testing.assert_allclose(ours.dual_coef_ @ K + ours.intercept_[:, None], dec.T, atol=1e-9)
+    if kw["kernel"] == "linear":
+        np.testing.assert_allclose(ours.coef_, np.vstack([e.coef_ for e in ref.estimators_]),
+                                   atol=ATOL)
+
+
+def test_precomputed_kernel_matches_svc_and_cross_validates():
+    from sklearn.metrics.pairwise import rbf_kernel
+
+    X, y = blobs(4, l=40)
+    Xt = np.random.default_rng(1).normal(size=(10, 2))
+    K, Kt = rbf_kernel(X, X, gamma=0.7), rbf_kernel(Xt, X, gamma=0.7)
+    ours = SVMClassifier(solver=require("piqp"), kernel="precomputed", C=2.0).fit(K, y)
+    ref = SVC(kernel="precomputed", C=2.0, tol=1e-10).fit(K, y)
+    np.testing.assert_allclose(ours.decision_function(Kt), ref.decision_function(Kt), atol=ATOL)
+    np.testing.assert_array_equal(ours.support_, ref.support_)
+    # the pairwise tag makes cross-validation slice K on both axes, as for SVC
+    np.testing.assert_array_equal(cross_val_score(clone(ours), K, y, cv=3),
+                                  cross_val_score(clone(ref), K, y, cv=3))
+
+
+def test_c_tuning_learns_what_fit_learns():
+    X, y = blobs(2, l=30)
+    solver = require("clarabel")
+    clf = SVMClassifier(formulation="c_tuning_standard", solver=solver, kernel="rbf",
+                        gamma=0.5).fit(X, y)
+    sol = sm.fit(X, y, "c_tuning_standard", solver, kernel="rbf", gamma=0.5)
+    assert sol.C is not None
+    np.testing.assert_allclose([clf.C_, clf.g_], [sol.C, sol.g], rtol=1e-12)
+    np.testing.assert_array_equal(clf.predict(X), sol.predict(X))
+    assert not hasattr(clf, "lam_") and not hasattr(clf, "coef_")
+
+
+def test_radius_margin_learns_what_fit_learns():
+    X, y = blobs(5, l=30, d=3)
+    solver = require("clarabel")
+    clf = SVMClassifier(formulation="rsvm_mu_plus", solver=solver, C=0.5, lam=0.3).fit(X, y)
+    sol = sm.fit(X, y, "rsvm_mu_plus", solver, C=0.5, lam=0.3)
+    np.testing.assert_allclose(clf.mu_, sol.mu, rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose([clf.r_, clf.lam_, clf.C_], [sol.r, 0.3, 0.5], rtol=1e-12)
+    assert clf.mu_.sum() == pytest.approx(1.0, abs=1e-7)  # mu lies on the simplex
+    Xt = np.random.default_rng(2).normal(size=(20, 3))
+    np.testing.assert_array_equal(clf.predict(Xt), sol.predict(Xt))
+    np.testing.assert_allclose(clf.decision_function(Xt), sol.decision_function(Xt), rtol=1e-12)
+    # a later fit with another formulation forgets what this one learned
+    clf.set_params(formulation="soft_l1_dual", lam=None).fit(X, y)
+    assert not hasattr(clf, "mu_") and not hasattr(clf, "r_")
+
+
+def test_radius_margin_hard_margin_and_linear_kernel():
+    X, y = separable(3, l=24)
+    solver = require("clarabel")
+    clf = SVMClassifier(formulation="rsvm_plus_primal", solver=solver, kernel="linear",
+                        C=float("inf")).fit(X, y)
+    sol = sm.fit(X, y, "rsvm_plus_primal", solver, C=None)
+    assert clf.C_ is None and sol.C is None
+    np.testing.assert_allclose(clf.r_, sol.r, rtol=1e-12)
+    np.testing.assert_allclose(clf.coef_[0], sol.w, rtol=1e-12)
+    assert clf.score(X, y) == 1.0  # a hard margin on separable data
+
+
+def test_radius_margin_multiclass_per_class_values(iris_std):
+    X, y = iris_std
+    X, y = X[::5], y[::5]  # 30 points, 10 per class
+    solver = require("clarabel")
+    clf = SVMClassifier(formulation="rsvm_mu_plus", solver=solver).fit(X, y)
+    assert clf.mu_.shape == (3, 4) and clf.r_.shape == (3,)
+    for k in range(3):
+        sol = sm.fit(X, np.where(y == k, 1, -1), "rsvm_mu_plus", solver)
+        np.testing.assert_allclose(clf.r_[k], sol.r, rtol=1e-12)
+        np.testing.assert_allclose(clf.mu_[k], sol.mu, rtol=1e-12, atol=1e-14)
+
+
+@pytest.mark.parametrize("kw, match", [
+    ({"formulation": "c_tuning_standard", "C": 1.0}, r"takes no C .*C_"),
+    ({"formulation": "hard_dual", "C": 1.0}, r"hard margin has no C"),
+    ({"formulation": "rsvm_plus_primal", "kernel": "rbf"}, r"linear only.*rsvm_plus_kernel"),
+    ({"formulation": "soft_l1_dual", "lam": 1.0}, r"takes no lam"),
+    ({"kernel": "linear", "gamma": 0.5}, r"gamma=0.5 has no effect with kernel='linear'"),
+    ({"kernel": "rbf", "degree": 2}, r"degree=2 has no effect with kernel='rbf'"),
+    ({"solver_options": {"C": 1.0}}, r"solver_options takes .*constructor arguments"),
+    ({"solver_options": [("tol", 1e-6)]}, r"solver_options must be a dict"),
+    ({"formulation": "soft_l1_duals"}, r"unknown formulation .*did you mean 'soft_l1_dual'"),
+    ({"C": -1.0}, r"C must be a finite positive number"),
+    ({"kernel": "sigmoid"}, r"unknown kernel 'sigmoid'"),
+])
+def test_bad_hyperparameters_are_refused(kw, match):
+    X, y = toy()
+    clf = SVMClassifier(solver=require("highs"), **kw)  # stored as given, checked in fit
+    with pytest.raises(ParameterError, match=match) as info:
+        clf.fit(X, y)
+    assert isinstance(info.value, ValueError)
+
+
+def test_single_class_is_a_data_error():
+    X, _ = toy()
+    with pytest.raises(DataError, match="1 class"):
+        SVMClassifier(solver=require("highs")).fit(X, np.ones(6))
+
+
+def test_clone_and_get_params_round_trip():
+    est = SVMClassifier(formulation="rsvm_mu_plus", solver="clarabel", C=2.0, lam=0.5,
+                        kernels=["linear", {"kernel": "rbf", "gamma": 0.5}], pairs="all",
+                        solver_options={"tol": 1e-8})
+    params = est.get_params()
+    names = set(inspect.signature(SVMClassifier).parameters)
+    assert set(params) == names
+    twin = clone(est)
+    assert twin is not est and twin.get_params() == params
+    twin.set_params(C=3.0, lam=None)
+    assert twin.C == 3.0 and twin.lam is None and est.C == 2.0
+    assert SVMClassifier(**params).get_params() == params
+
+
+def test_fitted_estimator_pickles_without_pyomo():
+    X, y = blobs(6, l=30)
+    clf = SVMClassifier(solver=require("piqp"), kernel="rbf", gamma=1.0).fit(X, y)
+    blob = pickle.dumps(clf)
+    assert b"pyomo" not in blob  # no Pyomo model (or any Pyomo object) is kept after fit
+    back = pickle.loads(blob)
+    Xt = np.random.default_rng(3).normal(size=(12, 2))
+    np.testing.assert_array_equal(back.decision_function(Xt), clf.decision_function(Xt))
+    np.testing.assert_array_equal(back.support_, clf.support_)
