@@ -1,17 +1,45 @@
 """The ``svm-models`` command.
 
+    svm-models fit DATA [model flags] [-o model.json] [--plot out.png]
+    svm-models predict MODEL.json DATA [-o out.csv] [--decision]
+    svm-models path DATA --Cs 0.01,0.1,1,10 [model flags] [-o path.json] [--plot out.png]
+                                                [--progress]
+    svm-models formulations [show NAME]         the registered formulations; one's mathematics
     svm-models demo [--solver NAME] [--quick]   every formulation on a real and a 2-D dataset
     svm-models solvers                          which backends are installed and what they take
     svm-models setup-ipopt [--check]            make Ipopt usable without conda or internet
+
+DATA is a CSV file (comma-separated, header row optional, ``#`` lines skipped; the labels in
+the last column unless ``--label-column`` names another, by header name or index) or an NPZ
+file with arrays ``X`` and ``y``. Model flags: ``--formulation``, ``--solver``, ``--kernel``,
+``--C``, ``--gamma``, ``--degree``, ``--coef0``, ``--lam`` (only those the formulation takes),
+``--tol``, ``--time-limit``. Exit status: 0 done, 1 a solve failed, 2 bad input; an error is
+one line on stderr.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import csv
+import inspect
+import json
+import os
 import sys
+import textwrap
 import time
 
 import numpy as np
+
+from .data import as_matrix
+from .errors import (
+    CapabilityError,
+    DataError,
+    MissingDependencyError,
+    ParameterError,
+    SolverUnavailableError,
+    SVMError,
+)
 
 
 #: the demo solves rsvm_plus_dual (one variable per pair of points) on this many points
@@ -19,7 +47,6 @@ DUAL_DEMO_POINTS = 120
 
 
 def _demo_rows(name, X, y, Xte, yte, solver, kernel_params, time_limit):
-    from .errors import SVMError
     from .formulations import get
     from .methods.radius import fit
 
@@ -63,8 +90,16 @@ def _table(rows, header):
 
 
 def demo(solver: str = "ipopt", quick: bool = False, time_limit: float = 60.0) -> int:
+    """Run every registered formulation on three datasets and print a table per dataset.
+
+    The solver is checked first: an unknown name is a ParameterError (with the closest
+    name), a backend that is not installed a SolverUnavailableError (with its install line).
+    """
     from . import datasets
     from .api import formulations
+    from .solvers import check_capability
+
+    check_capability(solver, None)
 
     header = ["formulation", "solver", "objective", "SVs", "train acc", "test acc", "time s", "note"]
     Xtr, Xte, ytr, yte = datasets.breast_cancer()
@@ -108,33 +143,497 @@ def show_solvers() -> int:
     return 0
 
 
-def main(argv=None) -> int:
-    argv = sys.argv[1:] if argv is None else list(argv)
-    if argv and argv[0] == "setup-ipopt":
-        from .setup_ipopt import main as setup_main
+# ---------------------------------------------------------------------------------------
+# Data files
 
-        return setup_main(argv[1:])
-    p = argparse.ArgumentParser(prog="svm-models", description="Pyomo models of SVMs.")
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _read_csv(path: str) -> tuple[list[str] | None, list[tuple[int, list[str]]]]:
+    """The header (None when the first row is data) and the rows (line number, fields).
+
+    The first row is a header when one of its fields is not a number while every later row
+    holds a number in that column.
+    """
+    try:
+        with open(path, newline="") as fh:
+            rows = [(n, [c.strip() for c in r]) for n, r in enumerate(csv.reader(fh), 1)
+                    if any(c.strip() for c in r) and not r[0].lstrip().startswith("#")]
+    except (csv.Error, UnicodeDecodeError) as exc:
+        raise DataError(f"{path} is not a readable CSV file ({exc})") from None
+    if not rows:
+        raise DataError(f"{path} holds no data rows")
+    width = len(rows[0][1])
+    for line, r in rows:
+        if len(r) != width:
+            raise DataError(f"{path}, line {line}: {len(r)} fields where the first row has "
+                            f"{width}; every row needs the same number of columns")
+    first = rows[0][1]
+    header = None
+    if len(rows) > 1 and any(not _is_number(v) and all(_is_number(r[c]) for _, r in rows[1:])
+                             for c, v in enumerate(first)):
+        header, rows = first, rows[1:]
+    return header, rows
+
+
+def _numbers(path, rows, columns, header) -> np.ndarray:
+    """The float matrix of ``columns`` of ``rows`` (DataError naming the first bad cell)."""
+    out = np.empty((len(rows), len(columns)))
+    for i, (line, r) in enumerate(rows):
+        for j, c in enumerate(columns):
+            try:
+                out[i, j] = float(r[c])
+            except ValueError:
+                name = f" ({header[c]!r})" if header else ""
+                raise DataError(f"{path}, line {line}, column {c}{name}: {r[c]!r} is not a "
+                                "number; features must be numeric") from None
+    return out
+
+
+def _labels(values: list[str]) -> np.ndarray:
+    """Labels as integers, floats or strings, whichever reads them all."""
+    if all(_is_number(v) for v in values):
+        f = np.array([float(v) for v in values])
+        if np.all(np.isfinite(f)) and np.all(f == np.round(f)):
+            return f.astype(np.int64)
+        return f
+    return np.array(values)
+
+
+def _npz(path: str) -> dict:
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            return {k: z[k] for k in z.files}
+    except (OSError, ValueError) as exc:
+        raise DataError(f"{path} is not a readable NPZ file with arrays X and y ({exc})") from None
+
+
+def _exists(path: str) -> None:
+    if not os.path.isfile(path):
+        raise DataError(f"no such file: {path}")
+
+
+def load_training(path: str, label_column: str | None = None):
+    """Training data from a CSV or NPZ file.
+
+    Parameters
+    ----------
+    path : str
+        CSV (labels in the last column, or in ``label_column``) or NPZ (arrays ``X``, ``y``).
+    label_column : str, optional
+        The label column of a CSV file: a header name, else an integer index (negative
+        counts from the end).
+
+    Returns
+    -------
+    X : ndarray (l, d) of floats;  y : ndarray (l,) of ints, floats or strings;  info : dict
+        ``feature_names`` (the header's, or None) and ``label_column``.
+    """
+    _exists(path)
+    if path.lower().endswith(".npz"):
+        if label_column is not None:
+            raise ParameterError("--label-column applies to CSV data; an NPZ file holds the "
+                                 "labels in its array y")
+        arrays = _npz(path)
+        missing = [k for k in ("X", "y") if k not in arrays]
+        if missing:
+            raise DataError(f"{path} has no array {' or '.join(missing)} (it holds "
+                            f"{', '.join(arrays) or 'nothing'}); save it with "
+                            "np.savez(path, X=X, y=y)")
+        return (as_matrix(arrays["X"], name=f"{path}: X"), arrays["y"],
+                {"feature_names": None, "label_column": "y"})
+    header, rows = _read_csv(path)
+    width = len(rows[0][1])
+    if width < 2:
+        raise DataError(f"{path} has {width} column; it needs features and a label column")
+    col = -1 if label_column is None else label_column
+    if header is not None and col in header:
+        col = header.index(col)
+    else:
+        try:
+            col = int(col)
+        except ValueError:
+            raise DataError(f"--label-column {col!r}: "
+                            + (f"no such column in the header ({', '.join(header)})" if header
+                               else f"{path} has no header row; give the column's index")) from None
+        if not -width <= col < width:
+            raise DataError(f"--label-column {col}: {path} has columns 0 to {width - 1}")
+        col %= width
+    features = [c for c in range(width) if c != col]
+    X = _numbers(path, rows, features, header)
+    y = _labels([r[col] for _, r in rows])
+    return X, y, {"feature_names": [header[c] for c in features] if header else None,
+                  "label_column": header[col] if header else col}
+
+
+def load_features(path: str, n_features: int):
+    """Points to predict from a CSV or NPZ file: ``(X, y)``, ``y`` None unless the file has
+    labels (an NPZ array ``y``; a CSV column after the ``n_features`` feature columns)."""
+    _exists(path)
+    if path.lower().endswith(".npz"):
+        arrays = _npz(path)
+        if "X" not in arrays:
+            raise DataError(f"{path} has no array X (it holds {', '.join(arrays) or 'nothing'})")
+        return arrays["X"], arrays.get("y")
+    header, rows = _read_csv(path)
+    width = len(rows[0][1])
+    if width not in (n_features, n_features + 1):
+        raise DataError(f"{path} has {width} columns; the model takes {n_features} features "
+                        f"({n_features + 1} columns with the labels last)")
+    X = _numbers(path, rows, range(n_features), header)
+    y = _labels([r[-1] for _, r in rows]) if width > n_features else None
+    return X, y
+
+
+# ---------------------------------------------------------------------------------------
+# Models: choosing, certifying, saving
+
+#: the model flags and the formulation parameters they set
+MODEL_FLAGS = ("C", "kernel", "gamma", "degree", "coef0", "lam")
+#: ``--solver`` not given: the first installed backend here that takes the problem class
+AUTO_SOLVERS = ("highs", "clarabel", "piqp", "ipopt", "gurobi", "scip")
+
+
+def _model_params(args, f) -> dict:
+    """The formulation parameters given by flags (ParameterError for one it does not take)."""
+    given = {k: getattr(args, k) for k in MODEL_FLAGS if getattr(args, k, None) is not None}
+    refused = [k for k in given if k not in f.params]
+    if refused:
+        takes = [f"--{k}" for k in MODEL_FLAGS if k in f.params]
+        raise ParameterError(
+            f"{f.name} takes no {', '.join('--' + k for k in refused)}; its flags are "
+            f"{', '.join(takes) or 'none'} (see 'svm-models formulations show {f.name}')")
+    if isinstance(given.get("gamma"), str) and _is_number(given["gamma"]):
+        given["gamma"] = float(given["gamma"])
+    return given
+
+
+def _solver(name: str | None, f) -> str:
+    """The backend to use: ``name`` checked (known, installed, takes the problem class) or,
+    when None, the first of :data:`AUTO_SOLVERS` that is installed and takes it."""
+    from .solvers import BACKENDS, available, check_capability
+
+    if name is not None:
+        return check_capability(name, f.problem_class).name
+    for n in AUTO_SOLVERS:
+        if BACKENDS[n].takes(f.problem_class) and available(n):
+            return n
+    raise SolverUnavailableError(f"no installed backend takes a {f.problem_class} "
+                                 f"({f.name}); see 'svm-models solvers'")
+
+
+def _solve_options(args) -> dict:
+    return {k: v for k, v in (("tol", args.tol), ("time_limit", args.time_limit)) if v is not None}
+
+
+def n_features(sol) -> int:
+    """Columns a point needs for ``sol.decision_function`` (precomputed: training points)."""
+    if sol.kernel.name == "precomputed":
+        return sol.dual_coef.shape[0]
+    return sol.w.shape[0] if sol.w is not None else sol.support_vectors.shape[1]
+
+
+def certificate(sol) -> dict:
+    """What vouches for a solution, in JSON form (numbers exactly the Solution's).
+
+    ``status``, ``solver``, ``interface``, ``path``; ``fast_path`` (the record proved the model
+    is the formulation and the matrices went straight to the backend), else
+    ``general_path_reason``; ``objective``, ``primal_objective``, ``dual_objective``,
+    ``duality_gap``, ``kkt`` (residuals) and their largest absolute value ``max_kkt_residual``;
+    ``polished`` (the optimality conditions solved exactly on the active set);
+    ``pair_generation`` (radius-margin constraint generation: the largest violation over all
+    pairs) and ``diagnostics`` (why some are missing) where the solution has them.
+    """
+    d = sol.to_dict()
+    out = {k: d[k] for k in ("status", "solver", "interface", "path", "objective",
+                             "primal_objective", "dual_objective", "duality_gap", "kkt")}
+    out["fast_path"] = sol.path == "fast"
+    out["max_kkt_residual"] = max((abs(v) for v in sol.kkt.values()), default=None)
+    for k in ("general_path_reason", "polished", "pair_generation", "diagnostics"):
+        if k in d["extra"]:
+            out[k] = d["extra"][k]
+    return out
+
+
+def model_document(sol, X, y, data: str, info: dict) -> dict:
+    """The JSON document ``fit`` writes: the Solution's own fields (``Solution.from_dict``
+    reads them back), plus ``format``, ``version``, ``certificate`` and ``training``."""
+    from . import __version__
+
+    return {"format": "svm-models model", "version": __version__, **sol.to_dict(),
+            "certificate": certificate(sol),
+            "training": {"data": data, "points": int(X.shape[0]), "features": int(X.shape[1]),
+                         **info, "accuracy": sol.score(X, y)}}
+
+
+def load_model(path: str):
+    """The Solution saved by ``svm-models fit`` in ``path``."""
+    from .solution import Solution
+
+    _exists(path)
+    try:
+        with open(path) as fh:
+            doc = json.load(fh)
+        return Solution.from_dict(doc)
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise DataError(f"{path} is not a model written by 'svm-models fit' "
+                        f"({type(exc).__name__}: {exc})") from None
+
+
+def _g(v) -> str:
+    return "n/a" if v is None else f"{v:.3g}"
+
+
+def _obj(v) -> str:
+    return "n/a" if v is None else f"{v:.10g}"
+
+
+def summary(sol, X, y, data: str) -> str:
+    """One paragraph: formulation, data, objective, support vectors, accuracy, certificate."""
+    from .formulations import get
+
+    cert = certificate(sol)
+    learnt = ""
+    if sol.details is not None and hasattr(sol.details, "g"):
+        learnt = f" g* = {sol.g:.6g}, C* = {_g(sol.C)};"
+    elif sol.details is not None and hasattr(sol.details, "r"):
+        learnt = f" r = {sol.r:.6g}, lam = {sol.lam:g};"
+    proof = ("fast path (the record proved the model is the formulation)" if cert["fast_path"]
+             else f"general path ({cert.get('general_path_reason', 'no reason given')})")
+    text = (f"{sol.formulation}: {get(sol.formulation).summary.rstrip('.')}, on {data} "
+            f"({X.shape[0]} points, {X.shape[1]} features; {sol.classes[0].item()!r} is -1, "
+            f"{sol.classes[1].item()!r} is +1), solved by {sol.solver} in {sol.time:.3g} s: "
+            f"objective {sol.objective:.10g};{learnt} {sol.n_support} support vectors; "
+            f"training accuracy {sol.score(X, y):.4f}. Certificate: status {sol.status.value}, primal "
+            f"{_obj(sol.primal_objective)} / dual {_obj(sol.dual_objective)}, duality gap "
+            f"{_g(sol.duality_gap)}, largest KKT residual {_g(cert['max_kkt_residual'])}, "
+            f"{proof}.")
+    return textwrap.fill(text, width=100)
+
+
+def _plots():
+    from . import plots
+
+    return plots
+
+
+def _draw(figure, path: str) -> None:
+    """Close the drawn ``figure`` (already saved) and say where it is."""
+    import matplotlib.pyplot as plt
+
+    plt.close(figure)
+    print(f"plot written to {path}")
+
+
+def _write_json(doc: dict, path: str) -> None:
+    with open(path, "w") as fh:
+        json.dump(doc, fh)
+
+
+# ---------------------------------------------------------------------------------------
+# Commands
+
+def cmd_fit(args) -> int:
+    from .formulations import get
+    from .methods.radius import fit
+
+    f = get(args.formulation)
+    params = _model_params(args, f)
+    solver = _solver(args.solver, f)
+    plots = _plots() if args.plot else None
+    X, y, info = load_training(args.data, args.label_column)
+    if plots is not None and f.family != "c_tuning" and (
+            X.shape[1] != 2 or params.get("kernel") == "precomputed"):
+        raise ParameterError(f"--plot draws the decision boundary of 2-D data (this data has "
+                             f"{X.shape[1]} features) or the C-tuning bound of a c_tuning "
+                             "formulation")
+    sol = fit(X, y, formulation=f.name, solver=solver, **params, **_solve_options(args))
+    if args.output:
+        _write_json(model_document(sol, X, y, args.data, info), args.output)
+    print(summary(sol, X, y, args.data))
+    print(f"model written to {args.output}" if args.output
+          else "model not saved (give -o model.json to keep it)")
+    if plots is not None:
+        if f.family == "c_tuning":
+            fig = plots.c_tuning_bound(sol, X, y, solver=solver, path=args.plot)
+        else:
+            fig = plots.decision_boundary(sol, X, y, path=args.plot)
+        _draw(fig, args.plot)
+    return 0
+
+
+def cmd_predict(args) -> int:
+    sol = load_model(args.model)
+    X, y = load_features(args.data, n_features(sol))
+    labels = sol.predict(X)
+    if y is not None and np.shape(y) != labels.shape:
+        raise DataError(f"{args.data}: {np.shape(y)} labels for {labels.shape[0]} points")
+    cols = {"label": [v.item() for v in labels]}
+    if args.decision:
+        cols["decision"] = sol.decision_function(X).tolist()   # repr precision: exact
+    out = open(args.output, "w", newline="") if args.output else contextlib.nullcontext(sys.stdout)
+    with out as fh:
+        w = csv.writer(fh, lineterminator="\n")
+        w.writerow(cols)
+        w.writerows(zip(*cols.values()))
+    note = sys.stdout if args.output else sys.stderr   # stdout holds the CSV without -o
+    if args.output:
+        print(f"{len(labels)} predictions written to {args.output}", file=note)
+    if y is not None:
+        accuracy = float(np.mean(labels == np.asarray(y)))
+        print(f"accuracy {accuracy:.4f} on {len(y)} labelled points", file=note)
+    return 0
+
+
+def _Cs(text: str) -> list:
+    try:
+        return [float(c) for c in text.split(",")]
+    except ValueError:
+        raise ParameterError(f"--Cs must be comma-separated numbers, e.g. 0.01,0.1,1,10; "
+                             f"got {text!r}") from None
+
+
+def cmd_path(args) -> int:
+    from .formulations import get
+    from .methods.paths import fit_path
+
+    f = get(args.formulation)
+    if "C" not in f.params:
+        raise ParameterError(f"a path varies C, and {f.name} takes no C (see "
+                             "'svm-models formulations')")
+    params = _model_params(args, f)
+    solver = _solver(args.solver, f)
+    Cs = _Cs(args.Cs)
+    plots = _plots() if args.plot else None
+    X, y, info = load_training(args.data, args.label_column)
+    show = args.progress or sys.stderr.isatty()
+    sols = fit_path(X, y, Cs, formulation=f.name, solver=solver, progress=show,
+                    **params, **_solve_options(args))
+    rows = [[f"{s.C:g}", f"{s.objective:.10g}", str(s.n_support), f"{s.score(X, y):.4f}",
+             _g(s.duality_gap), s.path, f"{s.time:.3f}"] for s in sols]
+    print(f"{f.name} on {args.data} with {solver}: {len(Cs)} values of C, one model")
+    print(_table(rows, ["C", "objective", "SVs", "train acc", "gap", "path", "time s"]))
+    if args.output:
+        _write_json({"format": "svm-models path", "formulation": f.name, "solver": solver,
+                     "Cs": Cs, "models": [model_document(s, X, y, args.data, info)
+                                          for s in sols]}, args.output)
+        print(f"path written to {args.output}")
+    if plots is not None:
+        _draw(plots.c_path(sols, X, y, path=args.plot), args.plot)
+    return 0
+
+
+def cmd_formulations(args) -> int:
+    from .formulations import TABLE, get
+    from .solvers import solvers
+
+    if args.action is None:
+        for f in TABLE.values():
+            print(f"{f.name:<24} {f.problem_class:<5} {f.summary}")
+        return 0
+    f = get(args.name)
+    info = solvers()
+    takes = [n for n, i in info.items() if f.problem_class in i["classes"]]
+    here = [n for n in takes if info[n]["available"]]
+    doc = inspect.cleandoc(f.builder.__doc__ or "")
+    print(f"{f.name}: {f.summary}\n"
+          f"problem class: {f.problem_class}\n"
+          f"parameters: {', '.join(f.params) or 'none'}\n"
+          f"backends that take it: {', '.join(takes)} (installed here: "
+          f"{', '.join(here) or 'none'})\n\n{doc}")
+    return 0
+
+
+# ---------------------------------------------------------------------------------------
+# The parser
+
+def _model_flags(p, *, with_C: bool = True) -> None:
+    p.add_argument("data", metavar="DATA", help="CSV (labels last) or NPZ (arrays X, y)")
+    p.add_argument("--formulation", default="soft_l1_dual",
+                   help="registered formulation (default: soft_l1_dual; 'svm-models formulations')")
+    p.add_argument("--solver", help="backend (default: the first installed of "
+                                    f"{', '.join(AUTO_SOLVERS)} that takes the formulation)")
+    p.add_argument("--kernel", help="linear, poly, rbf or precomputed (default: linear)")
+    if with_C:
+        p.add_argument("--C", type=float, help="soft-margin parameter")
+    p.add_argument("--gamma", help="kernel width: a number, 'scale' or 'auto'")
+    p.add_argument("--degree", type=int, help="polynomial kernel degree")
+    p.add_argument("--coef0", type=float, help="poly kernel constant")
+    p.add_argument("--lam", type=float, help="radius weight (radius-margin SVMs)")
+    p.add_argument("--tol", type=float, help="solver tolerance")
+    p.add_argument("--time-limit", type=float, help="seconds allowed for each solve")
+    p.add_argument("--label-column", help="CSV label column: header name or index (default: last)")
+    p.add_argument("--plot", metavar="PNG", help="draw a figure into this file")
+
+
+def parser() -> argparse.ArgumentParser:
+    """The argument parser of ``svm-models``."""
+    p = argparse.ArgumentParser(prog="svm-models", description="Pyomo models of SVMs.",
+                                allow_abbrev=False)
     sub = p.add_subparsers(dest="cmd", required=True)
-    d = sub.add_parser("demo", help="run every formulation on a real and a 2-D dataset")
+    fp = sub.add_parser("fit", help="train a model on DATA and save it as JSON", allow_abbrev=False)
+    _model_flags(fp)
+    fp.add_argument("-o", "--output", metavar="MODEL.json", help="write the model here")
+    pp = sub.add_parser("predict", help="labels (and decision values) of a saved model for DATA",
+                        allow_abbrev=False)
+    pp.add_argument("model", metavar="MODEL.json")
+    pp.add_argument("data", metavar="DATA",
+                    help="CSV or NPZ; a CSV column after the features is taken as labels")
+    pp.add_argument("-o", "--output", metavar="OUT.csv",
+                    help="write the CSV here (default: stdout)")
+    pp.add_argument("--decision", action="store_true", help="add the decision values")
+    cp = sub.add_parser("path", help="solutions along a path of C (one model, re-solved)",
+                        allow_abbrev=False)
+    _model_flags(cp, with_C=False)
+    cp.add_argument("--Cs", required=True, help="comma-separated values of C, e.g. 0.01,0.1,1,10")
+    cp.add_argument("-o", "--output", metavar="PATH.json", help="write every model here")
+    cp.add_argument("--progress", action="store_true",
+                    help="show the progress bar on stderr even when it is not a terminal")
+    lp = sub.add_parser("formulations", allow_abbrev=False,
+                        help="list the formulations; 'show NAME' for one's mathematics")
+    ls = lp.add_subparsers(dest="action")
+    ls.add_parser("show", help="a formulation's mathematics and backends").add_argument(
+        "name", metavar="NAME")
+    d = sub.add_parser("demo", help="run every formulation on a real and a 2-D dataset",
+                       allow_abbrev=False)
     d.add_argument("--solver", default="ipopt", help="backend (default: ipopt)")
     d.add_argument("--quick", action="store_true", help="smaller training set")
     d.add_argument("--time-limit", type=float, default=60.0,
                    help="seconds allowed for each solve (default: 60)")
     sub.add_parser("solvers", help="list the backends and what they take")
     sub.add_parser("setup-ipopt", help="make Ipopt usable (cyipopt + PyNumero ASL)")
-    args = p.parse_args(argv)
-    if args.cmd == "demo":
-        from .errors import SVMError
+    return p
 
-        try:
-            return demo(args.solver, args.quick, args.time_limit)
-        except SVMError as exc:
-            print(f"svm-models: {exc}", file=sys.stderr)
-            return 1
-    if args.cmd == "solvers":
-        return show_solvers()
-    return 2
+
+#: errors of the input (exit 2); any other SVMError is a solve that failed (exit 1)
+BAD_INPUT = (ParameterError, DataError, CapabilityError, SolverUnavailableError,
+             MissingDependencyError, OSError, ValueError)
+
+
+def main(argv=None) -> int:
+    """Run ``svm-models`` with ``argv`` (default: ``sys.argv[1:]``); return the exit status."""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv and argv[0] == "setup-ipopt":
+        from .setup_ipopt import main as setup_main
+
+        return setup_main(argv[1:])
+    args = parser().parse_args(argv)
+    commands = {"fit": cmd_fit, "predict": cmd_predict, "path": cmd_path,
+                "formulations": cmd_formulations, "solvers": lambda a: show_solvers(),
+                "demo": lambda a: demo(a.solver, a.quick, a.time_limit)}
+    try:
+        return commands[args.cmd](args)
+    except BrokenPipeError:   # the reader went away (| head): stop quietly, as Unix tools do
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
+    except (SVMError, OSError, ValueError) as exc:
+        print(f"svm-models: error: {' '.join(str(exc).split())}", file=sys.stderr)
+        return 2 if isinstance(exc, BAD_INPUT) else 1
 
 
 if __name__ == "__main__":

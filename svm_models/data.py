@@ -79,7 +79,7 @@ def encode_labels(y) -> tuple[np.ndarray, np.ndarray]:
             f"y has a single class ({classes[0]!r}); an SVM needs examples of two classes"
         )
     if classes.size != 2:
-        shown = ", ".join(repr(c) for c in classes[:6]) + (", ..." if classes.size > 6 else "")
+        shown = ", ".join(repr(c.item()) for c in classes[:6]) + (", ..." if classes.size > 6 else "")
         raise DataError(
             f"y must contain exactly two classes; found {classes.size}: {shown}"
         )

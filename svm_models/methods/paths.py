@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 import sys
-import time
 
 from ..api import build, solve, split_solve_options, the_svm_block
 from ..errors import ParameterError
 from ..model.pieces import check_C
+from ..progress import Progress
 
 
 def fit_path(X, y, Cs, formulation: str = "soft_l1_dual", solver: str = "highs", *,
-             progress: bool | None = None, **params):
+             progress=None, **params):
     """Solutions along a path of C values, building the model once.
 
     The mutable parameter ``C`` is changed in place between solves. On the fast path the
@@ -19,8 +19,10 @@ def fit_path(X, y, Cs, formulation: str = "soft_l1_dual", solver: str = "highs",
     sat at a bound are held at their new bound, the smaller problem is solved, and held
     variables whose optimality conditions fail are released until none do (falling back to
     the full solve when that is safer). HiGHS does not warm-start QPs itself.
-    ``progress`` (default: when the path has more than 5 points and stderr is a terminal)
-    prints one line per point to stderr.
+    ``progress``: ``True`` draws a progress bar on stderr (:class:`~svm_models.progress.Progress`,
+    one step per C), ``False`` nothing, a callable is called as ``progress(k, n, C, solution)``
+    after each solve (k from 1); default: a bar when the path has more than 5 points and stderr
+    is a terminal.
     """
     try:
         Cs = [check_C(c) for c in Cs]
@@ -33,13 +35,19 @@ def fit_path(X, y, Cs, formulation: str = "soft_l1_dual", solver: str = "highs",
     blk = the_svm_block(model)
     if progress is None:
         progress = len(Cs) > 5 and sys.stderr.isatty()
+    bar = None
+    if progress is True:
+        bar = Progress(len(Cs), label="path", enabled=True)
+        progress = lambda k, n, C, s: bar.step(f"C={C:.4g} objective={s.objective:.8g}")  # noqa: E731
     state: dict = {}
     out = []
-    t0 = time.perf_counter()
-    for k, C in enumerate(Cs):
-        blk.C.set_value(C)
-        out.append(solve(model, solver, _state=state, **solve_kw))
-        if progress:
-            print(f"[fit_path] {k + 1}/{len(Cs)} C={C:.4g} objective={out[-1].objective:.8g} "
-                  f"({time.perf_counter() - t0:.1f}s)", file=sys.stderr)
+    try:
+        for k, C in enumerate(Cs):
+            blk.C.set_value(C)
+            out.append(solve(model, solver, _state=state, **solve_kw))
+            if progress:
+                progress(k + 1, len(Cs), C, out[-1])
+    finally:
+        if bar is not None:
+            bar.close()
     return out
