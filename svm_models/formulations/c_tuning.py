@@ -405,14 +405,56 @@ def build_c_tuning(X, y, variant: str = "standard", *, kernel="linear", gamma="s
 
 
 _DOC_COMMON = """
-    Components: ``I`` points, ``y[i]`` labels, ``r`` = trace K, ``g_lo``/``g_hi`` the g range
-    (Params), ``alpha[i] >= 0``, ``balance``: y'alpha = 0, ``objective``; in the norm form
-    (default) ``R``/``z[k]`` the factor coordinates with ``factor[k]``: z = F alpha, ``s >= 0``,
-    ``q_hi``/``q_lo`` = alpha'G(M(g_hi/lo))alpha as sums of squares of (z, alpha), and the cones
-    ``cone_hi``/``cone_lo``: q - s^2 <= 0; with ``form="quadratic"``: ``t``, ``quad`` =
-    alpha'G(K)alpha, ``ridge`` = alpha'alpha, ``t_hi``/``t_lo``: t >= q. ``g_bounds=(g_lo,
-    g_hi)`` replaces the default range by any range inside the PSD range. Problem class: SOCP
-    (QCQP for the quadratic form)."""
+
+    Problem class: SOCP (the default norm form: two second-order cones); QCQP with
+    ``form="quadratic"`` (the t-form: ``t >= alpha'G(M(g))alpha`` at both ends).
+
+    Components of both forms:
+
+    * ``I``: the training points i (Set); ``y[i]``: the labels in {-1, +1} (Param).
+    * ``r``: ``trace(K)``; ``g_lo``, ``g_hi``: the ends of the g range (Params, fixed at build).
+    * ``alpha[i]``: the 2-norm dual variables in the ``M(g)`` scale, ``>= 0`` (a bound).
+    * ``balance``: ``sum_i y_i alpha_i = 0``.
+    * ``objective``: ``sum(alpha) - s^2/2`` (norm form) or ``sum(alpha) - t/2`` (t-form),
+      maximised.
+
+    Norm form (``form="norm"``, the default for ``"auto"``):
+
+    * ``R``, ``z[k]``: the coordinates ``z = F alpha``, ``F = L'D_y`` (Cholesky, ``K = L L'``)
+      when the range lies in [0, 1], else ``V'D_y`` (the eigenvectors of K).
+    * ``Fv[k]``: the lazy images ``(F alpha)_k``; ``factor[k]``: ``z[k] = Fv[k]``.
+    * ``s``: ``s >= 0``, the square root of the larger quadratic form.
+    * ``q_hi``, ``q_lo``: ``alpha'G(M(g_hi))alpha``, ``alpha'G(M(g_lo))alpha`` as weighted sums
+      of squares of ``(z, alpha)`` (lazy Expressions; zero weights left out).
+    * ``cone_hi``, ``cone_lo``: ``q_hi - s^2 <= 0``, ``q_lo - s^2 <= 0`` (cones, ``s >= 0``).
+
+    t-form (``form="quadratic"``):
+
+    * ``t``: the epigraph variable (free).
+    * ``quad``: ``alpha'G(K)alpha``; ``ridge``: ``alpha'alpha`` (lazy Expressions).
+    * ``t_hi``, ``t_lo``: ``t - [(1-g)/r quad + g/l ridge] >= 0`` at ``g_hi``, ``g_lo`` (zero
+      terms left out).
+
+    Parameters
+    ----------
+    X : array-like of shape (l, d)
+        Training points.
+    y : array-like of shape (l,)
+        Two classes, any labels (mapped to -1/+1).
+    kernel : {"linear", "poly", "rbf", "precomputed"} or Kernel, default "linear"
+        The kernel; ``gamma``, ``degree``, ``coef0`` as in scikit-learn.
+    g_bounds : (float, float), optional
+        ``(g_lo, g_hi)`` replacing the variant's default range: any range inside the PSD
+        range ``[g_min, g_max]`` (else ParameterError).
+    form : {"auto", "norm", "quadratic"}, default "auto"
+        ``auto`` is the norm form (:func:`svm_models.fit` replaces it by the backend's form).
+    block : pyomo Block, optional
+        A block to fill (inside a larger model); by default a new ConcreteModel.
+
+    Returns
+    -------
+    pyomo.environ.Block
+        The filled block (a ConcreteModel unless ``block`` is given)."""
 
 
 def c_tuning_standard(X, y, *, kernel="linear", gamma="scale", degree=3, coef0=0.0,
@@ -440,9 +482,12 @@ c_tuning_standard.__doc__ = r"""Convex tuning of C, standard variant: ``g in [0,
 
         \max_{\alpha, s} \; e'\alpha - \tfrac12 s^2 \quad \text{s.t.} \quad
         \alpha \ge 0, \; y'\alpha = 0, \;
-        \alpha'\alpha / l \le s^2, \; \alpha' G(K) \alpha / r \le s^2, \; s \ge 0
-    """ + _DOC_COMMON + """
-    Reference: De Bie, Lanckriet & Cristianini (2003), section 3.2.
+        \alpha'\alpha / l \le s^2, \; \alpha' G(K) \alpha / r \le s^2, \; s \ge 0""" + _DOC_COMMON + """
+
+    References
+    ----------
+    De Bie, Lanckriet & Cristianini (2003), section 3.2; the catalogue page
+    ``formulations/c_tuning_standard.md``.
     """
 c_tuning_general.__doc__ = r"""Convex tuning of C, general variant: ``g in [g_min, g_max]``,
     the PSD range.
@@ -456,7 +501,11 @@ c_tuning_general.__doc__ = r"""Convex tuning of C, general variant: ``g in [g_mi
     with ``g_min = -1/(r/(l lam_min) - 1)``, ``g_max = 1/(1 - r/(l lam_max))`` from the extreme
     eigenvalues of K. ``g* > 1`` (a negative weight on K) and ``g* < 0`` (a reduced feature
     space) are possible: then no positive C corresponds.""" + _DOC_COMMON + """
-    Reference: De Bie et al. (2003), section 3.1, problem (5).
+
+    References
+    ----------
+    De Bie, Lanckriet & Cristianini (2003), section 3.1, problem (5); the catalogue page
+    ``formulations/c_tuning_general.md``.
     """
 c_tuning_general_nonneg.__doc__ = r"""Convex tuning of C, general variant with the weight of K
     kept non-negative: ``g in [g_min, 1]``.
@@ -465,9 +514,12 @@ c_tuning_general_nonneg.__doc__ = r"""Convex tuning of C, general variant with t
 
         \max_{\alpha, s} \; e'\alpha - \tfrac12 s^2 \quad \text{s.t.} \quad
         \alpha \ge 0, \; y'\alpha = 0, \;
-        \alpha'\alpha / l \le s^2, \; \alpha' G(M(g_{min})) \alpha \le s^2
-    """ + _DOC_COMMON + """
-    Reference: De Bie et al. (2003), end of 3.1.
+        \alpha'\alpha / l \le s^2, \; \alpha' G(M(g_{min})) \alpha \le s^2""" + _DOC_COMMON + """
+
+    References
+    ----------
+    De Bie, Lanckriet & Cristianini (2003), end of section 3.1 (``g_max`` replaced by 1 in
+    problem (5)); the catalogue page ``formulations/c_tuning_general_nonneg.md``.
     """
 
 

@@ -187,12 +187,47 @@ def hard_primal(X, y, *, kernel="linear", gamma="scale", degree=3, coef0=0.0, bl
 
         \min_{w, b} \; \tfrac12 \|w\|^2 \quad \text{s.t.} \quad y_i (w \cdot x_i + b) \ge 1
 
-    Components: ``I`` points, ``y[i]`` labels, ``b`` bias, ``f[i]`` decision value without
-    bias, ``ww`` = ||w||^2, ``margin[i]``, ``objective``; for the linear kernel ``J``
-    features and ``w[j]``; for other kernels ``R`` and ``v[k]``, the coordinates of ``w``
-    in the factor form ``K = L L'`` (``f = L v``, ``||w||^2 = ||v||^2``).
-    Infeasible -- and reported as :class:`~svm_models.errors.NotSeparableError` -- when the
-    data are not separable. Reference: Cristianini & Shawe-Taylor (2000), Prop. 6.1.
+    Problem class: QP. With a non-linear kernel the model is built in the factor form
+    ``K = L L'`` (``L`` of full column rank, pivoted Cholesky): ``w`` has the coordinates
+    ``v = L' beta`` in the basis ``L`` spans, ``||w||^2 = ||v||^2``, ``w.phi(x_i) = (L v)_i``;
+    well posed for every QP backend even when K is singular.
+    Infeasible -- reported as :class:`~svm_models.errors.NotSeparableError` -- when the
+    data are not separable in the kernel's feature space.
+
+    Components:
+
+    * ``I``: the training points i (Set); ``y[i]``: the labels in {-1, +1} (Param).
+    * ``J``, ``w[j]`` (linear kernel): the features and the normal vector; ``R``, ``v[k]``
+      (other kernels): the factor components and the coordinates of w in that basis.
+    * ``b``: the bias.
+    * ``f[i]``: the decision value without bias, ``w.x_i`` or ``(L v)_i`` (lazy Expression).
+    * ``ww``: ``||w||^2`` (``||v||^2``; lazy Expression).
+    * ``margin[i]``: ``y_i (f[i] + b) >= 1`` (lazy Constraint).
+    * ``objective``: ``ww/2``, minimised.
+
+    Parameters
+    ----------
+    X : array-like of shape (l, d)
+        Training points.
+    y : array-like of shape (l,)
+        Two classes, any labels (mapped to -1/+1).
+    kernel : {"linear", "poly", "rbf", "precomputed"} or Kernel, default "linear"
+        The kernel; ``gamma``, ``degree``, ``coef0`` as in scikit-learn (``gamma="scale"``
+        is ``1 / (d X.var())``). With ``"precomputed"``, ``X`` is the l x l Gram matrix.
+    block : pyomo Block, optional
+        A block to fill (inside a larger model); by default a new ConcreteModel.
+
+    Returns
+    -------
+    pyomo.environ.Block
+        The filled block (a ConcreteModel unless ``block`` is given); solve it with
+        :func:`svm_models.solve`.
+
+    References
+    ----------
+    N. Cristianini, J. Shawe-Taylor, *An Introduction to Support Vector Machines and Other
+    Kernel-based Learning Methods*, Cambridge University Press (2000), ch. 6; SPEC.md
+    section 1; the catalogue page ``formulations/hard_primal.md``.
     """
     return build_primal(X, y, "hard", kernel=kernel, gamma=gamma, degree=degree, coef0=coef0,
                         block=block)
@@ -205,13 +240,53 @@ def hard_dual(X, y, *, kernel="linear", gamma="scale", degree=3, coef0=0.0, quad
     .. math::
 
         \max_{\alpha} \; e'\alpha - \tfrac12 \alpha' G(K) \alpha
-        \quad \text{s.t.} \quad \alpha \ge 0, \; y'\alpha = 0, \qquad G(K)_{ij} = y_i y_j K_{ij}
+        \quad \text{s.t.} \quad \alpha \ge 0, \; y'\alpha = 0,
+        \qquad G(K)_{ij} = y_i y_j K_{ij}
 
-    Components: ``I``, ``y``, ``alpha[i]`` (bounds ``[0, inf)``), ``quad`` = alpha'G alpha
-    (dense, or ``sum_k z_k^2`` with ``z = F alpha``, ``factor[k]`` when ``quad_form`` picks the
-    factor form: ``auto`` does for the linear kernel when ``d < l/2``, unless ``max_vars``
-    -- the largest model the chosen backend takes -- admits only the dense form), ``balance``,
-    ``objective``. Unbounded (NotSeparableError) when the data are not separable.
+    Problem class: QP. Unbounded -- reported as
+    :class:`~svm_models.errors.NotSeparableError` -- when the data are not separable.
+
+    Components:
+
+    * ``I``: the training points i (Set); ``y[i]``: the labels in {-1, +1} (Param).
+    * ``alpha[i]``: the multipliers of the margins, bounds ``[0, inf)``.
+    * ``quad``: ``alpha'G(K)alpha`` (lazy Expression): dense, or in the factor form
+      ``sum_k z_k^2``.
+    * ``R``, ``z[k]``, ``Fv[k]``, ``factor[k]`` (factor form only): the factor components,
+      ``z = F alpha`` with ``F = L'D_y`` and ``K = L L'``, the lazy images ``(F alpha)_k`` and
+      the rows ``z[k] = Fv[k]``.
+    * ``balance``: ``sum_i y_i alpha_i = 0``.
+    * ``objective``: ``sum(alpha) - quad/2``, maximised.
+
+    Parameters
+    ----------
+    X : array-like of shape (l, d)
+        Training points.
+    y : array-like of shape (l,)
+        Two classes, any labels (mapped to -1/+1).
+    kernel : {"linear", "poly", "rbf", "precomputed"} or Kernel, default "linear"
+        The kernel; ``gamma``, ``degree``, ``coef0`` as in scikit-learn (``gamma="scale"``
+        is ``1 / (d X.var())``). With ``"precomputed"``, ``X`` is the l x l Gram matrix.
+    quad_form : {"auto", "dense", "factor"}, default "auto"
+        ``auto`` takes the factor form for the linear kernel when it is smaller,
+        ``(d + 1) l < l (l + 1)/2``, and the dense form otherwise.
+    max_vars : int, optional
+        The largest model the chosen backend takes (:func:`svm_models.fit` passes Gurobi's
+        licence limit): ``auto`` then takes the dense form when only its ``l`` variables fit.
+    block : pyomo Block, optional
+        A block to fill (inside a larger model); by default a new ConcreteModel.
+
+    Returns
+    -------
+    pyomo.environ.Block
+        The filled block (a ConcreteModel unless ``block`` is given); solve it with
+        :func:`svm_models.solve`.
+
+    References
+    ----------
+    N. Cristianini, J. Shawe-Taylor, *An Introduction to Support Vector Machines and Other
+    Kernel-based Learning Methods*, Cambridge University Press (2000), ch. 6; SPEC.md
+    section 1; the catalogue page ``formulations/hard_dual.md``.
     """
     return build_dual(X, y, "hard", kernel=kernel, gamma=gamma, degree=degree, coef0=coef0,
                       quad_form=quad_form, max_vars=max_vars, block=block)
@@ -223,10 +298,52 @@ def soft_l1_primal(X, y, *, C=1.0, kernel="linear", gamma="scale", degree=3, coe
 
     .. math::
 
-        \min_{w, b, \xi \ge 0} \; \tfrac12 \|w\|^2 + C \sum_i \xi_i
-        \quad \text{s.t.} \quad y_i (w \cdot x_i + b) \ge 1 - \xi_i
+        \min_{w, b, \xi} \; \tfrac12 \|w\|^2 + C \sum_i \xi_i
+        \quad \text{s.t.} \quad y_i (w \cdot x_i + b) \ge 1 - \xi_i, \; \xi_i \ge 0
 
-    Components as :func:`hard_primal`, plus ``C`` (mutable Param) and ``xi[i] >= 0``.
+    Problem class: QP. With a non-linear kernel the model is built in the factor form
+    ``K = L L'`` (``L`` of full column rank, pivoted Cholesky): ``w`` has the coordinates
+    ``v = L' beta`` in the basis ``L`` spans, ``||w||^2 = ||v||^2``, ``w.phi(x_i) = (L v)_i``;
+    well posed for every QP backend even when K is singular.
+
+    Components:
+
+    * ``I``: the training points i (Set); ``y[i]``: the labels in {-1, +1} (Param).
+    * ``C``: the penalty, a mutable Param (change it and re-solve).
+    * ``J``, ``w[j]`` (linear kernel): the features and the normal vector; ``R``, ``v[k]``
+      (other kernels): the factor components and the coordinates of w in that basis.
+    * ``b``: the bias.
+    * ``xi[i]``: the slacks, ``>= 0`` (a bound).
+    * ``f[i]``: the decision value without bias, ``w.x_i`` or ``(L v)_i`` (lazy Expression).
+    * ``ww``: ``||w||^2`` (``||v||^2``; lazy Expression).
+    * ``margin[i]``: ``y_i (f[i] + b) + xi[i] >= 1`` (lazy Constraint).
+    * ``objective``: ``ww/2 + C sum_i xi[i]``, minimised.
+
+    Parameters
+    ----------
+    X : array-like of shape (l, d)
+        Training points.
+    y : array-like of shape (l,)
+        Two classes, any labels (mapped to -1/+1).
+    C : float, default 1.0
+        The soft-margin penalty, > 0.
+    kernel : {"linear", "poly", "rbf", "precomputed"} or Kernel, default "linear"
+        The kernel; ``gamma``, ``degree``, ``coef0`` as in scikit-learn (``gamma="scale"``
+        is ``1 / (d X.var())``). With ``"precomputed"``, ``X`` is the l x l Gram matrix.
+    block : pyomo Block, optional
+        A block to fill (inside a larger model); by default a new ConcreteModel.
+
+    Returns
+    -------
+    pyomo.environ.Block
+        The filled block (a ConcreteModel unless ``block`` is given); solve it with
+        :func:`svm_models.solve`.
+
+    References
+    ----------
+    N. Cristianini, J. Shawe-Taylor, *An Introduction to Support Vector Machines and Other
+    Kernel-based Learning Methods*, Cambridge University Press (2000), ch. 6; SPEC.md
+    section 1; the catalogue page ``formulations/soft_l1_primal.md``.
     """
     return build_primal(X, y, "soft_l1", C=C, kernel=kernel, gamma=gamma, degree=degree,
                         coef0=coef0, block=block)
@@ -234,15 +351,61 @@ def soft_l1_primal(X, y, *, C=1.0, kernel="linear", gamma="scale", degree=3, coe
 
 def soft_l1_dual(X, y, *, C=1.0, kernel="linear", gamma="scale", degree=3, coef0=0.0,
                  quad_form="auto", max_vars=None, block=None):
-    r"""1-norm soft-margin SVM, dual form (convex QP; the problem libsvm solves).
+    r"""1-norm soft-margin SVM, dual form (convex QP).
 
     .. math::
 
         \max_{\alpha} \; e'\alpha - \tfrac12 \alpha' G(K) \alpha
-        \quad \text{s.t.} \quad 0 \le \alpha \le C, \; y'\alpha = 0
+        \quad \text{s.t.} \quad 0 \le \alpha \le C, \; y'\alpha = 0,
+        \qquad G(K)_{ij} = y_i y_j K_{ij}
 
-    Components as :func:`hard_dual`; the box ``alpha[i] in [0, C]`` is a variable bound on the
-    mutable Param ``C``.
+    Problem class: QP. The problem libsvm solves.
+
+    Components:
+
+    * ``I``: the training points i (Set); ``y[i]``: the labels in {-1, +1} (Param).
+    * ``C``: the penalty, a mutable Param (change it and re-solve).
+    * ``alpha[i]``: the multipliers of the margins, bounds ``[0, C]`` (a variable bound on
+      the mutable ``C``).
+    * ``quad``: ``alpha'G(K)alpha`` (lazy Expression): dense, or in the factor form
+      ``sum_k z_k^2``.
+    * ``R``, ``z[k]``, ``Fv[k]``, ``factor[k]`` (factor form only): the factor components,
+      ``z = F alpha`` with ``F = L'D_y`` and ``K = L L'``, the lazy images ``(F alpha)_k`` and
+      the rows ``z[k] = Fv[k]``.
+    * ``balance``: ``sum_i y_i alpha_i = 0``.
+    * ``objective``: ``sum(alpha) - quad/2``, maximised.
+
+    Parameters
+    ----------
+    X : array-like of shape (l, d)
+        Training points.
+    y : array-like of shape (l,)
+        Two classes, any labels (mapped to -1/+1).
+    C : float, default 1.0
+        The soft-margin penalty, > 0.
+    kernel : {"linear", "poly", "rbf", "precomputed"} or Kernel, default "linear"
+        The kernel; ``gamma``, ``degree``, ``coef0`` as in scikit-learn (``gamma="scale"``
+        is ``1 / (d X.var())``). With ``"precomputed"``, ``X`` is the l x l Gram matrix.
+    quad_form : {"auto", "dense", "factor"}, default "auto"
+        ``auto`` takes the factor form for the linear kernel when it is smaller,
+        ``(d + 1) l < l (l + 1)/2``, and the dense form otherwise.
+    max_vars : int, optional
+        The largest model the chosen backend takes (:func:`svm_models.fit` passes Gurobi's
+        licence limit): ``auto`` then takes the dense form when only its ``l`` variables fit.
+    block : pyomo Block, optional
+        A block to fill (inside a larger model); by default a new ConcreteModel.
+
+    Returns
+    -------
+    pyomo.environ.Block
+        The filled block (a ConcreteModel unless ``block`` is given); solve it with
+        :func:`svm_models.solve`.
+
+    References
+    ----------
+    N. Cristianini, J. Shawe-Taylor, *An Introduction to Support Vector Machines and Other
+    Kernel-based Learning Methods*, Cambridge University Press (2000), ch. 6; SPEC.md
+    section 1; the catalogue page ``formulations/soft_l1_dual.md``.
     """
     return build_dual(X, y, "soft_l1", C=C, kernel=kernel, gamma=gamma, degree=degree,
                       coef0=coef0, quad_form=quad_form, max_vars=max_vars, block=block)
@@ -257,8 +420,51 @@ def soft_l2_primal(X, y, *, C=1.0, kernel="linear", gamma="scale", degree=3, coe
         \min_{w, b, \xi} \; \tfrac12 \|w\|^2 + \tfrac{C}{2} \sum_i \xi_i^2
         \quad \text{s.t.} \quad y_i (w \cdot x_i + b) \ge 1 - \xi_i
 
-    ``xi`` needs no sign constraint (a negative slack never pays). Components as
-    :func:`soft_l1_primal` plus ``xi_sq`` = sum xi_i^2.
+    Problem class: QP. With a non-linear kernel the model is built in the factor form
+    ``K = L L'`` (``L`` of full column rank, pivoted Cholesky): ``w`` has the coordinates
+    ``v = L' beta`` in the basis ``L`` spans, ``||w||^2 = ||v||^2``, ``w.phi(x_i) = (L v)_i``;
+    well posed for every QP backend even when K is singular.
+    ``xi`` needs no sign constraint: a negative slack never pays.
+
+    Components:
+
+    * ``I``: the training points i (Set); ``y[i]``: the labels in {-1, +1} (Param).
+    * ``C``: the penalty, a mutable Param (change it and re-solve).
+    * ``J``, ``w[j]`` (linear kernel): the features and the normal vector; ``R``, ``v[k]``
+      (other kernels): the factor components and the coordinates of w in that basis.
+    * ``b``: the bias.
+    * ``xi[i]`` (free): the slacks.
+    * ``f[i]``: the decision value without bias, ``w.x_i`` or ``(L v)_i`` (lazy Expression).
+    * ``ww``: ``||w||^2`` (``||v||^2``; lazy Expression).
+    * ``margin[i]``: ``y_i (f[i] + b) + xi[i] >= 1`` (lazy Constraint).
+    * ``xi_sq``: ``sum_i xi_i^2`` (lazy Expression).
+    * ``objective``: ``ww/2 + C/2 xi_sq``, minimised.
+
+    Parameters
+    ----------
+    X : array-like of shape (l, d)
+        Training points.
+    y : array-like of shape (l,)
+        Two classes, any labels (mapped to -1/+1).
+    C : float, default 1.0
+        The soft-margin penalty, > 0.
+    kernel : {"linear", "poly", "rbf", "precomputed"} or Kernel, default "linear"
+        The kernel; ``gamma``, ``degree``, ``coef0`` as in scikit-learn (``gamma="scale"``
+        is ``1 / (d X.var())``). With ``"precomputed"``, ``X`` is the l x l Gram matrix.
+    block : pyomo Block, optional
+        A block to fill (inside a larger model); by default a new ConcreteModel.
+
+    Returns
+    -------
+    pyomo.environ.Block
+        The filled block (a ConcreteModel unless ``block`` is given); solve it with
+        :func:`svm_models.solve`.
+
+    References
+    ----------
+    N. Cristianini, J. Shawe-Taylor, *An Introduction to Support Vector Machines and Other
+    Kernel-based Learning Methods*, Cambridge University Press (2000), ch. 6; SPEC.md
+    section 1; the catalogue page ``formulations/soft_l2_primal.md``.
     """
     return build_primal(X, y, "soft_l2", C=C, kernel=kernel, gamma=gamma, degree=degree,
                         coef0=coef0, block=block)
@@ -266,15 +472,62 @@ def soft_l2_primal(X, y, *, C=1.0, kernel="linear", gamma="scale", degree=3, coe
 
 def soft_l2_dual(X, y, *, C=1.0, kernel="linear", gamma="scale", degree=3, coef0=0.0,
                  quad_form="auto", max_vars=None, block=None):
-    r"""2-norm soft-margin SVM, dual form (convex QP): a hard margin with kernel ``K + I/C``.
+    r"""2-norm soft-margin SVM, dual form (convex QP).
 
     .. math::
 
         \max_{\alpha} \; e'\alpha - \tfrac12 \alpha' G(K + I/C) \alpha
-        \quad \text{s.t.} \quad \alpha \ge 0, \; y'\alpha = 0
+        \quad \text{s.t.} \quad \alpha \ge 0, \; y'\alpha = 0,
+        \qquad G(K)_{ij} = y_i y_j K_{ij}
 
-    Components as :func:`hard_dual`, plus ``C`` and ``ridge`` = alpha'alpha, so that the
-    objective reads ``sum(alpha) - 1/2 quad - 1/(2C) ridge``.
+    Problem class: QP. A hard margin with the kernel ``K + I/C``.
+
+    Components:
+
+    * ``I``: the training points i (Set); ``y[i]``: the labels in {-1, +1} (Param).
+    * ``C``: the penalty, a mutable Param (change it and re-solve).
+    * ``alpha[i]``: the multipliers of the margins, bounds ``[0, C sqrt(l)]`` (the upper
+      bound is implied by optimality and never active: a bounded domain for a global solver).
+    * ``quad``: ``alpha'G(K)alpha`` (lazy Expression): dense, or in the factor form
+      ``sum_k z_k^2``.
+    * ``R``, ``z[k]``, ``Fv[k]``, ``factor[k]`` (factor form only): the factor components,
+      ``z = F alpha`` with ``F = L'D_y`` and ``K = L L'``, the lazy images ``(F alpha)_k`` and
+      the rows ``z[k] = Fv[k]``.
+    * ``balance``: ``sum_i y_i alpha_i = 0``.
+    * ``ridge``: ``alpha'alpha`` (lazy Expression), the ``I/C`` part.
+    * ``objective``: ``sum(alpha) - quad/2 - ridge/(2C)``, maximised.
+
+    Parameters
+    ----------
+    X : array-like of shape (l, d)
+        Training points.
+    y : array-like of shape (l,)
+        Two classes, any labels (mapped to -1/+1).
+    C : float, default 1.0
+        The soft-margin penalty, > 0.
+    kernel : {"linear", "poly", "rbf", "precomputed"} or Kernel, default "linear"
+        The kernel; ``gamma``, ``degree``, ``coef0`` as in scikit-learn (``gamma="scale"``
+        is ``1 / (d X.var())``). With ``"precomputed"``, ``X`` is the l x l Gram matrix.
+    quad_form : {"auto", "dense", "factor"}, default "auto"
+        ``auto`` takes the factor form for the linear kernel when it is smaller,
+        ``(d + 1) l < l (l + 1)/2``, and the dense form otherwise.
+    max_vars : int, optional
+        The largest model the chosen backend takes (:func:`svm_models.fit` passes Gurobi's
+        licence limit): ``auto`` then takes the dense form when only its ``l`` variables fit.
+    block : pyomo Block, optional
+        A block to fill (inside a larger model); by default a new ConcreteModel.
+
+    Returns
+    -------
+    pyomo.environ.Block
+        The filled block (a ConcreteModel unless ``block`` is given); solve it with
+        :func:`svm_models.solve`.
+
+    References
+    ----------
+    N. Cristianini, J. Shawe-Taylor, *An Introduction to Support Vector Machines and Other
+    Kernel-based Learning Methods*, Cambridge University Press (2000), ch. 6; SPEC.md
+    section 1; the catalogue page ``formulations/soft_l2_dual.md``.
     """
     return build_dual(X, y, "soft_l2", C=C, kernel=kernel, gamma=gamma, degree=degree,
                       coef0=coef0, quad_form=quad_form, max_vars=max_vars, block=block)

@@ -52,7 +52,7 @@ a point ``(w, r)`` is feasible for some ``s`` exactly when ``1/2 sum_k w_k^2 (x_
 ``C`` and ``lam`` are mutable Params. The pair rows of ``rsvm_mu_plus`` and
 ``rsvm_plus_primal`` are one squared-distance :class:`~svm_models.model.families.PairFamily`
 (``pairs="all"``: every pair; ``pairs="seed"``: the farthest pair of each feature and the
-farthest pair overall, grown by :func:`svm_models.methods.generation.generate_pairs`).
+farthest pair overall, grown by :func:`svm_models.methods.radius.generate_pairs`).
 
 Reference: H. Do, A. Kalousis, "Convex formulations of radius-margin based Support Vector
 Machines", ICML 2013 (appendix); SPEC.md section 3 (the exact primal of R-SVM+, the factor 1/2
@@ -273,16 +273,59 @@ def rsvm_mu_plus(X, y, *, C=1.0, lam=1.0, kernels=None, pairs="all", block=None)
         \tfrac12 \sum_k \mu_k (x_{ik} - x_{jk})^2 \le r \;(i<j), \; \textstyle\sum_k \mu_k = 1,
         \; \mu \ge 0, \; \xi \ge 0
 
-    Problem class SOCP (``s_k >= w_k^2 / mu_k`` is a rotated cone). Components: ``I`` points,
-    ``J`` features (or kernels), ``w``, ``b``, ``xi`` (soft margin), ``mu[j] >= 0``,
-    ``s[j] >= 0``, ``r``, ``f[i]`` decision values, ``margin[i]``, ``simplex``,
-    ``persp[j]`` (the cones), ``radius[p]`` over ``radius_pairs`` (a pair family: all pairs,
-    or a seed set grown by constraint generation), ``C`` and ``lam`` (mutable Params).
-    ``kernels``: a list of kernels (names or dicts such as ``{"kernel": "rbf", "gamma": 0.5}``)
-    for the multiple-kernel form; then ``w[k, c]`` are the coordinates of w_k in the factor of
-    ``K_k`` and the pair rows use ``K_k,ii + K_k,jj - 2 K_k,ij``. ``C=None``: hard margin.
+    Problem class: SOCP (``s_k >= w_k^2 / mu_k`` is a rotated cone). With ``kernels``, ``w_k``
+    is a vector in the coordinates of the factor of ``K_k = L_k L_k'`` and the pair rows use
+    ``K_k,ii + K_k,jj - 2 K_k,ij``.
 
-    Reference: Do & Kalousis (2013), appendix eq. (3); SPEC.md section 3.
+    Components:
+
+    * ``I``: the training points i (Set); ``y[i]``: the labels in {-1, +1} (Param).
+    * ``C`` (soft margin), ``lam``: mutable Params.
+    * ``J``: the features j (the kernels k with ``kernels``); ``WI`` (``kernels`` only): the
+      pairs (k, c), coordinate c of kernel k's factor.
+    * ``w[j]`` (``w[k, c]`` with ``kernels``): the normal vector; ``b``: the bias;
+      ``xi[i]`` (soft margin): the slacks, ``>= 0``.
+    * ``mu[j]``: the weights, ``>= 0``; ``s[j]``: ``>= ||w_j||^2 / mu_j``; ``r``: the radius
+      term, ``>= 0``.
+    * ``f[i]``: ``w.x_i`` (lazy Expression); ``margin[i]``: ``y_i (f[i] + b) + xi[i] >= 1``
+      (lazy Constraint).
+    * ``simplex``: ``sum_j mu_j = 1``; ``persp[j]``: ``||w_j||^2 - s_j mu_j <= 0`` (the cones).
+    * ``radius_pairs``: the pair numbers p in the model; ``radius[p]``:
+      ``1/2 sum_k mu_k ||phi_k(x_i) - phi_k(x_j)||^2 - r <= 0`` for p = (i, j) (a pair family
+      that grows under constraint generation).
+    * ``objective``: ``1/2 sum_j s_j + lam r + C sum_i xi_i``, minimised.
+
+    Parameters
+    ----------
+    X : array-like of shape (l, d)
+        Training points.
+    y : array-like of shape (l,)
+        Two classes, any labels (mapped to -1/+1).
+    C : float or None, default 1.0
+        The soft-margin penalty, > 0; ``None`` builds the hard margin (no ``xi``).
+    lam : float, default 1.0
+        The radius weight, > 0.
+    kernels : list, optional
+        Kernels instead of the features: names, dicts such as ``{"kernel": "rbf", "gamma":
+        0.5}`` or Kernel objects (not ``"precomputed"``).
+    pairs : "all", "seed" or (I, J), default "all"
+        The pair rows stated: every pair i < j, the seed of constraint generation (the
+        farthest pair of each feature or kernel and overall; grown by
+        :func:`svm_models.generate_pairs`), or index arrays with ``I < J``. A model with only
+        some pairs, solved as it is, is a relaxation (:func:`svm_models.fit` never does that).
+    block : pyomo Block, optional
+        A block to fill (inside a larger model); by default a new ConcreteModel.
+
+    Returns
+    -------
+    pyomo.environ.Block
+        The filled block (a ConcreteModel unless ``block`` is given).
+
+    References
+    ----------
+    H. Do, A. Kalousis, "Convex formulations of radius-margin based Support Vector
+    Machines", ICML 2013, appendix eq. (3); SPEC.md section 3; the catalogue page
+    ``formulations/rsvm_mu_plus.md``.
     """
     name = "rsvm_mu_plus"
     data, b, layout, wpos, xi, features, sizes, Phi_all, kern_list, (I0, J0) = _feature_model(
@@ -332,13 +375,51 @@ def rsvm_plus_primal(X, y, *, C=1.0, lam=1.0, pairs="all", block=None):
         y_i (w \cdot x_i + b) \ge 1 - \xi_i, \; w_k^2 \le s_k, \;
         \tfrac12 \sum_k s_k (x_{ik} - x_{jk})^2 \le r \;(i<j), \; \xi \ge 0
 
-    Problem class QCQP. Components: ``I``, ``J``, ``w``, ``b``, ``xi`` (soft margin),
-    ``s[j] >= 0`` (the lifting of w_j^2, which makes the pair rows linear), ``r``, ``f[i]``,
-    ``ww`` = ||w||^2, ``margin[i]``, ``lift[j]``: w_j^2 <= s_j, ``radius[p]`` over
-    ``radius_pairs`` (all pairs, or a seed set grown by constraint generation), ``C``,
-    ``lam``. ``C=None``: hard margin.
+    Problem class: QCQP (the lifting ``s_k >= w_k^2`` makes the pair rows linear and leaves d
+    quadratic rows; exact, the coefficients ``(x_ik - x_jk)^2`` being ``>= 0``).
 
-    Reference: Do & Kalousis (2013), appendix eq. (5)/(7), primal derived in SPEC.md s. 3.
+    Components:
+
+    * ``I``: the training points i (Set); ``y[i]``: the labels in {-1, +1} (Param).
+    * ``C`` (soft margin), ``lam``: mutable Params.
+    * ``J``: the features j; ``w[j]``: the normal vector; ``b``: the bias; ``xi[i]`` (soft
+      margin): the slacks, ``>= 0``.
+    * ``s[j]``: ``>= 0``, the lifting of ``w_j^2``; ``r``: the radius term, ``>= 0``.
+    * ``f[i]``: ``w.x_i`` (lazy Expression); ``margin[i]``: ``y_i (f[i] + b) + xi[i] >= 1``
+      (lazy Constraint).
+    * ``lift[j]``: ``w_j^2 - s_j <= 0``; ``ww``: ``||w||^2`` (lazy Expression).
+    * ``radius_pairs``: the pair numbers p in the model; ``radius[p]``:
+      ``1/2 sum_k s_k (x_ik - x_jk)^2 - r <= 0`` for p = (i, j) (a pair family).
+    * ``objective``: ``ww/2 + lam r + C sum_i xi_i``, minimised.
+
+    Parameters
+    ----------
+    X : array-like of shape (l, d)
+        Training points.
+    y : array-like of shape (l,)
+        Two classes, any labels (mapped to -1/+1).
+    C : float or None, default 1.0
+        The soft-margin penalty, > 0; ``None`` builds the hard margin (no ``xi``).
+    lam : float, default 1.0
+        The radius weight, > 0.
+    pairs : "all", "seed" or (I, J), default "all"
+        The pair rows stated: every pair i < j, the seed of constraint generation (the
+        farthest pair of each feature or kernel and overall; grown by
+        :func:`svm_models.generate_pairs`), or index arrays with ``I < J``. A model with only
+        some pairs, solved as it is, is a relaxation (:func:`svm_models.fit` never does that).
+    block : pyomo Block, optional
+        A block to fill (inside a larger model); by default a new ConcreteModel.
+
+    Returns
+    -------
+    pyomo.environ.Block
+        The filled block (a ConcreteModel unless ``block`` is given).
+
+    References
+    ----------
+    H. Do, A. Kalousis, "Convex formulations of radius-margin based Support Vector
+    Machines", ICML 2013, appendix eq. (5)/(7) (the dual; this primal derived in SPEC.md
+    section 3); the catalogue page ``formulations/rsvm_plus_primal.md``.
     """
     name = "rsvm_plus_primal"
     data, b, layout, wpos, xi, features, sizes, Phi_all, _, (I0, J0) = _feature_model(
@@ -381,14 +462,49 @@ def rsvm_plus_dual(X, y, *, C=1.0, lam=1.0, pairs="all", block=None):
         v = X' D_y \alpha, \; t_k = 1 + \sum_{p=(i,j)} \beta_p (x_{ik} - x_{jk})^2, \;
         \textstyle\sum_p \beta_p = \lambda, \; y'\alpha = 0, \; 0 \le \alpha \le C, \; \beta \ge 0
 
-    Problem class SOCP (``u_k >= v_k^2 / t_k``, a rotated cone). Components: ``I``, ``J``,
-    ``P`` the pairs (``pair_i[p] < pair_j[p]``), ``alpha[i]`` (bounds [0, C], or >= 0 for
-    ``C=None``), ``beta[p] >= 0``, ``v[j]``, ``t[j] >= 1``, ``u[j] >= 0``, ``v_def[j]``,
-    ``t_def[j]``, ``beta_sum`` (= lam), ``balance``, ``persp[j]``. ``pairs``: ``"all"``
-    (default; l(l-1)/2 variables beta) or ``(I, J)`` arrays (the dual restricted to those
-    pairs: a relaxation of the primal's radius, exact when they hold the active pairs).
+    Problem class: SOCP (``u_k >= v_k^2 / t_k``, a rotated cone).
 
-    Reference: Do & Kalousis (2013), appendix eq. (5)/(7).
+    Components:
+
+    * ``I``: the training points i (Set); ``y[i]``: the labels in {-1, +1} (Param).
+    * ``C`` (soft margin), ``lam``: mutable Params.
+    * ``J``: the features j; ``P``: the pairs p; ``pair_i[p]``, ``pair_j[p]``: its points,
+      ``pair_i[p] < pair_j[p]`` (Params).
+    * ``alpha[i]``: bounds [0, C] ([0, inf) for ``C=None``); ``beta[p]``: ``>= 0``.
+    * ``v[j]``: ``X'D_y alpha``; ``t[j]``: ``>= 1``; ``u[j]``: ``>= v_j^2 / t_j``, ``>= 0``.
+    * ``v_def[j]``: ``v_j = sum_i alpha_i y_i x_ij``; ``t_def[j]``:
+      ``t_j = 1 + sum_p beta_p (x_ij - x_i'j)^2`` over the pairs p = (i, i').
+    * ``beta_sum``: ``sum_p beta_p = lam``; ``balance``: ``sum_i y_i alpha_i = 0``.
+    * ``persp[j]``: ``v_j^2 - u_j t_j <= 0`` (the cones).
+    * ``objective``: ``sum(alpha) - 1/2 sum_j u_j``, maximised.
+
+    Parameters
+    ----------
+    X : array-like of shape (l, d)
+        Training points.
+    y : array-like of shape (l,)
+        Two classes, any labels (mapped to -1/+1).
+    C : float or None, default 1.0
+        The soft-margin penalty, > 0; ``None`` builds the hard margin (no ``xi``).
+    lam : float, default 1.0
+        The radius weight, > 0.
+    pairs : "all" or (I, J), default "all"
+        Every pair (l(l-1)/2 variables beta), or index arrays with ``I < J``: the dual
+        restricted to those pairs, a relaxation of the primal's radius, exact when they hold
+        the active pairs. ``"seed"`` is refused (constraint generation is for the primals).
+    block : pyomo Block, optional
+        A block to fill (inside a larger model); by default a new ConcreteModel.
+
+    Returns
+    -------
+    pyomo.environ.Block
+        The filled block (a ConcreteModel unless ``block`` is given).
+
+    References
+    ----------
+    H. Do, A. Kalousis, "Convex formulations of radius-margin based Support Vector
+    Machines", ICML 2013, appendix eq. (5)/(7); the catalogue page
+    ``formulations/rsvm_plus_dual.md``.
     """
     name = "rsvm_plus_dual"
     data = validate(X, y)
@@ -463,19 +579,57 @@ def rsvm_plus_kernel(X, y, *, C=1.0, lam=1.0, kernel="linear", gamma="scale", de
         \min \; a'Ka + \tfrac{\lambda}{2} r + C \sum_i \xi_i \quad \text{s.t.} \quad
         y_i (f_i + b) \ge 1 - \xi_i, \; f = Ka, \; \tfrac12 (f_i - f_j)^2 \le r \;(i<j)
 
-    through a factor ``K = L L'`` (pivoted Cholesky, of full column rank; ``L = X`` for the
-    linear kernel, so that ``z = w``): ``z = L'a`` (so ``a'Ka = ||z||^2``,
-    ``f = Lz``, variables ``f[i]`` with ``f_def[i]``: f_i = (L z)_i, so that the dense factor
-    appears once). ``radius="compact"`` (default, exact, a QP): ``env_hi[i]``/``env_lo[i]``:
-    ``lower <= f_i <= upper`` and the Expression ``r = (upper - lower)^2 / 2``;
-    ``radius="pairwise"`` (literal, a QCQP with l(l-1)/2 quadratic rows, for teaching and
-    small l): ``r`` and ``radius[i, j]``. Components: ``I``, ``R`` factor components,
-    ``z[k]``, ``b``, ``xi`` (soft margin), ``f[i]``, ``f_def[i]``, ``zz`` = ||z||^2,
-    ``margin[i]``, and the radius part.
-    Note: its radius is the spread of the projections ``w.(x_i - x_j)``, not R-SVM+'s
-    ``sum_k w_k^2 (x_ik - x_jk)^2``, and lam weighs ``r/2`` (SPEC.md section 3).
+    Problem class: QP with ``radius="compact"`` (the default, exact: ``lower <= f_i <= upper``
+    and ``r = (upper - lower)^2 / 2``, O(l) rows); QCQP with ``radius="pairwise"`` (the
+    literal l(l-1)/2 quadratic rows, for teaching and small l). Built through a factor
+    ``K = L L'`` (pivoted Cholesky of full column rank; ``L = X`` for the linear kernel, so
+    that ``z = w``): ``z = L'a``, ``a'Ka = ||z||^2``, ``f = L z``. Note: its radius is the
+    spread of the projections ``w.(x_i - x_j)``, not R-SVM+'s ``sum_k w_k^2 (x_ik - x_jk)^2``,
+    and lam weighs ``r/2`` (SPEC.md section 3).
 
-    Reference: Do & Kalousis (2013), appendix eq. (8).
+    Components:
+
+    * ``I``: the training points i (Set); ``y[i]``: the labels in {-1, +1} (Param).
+    * ``C`` (soft margin), ``lam``: mutable Params.
+    * ``R``: the factor components k; ``z[k]``: ``z = L'a``; ``b``: the bias; ``xi[i]`` (soft
+      margin): the slacks, ``>= 0``.
+    * ``f[i]``: the decision values (variables); ``f_def[i]``: ``f_i = (L z)_i`` (lazy
+      Constraint: the dense factor appears once).
+    * ``margin[i]``: ``y_i (f[i] + b) + xi[i] >= 1`` (lazy Constraint).
+    * compact: ``upper``, ``lower`` (variables); ``env_hi[i]``: ``upper - f_i >= 0``;
+      ``env_lo[i]``: ``f_i - lower >= 0``; ``r``: the Expression ``(upper - lower)^2 / 2``.
+    * pairwise: ``r``: a variable, ``>= 0``; ``pairs``: the Set of pairs i < j;
+      ``radius[i, j]``: ``(f_i - f_j)^2 / 2 - r <= 0``.
+    * ``zz``: ``||z||^2 = a'Ka`` (lazy Expression).
+    * ``objective``: ``zz + lam/2 r + C sum_i xi_i``, minimised.
+
+    Parameters
+    ----------
+    X : array-like of shape (l, d)
+        Training points.
+    y : array-like of shape (l,)
+        Two classes, any labels (mapped to -1/+1).
+    C : float or None, default 1.0
+        The soft-margin penalty, > 0; ``None`` builds the hard margin (no ``xi``).
+    lam : float, default 1.0
+        The radius weight, > 0.
+    kernel : {"linear", "poly", "rbf", "precomputed"} or Kernel, default "linear"
+        The kernel; ``gamma``, ``degree``, ``coef0`` as in scikit-learn.
+    radius : {"compact", "pairwise"}, default "compact"
+        The form of the pair rows (above).
+    block : pyomo Block, optional
+        A block to fill (inside a larger model); by default a new ConcreteModel.
+
+    Returns
+    -------
+    pyomo.environ.Block
+        The filled block (a ConcreteModel unless ``block`` is given).
+
+    References
+    ----------
+    H. Do, A. Kalousis, "Convex formulations of radius-margin based Support Vector
+    Machines", ICML 2013, appendix eq. (8); SPEC.md section 3 (the compact
+    form); the catalogue page ``formulations/rsvm_plus_kernel.md``.
     """
     if radius not in RADIUS:
         raise ParameterError(f"radius must be 'compact' or 'pairwise'; got {radius!r}")
