@@ -91,3 +91,121 @@ def test_scip_demo_finishes_within_its_time_limits():
     assert any(ln.startswith("soft_l1_dual") for ln in solved)
     for ln in rows:
         assert "Error" not in ln or "time_limit" in ln or "NotSeparable" in ln, ln
+
+
+# ---------------------------------------------------------------------------------------
+# The teaching examples (issue 14): quick mode, checked against something computed another way
+
+
+def run_example(name: str) -> dict:
+    return runpy.run_path(str(ROOT / "examples" / f"{name}.py"))
+
+
+def libsvm_primal_objective(X, y, C):
+    """1/2 ||w||^2 + C sum xi of scikit-learn's linear SVC (libsvm), and its w, b."""
+    from sklearn.svm import SVC
+
+    ref = SVC(kernel="linear", C=C, tol=1e-10).fit(X, y)
+    w, b = ref.coef_[0], ref.intercept_[0]
+    yy = np.where(y == ref.classes_[1], 1.0, -1.0)
+    return 0.5 * w @ w + C * np.maximum(0.0, 1.0 - yy * (X @ w + b)).sum(), w, b
+
+
+def test_classic_side_by_side_primal_equals_dual(capsys):
+    from conftest import require
+
+    from svm_models.datasets import teaching_2d
+
+    sols = run_example("classic_side_by_side")["main"](quick=True, solver=require("highs"))
+    assert sorted(sols) == sorted(f"{f}_{p}" for f in ("hard", "soft_l1", "soft_l2")
+                                  for p in ("primal", "dual"))
+    for family in ("hard", "soft_l1", "soft_l2"):
+        p, d = sols[f"{family}_primal"], sols[f"{family}_dual"]
+        assert p.objective == pytest.approx(d.objective, rel=1e-6), family
+        np.testing.assert_allclose(p.w, d.w, atol=1e-5)
+        assert p.b == pytest.approx(d.b, abs=1e-5)
+        assert set(p.support) == set(d.support)
+    # and libsvm: the 1-norm soft margin at C = 1, the hard margin as a box far above alpha
+    X, y = teaching_2d(20, separation=2.5)
+    for name, C in (("soft_l1_dual", 1.0), ("hard_dual", 1e6)):
+        _, w, b = libsvm_primal_objective(X, y, C)
+        np.testing.assert_allclose(sols[name].w, w, atol=1e-5)
+        assert sols[name].b == pytest.approx(b, abs=1e-5)
+    # the 2-norm primal's slacks are the dual's alpha / C
+    np.testing.assert_allclose(sols["soft_l2_primal"].xi, sols["soft_l2_dual"].alpha, atol=1e-6)
+    assert "primal vs dual" in capsys.readouterr().out
+
+
+def test_swap_solvers_every_backend_agrees():
+    from conftest import QP_BACKENDS, usable
+
+    from svm_models.datasets import breast_cancer
+
+    sols = run_example("swap_solvers")["main"](quick=True)
+    assert set(sols) == set(usable(QP_BACKENDS))
+    objs = np.array([s.objective for s in sols.values()])
+    assert np.ptp(objs) <= 1e-6 * max(1.0, abs(objs[0]))
+    W = np.array([s.w for s in sols.values()])
+    assert np.max(np.ptp(W, axis=0)) <= 1e-5
+    # the same optimum from libsvm
+    Xtr, _, ytr, _ = breast_cancer()
+    ref, _, _ = libsvm_primal_objective(Xtr[:40], ytr[:40], 1.0)
+    assert objs[0] == pytest.approx(ref, rel=1e-6)
+
+
+def test_compose_block_budget_holds_and_matches_an_independent_solve():
+    from conftest import require
+    from scipy.optimize import minimize
+
+    import svm_models as sm
+
+    mod = run_example("compose_block")
+    res = mod["main"](quick=True, solver=require("highs"))
+    free, sol, B, X, y = res["free"], res["budget"], res["B"], res["X"], res["y"]
+    l1 = np.abs(sol.w).sum()
+    assert l1 <= B * (1 + 1e-7) and l1 == pytest.approx(B, rel=1e-6)   # holds, and binds
+    assert np.abs(free.w).sum() > 2 * B                                 # it changed the answer
+    assert sol.objective > free.objective + 0.1
+    assert sol.path == "general" and "general_path_reason" in sol.extra
+    # a second backend on the same composed model
+    other = sm.solve(mod["budget_model"](X, y, B), solver=require("clarabel"))
+    assert other.objective == pytest.approx(sol.objective, rel=1e-6)
+    np.testing.assert_allclose(other.w, sol.w, atol=1e-5)
+    # scipy (SLSQP), written from the mathematics: z = (w, b, xi, u), A z >= c
+    l, d = X.shape
+    yy = np.where(y == sol.classes[1], 1.0, -1.0)
+    n, U = 2 * d + 1 + l, slice(d + 1 + l, 2 * d + 1 + l)
+    A, c = np.zeros((l + 2 * d + 1, n)), np.zeros(l + 2 * d + 1)
+    A[:l, :d], A[:l, d], A[:l, d + 1:d + 1 + l], c[:l] = yy[:, None] * X, yy, np.eye(l), 1.0
+    A[l:l + d, U], A[l:l + d, :d] = np.eye(d), -np.eye(d)              # u - w >= 0
+    A[l + d:l + 2 * d, U], A[l + d:l + 2 * d, :d] = np.eye(d), np.eye(d)  # u + w >= 0
+    A[-1, U], c[-1] = -1.0, -B                                         # B - sum u >= 0
+    q = np.r_[np.zeros(d + 1), np.ones(l), np.zeros(d)]                # C = 1 on the slacks
+    z0 = q.copy()                                                      # w = b = u = 0, xi = 1: feasible
+    r = minimize(lambda z: 0.5 * z[:d] @ z[:d] + q @ z, z0,
+                 jac=lambda z: np.r_[z[:d], np.zeros(n - d)] + q, method="SLSQP",
+                 bounds=[(None, None)] * (d + 1) + [(0, None)] * (l + d),
+                 constraints=[{"type": "ineq", "fun": lambda z: A @ z - c, "jac": lambda z: A}],
+                 options={"ftol": 1e-12, "maxiter": 1000})
+    assert r.success, r.message
+    assert r.fun == pytest.approx(sol.objective, rel=1e-6)
+    np.testing.assert_allclose(sol.w, r.x[:d], atol=1e-5)
+
+
+def test_c_path_example_equals_separate_fits(tmp_path):
+    from conftest import require
+
+    import svm_models as sm
+
+    png = tmp_path / "path.png"
+    res = run_example("c_path")["main"](quick=True, solver=require("highs"), plot=str(png))
+    assert png.stat().st_size > 0 and res["figure"] is not None
+    X, y = res["X"], res["y"]
+    for C, s in zip(res["Cs"], res["solutions"]):
+        one = sm.fit(X, y, formulation="soft_l1_dual", solver=require("piqp"), C=C)
+        assert s.C == C
+        assert s.objective == pytest.approx(one.objective, rel=1e-6)
+        np.testing.assert_allclose(s.w, one.w, atol=1e-5 * max(1.0, np.abs(one.w).max()))
+    import matplotlib.pyplot as plt
+
+    plt.close(res["figure"])
