@@ -7,7 +7,8 @@ Quick start::
     sol.w, sol.b, sol.alpha, sol.support, sol.predict(X_new)
 
 Public API: :func:`formulations`, :func:`build`, :func:`solve`, :func:`fit`, :func:`extract`,
-:func:`fit_path`, :func:`solvers`; the scikit-learn estimator :class:`SVMClassifier`;
+:func:`fit_path`, :func:`solvers`; the scikit-learn estimators :class:`SVMClassifier` and
+:class:`SVMClassifierCV` (cross-validation over processes or a Dask cluster; :func:`cross_validate`);
 :func:`add_decision_function` (a trained SVM inside a Pyomo model of your own) and
 :func:`optimize` (solve such a model by backend name); the result type :class:`Solution` and its :class:`Status`;
 the error base class :class:`SVMError`.
@@ -15,7 +16,8 @@ the error base class :class:`SVMError`.
 Layers (each imports only those below it)::
 
     cli, estimator, plots, embed          the faces users meet
-    methods (fit, fit_path, lam_path, two_step, generate_pairs, saddle_point_check, radii)
+    methods (fit, fit_path, lam_path, two_step, generate_pairs, saddle_point_check, radii,
+             cross_validate)
                                           what loops over solves
     api (build, solve, fit, extract)      one solve each
     formulations | solvers                builders and extractors | backends; never each other
@@ -39,6 +41,7 @@ from .errors import (
     SolverUnavailableError,
     SVMError,
 )
+from .methods.cv import cross_validate
 from .methods.paths import fit_path
 from .methods.radius import (
     enclosing_ball_radius,
@@ -50,14 +53,14 @@ from .methods.radius import (
 )
 from .methods.saddle import saddle_point_check
 from .solution import Solution
-from .estimator import SVMClassifier
+from .estimator import SVMClassifier, SVMClassifierCV
 from .solvers import solvers
 from .status import Status
 
 __version__ = "0.2.0"
 
 __all__ = [
-    "SVMClassifier", "add_decision_function", "EmbeddedSVM", "optimize",
+    "SVMClassifier", "SVMClassifierCV", "cross_validate", "add_decision_function", "EmbeddedSVM", "optimize",
     "build", "enclosing_ball_radius", "extract", "fit", "fit_path", "formulations",
     "generate_pairs", "half_diameter", "lam_path", "saddle_point_check", "solve", "two_step",
     "solvers", "Solution",

@@ -1,13 +1,17 @@
-"""The scikit-learn face: :class:`SVMClassifier`, every registered formulation as an estimator.
+"""The scikit-learn face: :class:`SVMClassifier`, every registered formulation as an estimator,
+and :class:`SVMClassifierCV`, the same with its hyperparameters chosen by cross-validation.
 
-Fitting goes through :func:`svm_models.fit` (one binary problem, or one per class for more
-than two classes, one-vs-rest) and keeps the :class:`~svm_models.solution.Solution` of each;
-prediction reads them. Nothing below this module imports it.
+Fitting goes through :func:`svm_models.fit` (one binary problem, or for more than two classes
+one per class, one-vs-rest, or one per pair of classes, one-vs-one) and keeps the
+:class:`~svm_models.solution.Solution` of each; prediction reads them. Cross-validation goes
+through :func:`svm_models.methods.cv.cross_validate`, which decomposes and combines the
+multiclass problems the same way (:func:`~svm_models.methods.cv.binary_problems`,
+:func:`~svm_models.methods.cv.combine`). Nothing below this module imports it.
 """
 
 from __future__ import annotations
 
-import numbers
+import time
 from collections.abc import Mapping
 
 import numpy as np
@@ -17,14 +21,18 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .errors import DataError, ParameterError
 from .formulations import get as lookup
+from .methods.cv import (
+    HYPERPARAMETERS,
+    best_index,
+    binary_problems,
+    check_params,
+    combine,
+    cross_validate,
+    problem_points,
+)
 from .methods.radius import fit as sm_fit
 from .solvers import SolverOptions
 
-#: The hyperparameters passed to the formulation (those it takes; see the registry).
-HYPERPARAMETERS = ("C", "kernel", "gamma", "degree", "coef0", "lam", "kernels", "pairs",
-                   "radius", "g_bounds", "form", "quad_form")
-#: The kernels each kernel parameter acts on.
-_KERNEL_USES = {"gamma": ("poly", "rbf"), "degree": ("poly",), "coef0": ("poly",)}
 #: What ``solver_options`` may hold: the solve options, and ``batch`` (constraint generation).
 SOLVER_OPTION_KEYS = tuple(SolverOptions.__dataclass_fields__) + ("batch",)
 
@@ -33,8 +41,9 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
     """A scikit-learn classifier solving any registered SVM formulation with a chosen backend.
 
     Two classes give one problem; more give one binary problem per class, one-vs-rest
-    (class ``k`` against the others), and ``predict`` takes the class of largest decision
-    value. Hyperparameters left ``None`` take the formulation's default; one set for a
+    (class ``k`` against the others), or one per pair of classes, one-vs-one
+    (``multi_class="ovo"``), and ``predict`` takes the class of largest decision value.
+    Hyperparameters left ``None`` take the formulation's default; one set for a
     formulation that does not take it is a :class:`~svm_models.errors.ParameterError` at
     ``fit`` (it is never ignored).
 
@@ -82,6 +91,11 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
         Solve options kept apart from the hyperparameters: ``tol``, ``time_limit``,
         ``iter_limit``, ``threads``, ``verbose``, ``options`` (raw backend options), ``path``,
         and ``batch`` (pairs added per round of constraint generation).
+    multi_class : {"ovr", "ovo"}, default="ovr"
+        More than two classes: one-vs-rest (one problem per class, on all points) or
+        one-vs-one (one per pair ``i < j`` of classes, on their points; class ``j`` is the
+        positive one; prediction by votes, ties going to the larger summed decision values,
+        as scikit-learn's ``OneVsOneClassifier``).
 
     Attributes
     ----------
@@ -90,8 +104,10 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
     solution_ : Solution
         Two classes: the solution of the problem.
     estimators_ : list of Solution
-        More than two classes: the solution of class ``k`` against the rest (labels +1 for
-        class ``k``, -1 for the others).
+        More than two classes: one-vs-rest, the solution of class ``k`` against the rest
+        (labels +1 for class ``k``, -1 for the others); one-vs-one, the solution of class
+        ``j`` (+1) against class ``i`` (-1) for the pairs ``i < j`` in order (its indices
+        ``support`` and ``alpha`` refer to the points of those two classes).
     support_ : ndarray of shape (n_SV,), int32
         Indices of the support vectors, grouped by class as ``SVC`` (more than two
         classes: the union of the binary problems' support sets).
@@ -99,26 +115,27 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
         The support vectors (``(n_SV, 0)`` for a precomputed kernel).
     n_support_ : ndarray of shape (n_classes,), int32
         Support vectors of each class (by their training label).
-    dual_coef_ : ndarray of shape (1, n_SV) or (n_classes, n_SV)
+    dual_coef_ : ndarray of shape (1, n_SV) or (n_problems, n_SV)
         Coefficients of the decision function on the support vectors: row ``k`` is binary
-        problem ``k``'s (zero on the other problems' support vectors), so that
-        ``decision_function(X)[:, k] = dual_coef_[k] @ K_k(support_vectors_, X) +
-        intercept_[k]``, with ``K_k`` the kernel of that problem (the same for all classes
-        except ``rsvm_mu_plus``, which learns one per problem). Positive for
-        ``classes_[1]`` (binary) or class ``k``, as ``SVC``.
-    intercept_ : ndarray of shape (1,) or (n_classes,)
+        problem ``k``'s (zero on the other problems' support vectors), so that its decision
+        value is ``dual_coef_[k] @ K_k(support_vectors_, X) + intercept_[k]``, with ``K_k``
+        the kernel of that problem (the same for all classes except ``rsvm_mu_plus``, which
+        learns one per problem); one-vs-rest, this is ``decision_function(X)[:, k]``.
+        Positive for ``classes_[1]`` (binary) or the problem's positive class, as ``SVC``.
+        ``n_problems`` is n_classes (one-vs-rest) or n_classes (n_classes - 1) / 2.
+    intercept_ : ndarray of shape (1,) or (n_problems,)
         The bias b of each problem.
-    coef_ : ndarray of shape (1, n_features) or (n_classes, n_features)
+    coef_ : ndarray of shape (1, n_features) or (n_problems, n_features)
         ``w`` of each problem; only when the solutions have one (linear kernel), otherwise
         reading it raises AttributeError, as ``SVC``.
-    C_ : float or None, or ndarray of shape (n_classes,)
+    C_ : float or None, or ndarray of shape (n_problems,)
         The C each problem was solved with (C tuning: the learned C*); None (NaN in the
         array) where there is none (hard margin, or no positive C matches g*).
-    g_ : float or ndarray of shape (n_classes,)
+    g_ : float or ndarray of shape (n_problems,)
         C tuning only: the learned kernel weight g*.
-    lam_, r_ : float or ndarray of shape (n_classes,)
+    lam_, r_ : float or ndarray of shape (n_problems,)
         Radius-margin SVMs only: the radius weight and the radius term at the solution.
-    mu_ : ndarray of shape (n_weights,) or (n_classes, n_weights)
+    mu_ : ndarray of shape (n_weights,) or (n_problems, n_weights)
         ``rsvm_mu_plus`` only: the learned feature (or kernel) weights.
     n_features_in_ : int
         Number of features seen in ``fit``.
@@ -146,7 +163,8 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
 
     def __init__(self, formulation="soft_l1_dual", solver="ipopt", C=None, kernel=None,
                  gamma=None, degree=None, coef0=None, lam=None, kernels=None, pairs=None,
-                 radius=None, g_bounds=None, form=None, quad_form=None, solver_options=None):
+                 radius=None, g_bounds=None, form=None, quad_form=None, solver_options=None,
+                 multi_class="ovr"):
         self.formulation = formulation
         self.solver = solver
         self.C = C
@@ -162,6 +180,7 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
         self.form = form
         self.quad_form = quad_form
         self.solver_options = solver_options
+        self.multi_class = multi_class
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -171,51 +190,11 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
     # hyperparameters --------------------------------------------------------------------
     def _formulation_params(self) -> dict:
         """The hyperparameters set (not None) that the formulation takes; ParameterError for
-        any other."""
-        f = lookup(self.formulation)
-        given = {k: getattr(self, k) for k in HYPERPARAMETERS if getattr(self, k) is not None}
-        if "kernel" not in f.params and given.get("kernel") == "linear":
-            del given["kernel"]  # a linear-only formulation: that is what it solves
-        unknown = sorted(set(given) - set(f.params))
-        if unknown:
-            takes = [p for p in HYPERPARAMETERS if p in f.params]
-            hint = ""
-            if "C" in unknown and f.family == "c_tuning":
-                hint = " C tuning learns C (read C_ after fit)."
-            elif "C" in unknown and f.family == "hard":
-                hint = " The hard margin has no C: choose a soft-margin formulation for one."
-            elif "kernel" in unknown:
-                hint = (f" {self.formulation} is linear only: for kernel={self.kernel!r} choose "
-                        "formulation='rsvm_plus_kernel', or 'rsvm_mu_plus' with kernels=[...].")
-            raise ParameterError(
-                f"formulation {self.formulation!r} takes no {', '.join(unknown)} (it takes "
-                f"{', '.join(takes) or 'none'}); leave {'them' if len(unknown) > 1 else 'it'} "
-                f"None.{hint}")
-        kernel = given.get("kernel", "linear")
-        for name, kernels in _KERNEL_USES.items():
-            if name in given and kernel not in kernels:
-                raise ParameterError(
-                    f"{name}={given[name]!r} has no effect with kernel={kernel!r} (it is used "
-                    f"by kernel {' or '.join(map(repr, kernels))}); leave it None, or in a grid "
-                    "search give one grid per kernel")
-        C = given.get("C")
-        if f.family == "radius_margin" and isinstance(C, numbers.Real) and C == float("inf"):
-            given["C"] = None  # the radius-margin builders' hard margin
-        return given
+        any other (:func:`~svm_models.methods.cv.check_params`)."""
+        return check_params(self.formulation, {k: getattr(self, k) for k in HYPERPARAMETERS})
 
     def _solve_options(self) -> dict:
-        opts = self.solver_options
-        if opts is None:
-            return {}
-        if not isinstance(opts, Mapping):
-            raise ParameterError(f"solver_options must be a dict or None; got "
-                                 f"{type(opts).__name__}")
-        unknown = sorted(set(opts) - set(SOLVER_OPTION_KEYS))
-        if unknown:
-            raise ParameterError(
-                f"solver_options takes {', '.join(SOLVER_OPTION_KEYS)}; got {unknown} "
-                "(hyperparameters are constructor arguments of SVMClassifier)")
-        return dict(opts)
+        return _solve_options(self.solver_options, type(self).__name__)
 
     # fitting ----------------------------------------------------------------------------
     def fit(self, X, y):
@@ -252,9 +231,17 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
             raise DataError(f"y has 1 class ({classes[0]!r}); a classifier needs samples of at "
                             "least two classes")
         binary = classes.size == 2
-        targets = [y] if binary else [np.where(y == c, 1, -1) for c in classes]
-        sols = [sm_fit(X, t, self.formulation, self.solver, **params, **solve_kw)
-                for t in targets]
+        problems = binary_problems(classes.size, self.multi_class)
+        self._points = [None] if binary else [
+            problem_points(y_index, np.arange(y.size), p)[0] for p in problems]
+        sols = []
+        for pts, problem in zip(self._points, problems):
+            if pts is None:
+                Xp, t = X, y  # the labels themselves: the solution predicts them
+            else:
+                Xp = X[np.ix_(pts, pts)] if self.kernel == "precomputed" else X[pts]
+                t = problem_points(y_index, pts, problem)[1]
+            sols.append(sm_fit(Xp, t, self.formulation, self.solver, **params, **solve_kw))
         self.classes_ = classes
         if binary:
             self.solution_ = sols[0]
@@ -265,14 +252,20 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
 
     def _learned_attributes(self, sols, X, y_index) -> None:
         binary = len(sols) == 1
-        support = np.unique(np.concatenate([s.support for s in sols]))
+        pts = [np.arange(y_index.size) if p is None else p for p in self._points]
+        chosen = [p[s.support] for p, s in zip(pts, sols)]  # support, as training indices
+        support = np.unique(np.concatenate(chosen))
         support = support[np.argsort(y_index[support], kind="stable")]  # by class, as SVC
         self.support_ = support.astype(np.int32)
         self.support_vectors_ = (X[support] if sols[0].kernel.name != "precomputed"
                                  else np.zeros((support.size, 0)))
         self.n_support_ = np.bincount(y_index[support],
                                       minlength=self.classes_.size).astype(np.int32)
-        self.dual_coef_ = np.stack([s.dual_coef[support] for s in sols])
+        where = np.full(y_index.size, -1)
+        where[support] = np.arange(support.size)
+        self.dual_coef_ = np.zeros((len(sols), support.size))
+        for k, (c, s) in enumerate(zip(chosen, sols)):
+            self.dual_coef_[k, where[c]] = s.dual_coef[s.support]
         self.intercept_ = np.array([s.b for s in sols])
 
         def per_class(values):
@@ -308,7 +301,9 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
 
     def decision_function(self, X) -> np.ndarray:
         """Decision values: shape (n_samples,) for two classes (positive for
-        ``classes_[1]``), (n_samples, n_classes) one-vs-rest otherwise.
+        ``classes_[1]``), (n_samples, n_classes) otherwise: one-vs-rest, each class's value
+        against the rest; one-vs-one, each class's votes plus its summed decision values
+        squashed into (-1/3, 1/3) (:func:`~svm_models.methods.cv.combine`).
 
         For ``kernel="precomputed"`` pass ``K(X_test, X_train)``, shape
         (n_samples, n_train).
@@ -317,7 +312,10 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
         X = validate_data(self, X, reset=False)
         if len(sols) == 1:
             return sols[0].decision_function(X)
-        return np.column_stack([s.decision_function(X) for s in sols])
+        values = [s.decision_function(X if p is None or self.kernel != "precomputed"
+                                      else X[:, p])
+                  for p, s in zip(self._points, sols)]
+        return combine(values, self.classes_.size, self.multi_class)
 
     def predict(self, X) -> np.ndarray:
         """Predicted class labels, shape (n_samples,)."""
@@ -325,3 +323,211 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
         if len(sols) == 1:
             return sols[0].predict(validate_data(self, X, reset=False))
         return self.classes_[np.argmax(self.decision_function(X), axis=1)]
+
+
+def _solve_options(opts, owner: str) -> dict:
+    """The solve options of ``solver_options`` (a dict or None), checked."""
+    if opts is None:
+        return {}
+    if not isinstance(opts, Mapping):
+        raise ParameterError(f"solver_options must be a dict or None; got {type(opts).__name__}")
+    unknown = sorted(set(opts) - set(SOLVER_OPTION_KEYS))
+    if unknown:
+        raise ParameterError(
+            f"solver_options takes {', '.join(SOLVER_OPTION_KEYS)}; got {unknown} "
+            f"(hyperparameters are constructor arguments of {owner})")
+    return dict(opts)
+
+
+class SVMClassifierCV(ClassifierMixin, BaseEstimator):
+    """:class:`SVMClassifier` with C and other hyperparameters chosen by k-fold
+    cross-validation (as scikit-learn's ``LogisticRegressionCV``), then refitted on all data.
+
+    Each (fold, setting of the other hyperparameters, binary problem) builds one model and
+    walks the path of C on it (warm re-solves): see
+    :func:`svm_models.methods.cv.cross_validate`, which this estimator calls. The tasks run
+    serially, over processes (``n_jobs``) or on a Dask cluster (``client``), with the same
+    results bit for bit. A grid point whose solve fails is recorded in ``cv_results_``
+    (``status``, NaN scores); the others are kept.
+
+    Parameters
+    ----------
+    formulation : str, default="soft_l1_dual"
+        A registered formulation. C tuning learns C on each fold: its rows have ``C=None``,
+        and a ``Cs`` given with it is cross-validated on ``soft_l2_dual``, the classifier whose
+        C it tunes; ``C_star_`` is the C* it learns on all data.
+    solver : str, default="ipopt"
+        The backend; ``"piqp"`` or ``"highs"`` are faster on the QP formulations.
+    Cs : list of float, int or None, default=None
+        The values of C, walked in this order; an int n: ``np.logspace(-4, 4, n)``; None: 10
+        such values (none for the hard margin; for C tuning, none besides the learned C*).
+    cv : int, splitter or iterable of (train, test), default=5
+        As scikit-learn's (an int: ``StratifiedKFold(cv)``, no shuffling).
+    n_jobs : int or None, default=None
+        Processes (joblib); None or 1: serial.
+    client : dask.distributed.Client or None, default=None
+        Run on this Dask cluster instead (the data is shipped to each worker once).
+    multi_class : {"ovr", "ovo"}, default="ovr"
+        More than two classes: one-vs-rest or one-vs-one, as :class:`SVMClassifier`.
+    refit : bool, default=True
+        Refit the best parameters on all data (``best_estimator_``; needed by ``predict``).
+    solver_options : dict or None, default=None
+        Solve options, as :class:`SVMClassifier`'s.
+    progress : bool or None, default=None
+        A progress bar of the whole job on stderr (default: when stderr is a terminal).
+    **params
+        The hyperparameters of :class:`SVMClassifier` except C (``kernel``, ``gamma``,
+        ``lam``, ...); a list is a grid of values (``gamma=[0.1, 1.0]``); for ``kernels`` a
+        list of lists is.
+
+    Attributes
+    ----------
+    cv_results_ : dict of arrays
+        scikit-learn's ``GridSearchCV`` layout plus ``status`` (and for C tuning
+        ``split<k>_C_star``, ``mean_C_star``): see
+        :func:`~svm_models.methods.cv.cross_validate`.
+    best_index_ : int
+        The row of the best mean test score; ties go to the smaller C (a C-tuning row
+        after every fixed C), then to the first row.
+    best_params_ : dict
+        The grid parameters of that row (``C`` and the list-valued ``params``).
+    best_score_ : float
+        Its mean test score (accuracy).
+    best_estimator_ : SVMClassifier
+        The refit on all data (``refit=True``).
+    C_ : float or None, or ndarray
+        The C of the refit: the cross-validated C, or for C tuning's row the C* it learned
+        (per problem for more than two classes).
+    C_star_ : float or None, or ndarray
+        C tuning only: the C* the QCQP learns on all data, beside the cross-validated C.
+    solution_, estimators_ : Solution, list of Solution
+        The refit's solutions (see :class:`SVMClassifier`).
+    classes_ : ndarray of shape (n_classes,)
+    n_splits_ : int
+        Number of folds.
+    refit_time_ : float
+        Seconds spent refitting.
+
+    Notes
+    -----
+    ``**params`` are parameters in scikit-learn's sense: ``get_params`` lists them beside the
+    named ones, ``set_params`` takes any hyperparameter, and ``clone`` copies them (and shares
+    ``client``: the clone uses the same connection).
+    """
+
+    def __init__(self, formulation="soft_l1_dual", solver="ipopt", Cs=None, cv=5, n_jobs=None,
+                 client=None, multi_class="ovr", refit=True, solver_options=None, progress=None,
+                 **params):
+        self.formulation = formulation
+        self.solver = solver
+        self.Cs = Cs
+        self.cv = cv
+        self.n_jobs = n_jobs
+        self.client = client
+        self.multi_class = multi_class
+        self.refit = refit
+        self.solver_options = solver_options
+        self.progress = progress
+        for name, value in params.items():
+            setattr(self, name, value)
+        self._param_names = tuple(params)
+
+    def get_params(self, deep=True) -> dict:
+        out = super().get_params(deep=deep)
+        out.update({k: getattr(self, k) for k in self._param_names})
+        return out
+
+    def set_params(self, **params):
+        """Set parameters; a hyperparameter not given to the constructor is added."""
+        for k in params:
+            if k in HYPERPARAMETERS and k not in self._param_names:
+                setattr(self, k, None)
+                self._param_names += (k,)
+        return super().set_params(**params)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.pairwise = getattr(self, "kernel", None) == "precomputed"
+        return tags
+
+    def __sklearn_clone__(self):
+        """scikit-learn's clone, sharing the Dask client (a connection is not copied)."""
+        client, self.client = self.client, None
+        try:
+            twin = super().__sklearn_clone__()
+        finally:
+            self.client = client
+        twin.client = client
+        return twin
+
+    def fit(self, X, y):
+        """Cross-validate the grid on (X, y), choose the best row, refit it on all data.
+
+        Returns
+        -------
+        self : SVMClassifierCV
+
+        Raises
+        ------
+        ParameterError
+            An unknown or misplaced parameter (C instead of Cs, a solve option outside
+            ``solver_options``), or one the formulation does not take.
+        SVMError
+            Every grid point failed (their statuses are in the message and the table).
+        """
+        X, y = validate_data(self, X, y)
+        check_classification_targets(y)
+        params = {k: getattr(self, k) for k in self._param_names}
+        unknown = sorted(set(params) - set(HYPERPARAMETERS) | ({"C"} & set(params)))
+        if unknown:
+            raise ParameterError(
+                f"SVMClassifierCV takes no parameter(s) {unknown}: the values of C go in "
+                "Cs=[...], solve options in solver_options={...}, and the other "
+                f"hyperparameters are {', '.join(HYPERPARAMETERS[1:])}")
+        for name in ("best_estimator_", "solution_", "estimators_", "C_", "C_star_"):
+            self.__dict__.pop(name, None)  # learned by an earlier fit
+        table = cross_validate(X, y, self.formulation, self.solver, Cs=self.Cs, cv=self.cv,
+                               n_jobs=self.n_jobs, client=self.client,
+                               multi_class=self.multi_class, progress=self.progress,
+                               **params, **_solve_options(self.solver_options, "SVMClassifierCV"))
+        self.cv_results_ = table
+        self.n_splits_ = sum(k.startswith("split") and k.endswith("_test_score") for k in table)
+        self.classes_ = np.unique(y)
+        self.best_index_ = best_index(table)
+        self.best_params_ = dict(table["params"][self.best_index_])
+        self.best_score_ = float(table["mean_test_score"][self.best_index_])
+        if not self.refit:
+            return self
+        t0 = time.perf_counter()
+        chosen = {**{k: v for k, v in params.items() if k not in self.best_params_},
+                  **self.best_params_}
+        C = chosen.pop("C", None)
+        common = dict(solver=self.solver, multi_class=self.multi_class,
+                      solver_options=self.solver_options)
+        if lookup(self.formulation).family == "c_tuning":
+            tuned = SVMClassifier(self.formulation, **common, **chosen).fit(X, y)
+            self.C_star_ = tuned.C_
+            path = lookup("soft_l2_dual").params
+            best = tuned if C is None else SVMClassifier(
+                "soft_l2_dual", C=C, **common,
+                **{k: v for k, v in chosen.items() if k in path}).fit(X, y)
+        else:
+            best = SVMClassifier(self.formulation, C=C, **common, **chosen).fit(X, y)
+        self.best_estimator_ = best
+        self.refit_time_ = time.perf_counter() - t0
+        self.C_ = best.C_
+        if hasattr(best, "solution_"):
+            self.solution_ = best.solution_
+        else:
+            self.estimators_ = best.estimators_
+        return self
+
+    def decision_function(self, X) -> np.ndarray:
+        """The refit's decision values (:meth:`SVMClassifier.decision_function`)."""
+        check_is_fitted(self, "best_estimator_")
+        return self.best_estimator_.decision_function(X)
+
+    def predict(self, X) -> np.ndarray:
+        """The refit's predicted labels."""
+        check_is_fitted(self, "best_estimator_")
+        return self.best_estimator_.predict(X)

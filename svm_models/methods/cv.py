@@ -1,0 +1,554 @@
+"""Many fits at once: k-fold cross-validation over a grid of C and of the other
+hyperparameters, for two classes or many (one-vs-rest, one-vs-one), run serially, over
+processes (joblib) or over a Dask cluster.
+
+The unit of work, a *task*, is one (fold, setting, binary problem): a setting is one point of
+the grid of the other hyperparameters (``gamma``, ``lam``, ``kernel``, ...), a binary problem
+the whole problem (two classes), class ``k`` against the rest (``"ovr"``) or class ``j``
+against class ``i`` (``"ovo"``). A task builds one model on the fold's training points and
+walks the path of C on it (:func:`~svm_models.methods.paths.fit_path`: mutable C, warm
+re-solves), returning the decision values of every C on the fold's test points; the table is
+assembled from them in a fixed order, so it does not depend on where or in which order the
+tasks ran. Every task runs with one BLAS thread, in every mode, so that its arithmetic is the
+same everywhere: the tables of a serial, a joblib and a Dask run are equal bit for bit.
+
+What every task reads (the data, the folds, the grid: a :class:`Job`) is shipped to each
+worker once: on Dask it is scattered to every worker (``client.scatter(job,
+broadcast=True)``) and the tasks receive its future; with joblib its arrays above 1 MB are
+dumped to a file once and memory-mapped by the workers (joblib's own mechanism), the rest is
+pickled with each task.
+"""
+
+from __future__ import annotations
+
+import numbers
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..data import as_matrix
+from ..errors import DataError, MissingDependencyError, ParameterError, SVMError
+from ..formulations import get as lookup
+from ..progress import Progress
+from ..solvers import backend
+from ..status import Status
+from .paths import fit_path
+from .radius import fit as fit_one
+
+#: The hyperparameters passed to the formulation (those it takes; see the registry).
+HYPERPARAMETERS = ("C", "kernel", "gamma", "degree", "coef0", "lam", "kernels", "pairs",
+                   "radius", "g_bounds", "form", "quad_form")
+#: The kernels each kernel parameter acts on.
+_KERNEL_USES = {"gamma": ("poly", "rbf"), "degree": ("poly",), "coef0": ("poly",)}
+#: Multiclass schemes: one-vs-rest and one-vs-one.
+MULTI_CLASS = ("ovr", "ovo")
+#: ``Cs=None``: as scikit-learn's ``LogisticRegressionCV(Cs=10)``.
+DEFAULT_CS = tuple(np.logspace(-4, 4, 10).tolist())
+
+_LOADS = 0  # how many times this process has unpickled a Job
+
+
+def check_params(formulation: str, given: dict) -> dict:
+    """The hyperparameters in ``given`` that are set (not None), checked against the
+    formulation: one it does not take, or a kernel parameter the kernel does not use, is a
+    :class:`~svm_models.errors.ParameterError` (never ignored). ``C=inf`` for a radius-margin
+    SVM becomes its hard margin (``C=None``)."""
+    f = lookup(formulation)
+    given = {k: v for k, v in given.items() if v is not None}
+    if "kernel" not in f.params and given.get("kernel") == "linear":
+        del given["kernel"]  # a linear-only formulation: that is what it solves
+    unknown = sorted(set(given) - set(f.params))
+    if unknown:
+        takes = [p for p in HYPERPARAMETERS if p in f.params]
+        hint = ""
+        if "C" in unknown and f.family == "c_tuning":
+            hint = " C tuning learns C (read C_ after fit)."
+        elif "C" in unknown and f.family == "hard":
+            hint = " The hard margin has no C: choose a soft-margin formulation for one."
+        elif "kernel" in unknown:
+            hint = (f" {formulation} is linear only: for kernel={given['kernel']!r} choose "
+                    "formulation='rsvm_plus_kernel', or 'rsvm_mu_plus' with kernels=[...].")
+        raise ParameterError(
+            f"formulation {formulation!r} takes no {', '.join(unknown)} (it takes "
+            f"{', '.join(takes) or 'none'}); leave {'them' if len(unknown) > 1 else 'it'} "
+            f"None.{hint}")
+    kernel = given.get("kernel", "linear")
+    for name, kernels in _KERNEL_USES.items():
+        if name in given and kernel not in kernels:
+            raise ParameterError(
+                f"{name}={given[name]!r} has no effect with kernel={kernel!r} (it is used "
+                f"by kernel {' or '.join(map(repr, kernels))}); leave it None, or in a grid "
+                "search give one grid per kernel")
+    C = given.get("C")
+    if f.family == "radius_margin" and isinstance(C, numbers.Real) and C == float("inf"):
+        given["C"] = None  # the radius-margin builders' hard margin
+    return given
+
+
+# ---------------------------------------------------------------------------------------
+# Multiclass: the binary problems and how their decision values combine
+
+
+def binary_problems(n_classes: int, multi_class: str = "ovr") -> list:
+    """The binary problems as ``(positive class, negative classes)`` (class indices).
+
+    Two classes: ``[(1, (0,))]``. ``"ovr"``: class ``k`` against all others, for each k.
+    ``"ovo"``: class ``j`` against class ``i`` for ``i < j`` in that order (as
+    scikit-learn's ``OneVsOneClassifier``).
+    """
+    if multi_class not in MULTI_CLASS:
+        raise ParameterError(f"multi_class must be 'ovr' or 'ovo'; got {multi_class!r}")
+    if n_classes == 2:
+        return [(1, (0,))]
+    if multi_class == "ovr":
+        return [(k, tuple(c for c in range(n_classes) if c != k)) for k in range(n_classes)]
+    return [(j, (i,)) for i in range(n_classes) for j in range(i + 1, n_classes)]
+
+
+def problem_points(y_index: np.ndarray, idx: np.ndarray, problem) -> tuple:
+    """The points of ``idx`` that take part in ``problem`` and their targets (+1 for the
+    positive class, -1 for the negative ones)."""
+    pos, neg = problem
+    yi = y_index[idx]
+    keep = (yi == pos) | np.isin(yi, neg)
+    return idx[keep], np.where(yi[keep] == pos, 1, -1)
+
+
+def combine(decisions, n_classes: int, multi_class: str = "ovr") -> np.ndarray:
+    """The decision function from the binary problems' decision values (a list, in the order
+    of :func:`binary_problems`).
+
+    Two classes: the values, shape (n,) (positive for class 1). ``"ovr"``: shape
+    (n, n_classes), column k the value of class k against the rest. ``"ovo"``: shape
+    (n, n_classes), the votes of each class plus the summed confidences squashed into
+    (-1/3, 1/3), scikit-learn's ``OneVsOneClassifier`` rule (a pair votes for its positive
+    class where its value is >= 0): the argmax is the class with most votes, ties going to
+    the larger summed confidence.
+    """
+    if n_classes == 2:
+        return np.asarray(decisions[0])
+    if multi_class == "ovr":
+        return np.column_stack(decisions)
+    n = len(decisions[0])
+    votes = np.zeros((n, n_classes))
+    conf = np.zeros((n, n_classes))
+    for (j, (i,)), f in zip(binary_problems(n_classes, "ovo"), decisions):
+        conf[:, i] -= f
+        conf[:, j] += f
+        votes[:, j] += f >= 0
+        votes[:, i] += f < 0
+    return votes + conf / (3 * (np.abs(conf) + 1))
+
+
+def predicted_index(scores: np.ndarray) -> np.ndarray:
+    """Class indices from :func:`combine`'s output (binary: 1 where the value is >= 0)."""
+    if scores.ndim == 1:
+        return (scores >= 0).astype(int)
+    return np.argmax(scores, axis=1)
+
+
+# ---------------------------------------------------------------------------------------
+# The job and its tasks
+
+
+@dataclass
+class Job:
+    """What every task reads (on Dask, shipped to each worker once).
+
+    X : (l, d) data, or the (l, l) Gram matrix (``precomputed``);  y : (l,) class indices;
+    folds : list of (train, test) index arrays;  problems : :func:`binary_problems`;
+    settings : list of dicts (the grid without C);  Cs : the C path (empty: none);
+    path_formulation : the formulation the path is walked on;  tuned_formulation : the C-tuning
+    formulation solved once per task (None: none);  fixed : hyperparameters common to every
+    setting;  solver, solve_kw : backend and solve options.
+    """
+
+    X: np.ndarray
+    y: np.ndarray
+    folds: list
+    problems: list
+    settings: list
+    Cs: tuple
+    path_formulation: str
+    tuned_formulation: str | None
+    fixed: dict
+    solver: str
+    solve_kw: dict
+    precomputed: bool
+
+    @property
+    def n_points(self) -> int:
+        """Points of each task: the Cs, then the C-tuning solve (or the one solve of a
+        formulation without C)."""
+        return max(len(self.Cs) + (self.tuned_formulation is not None), 1)
+
+    def __setstate__(self, state):
+        global _LOADS
+        _LOADS += 1
+        self.__dict__.update(state)
+
+
+def job_loads() -> int:
+    """How many times this process has received (unpickled) a cross-validation's shared data:
+    on a Dask worker, once per job that ran tasks there."""
+    return _LOADS
+
+
+def _segments(job: Job) -> list:
+    """The solves of a task: ``(formulation, Cs or None)``; None is a single fit."""
+    out = []
+    if job.Cs:
+        out.append((job.path_formulation, job.Cs))
+    if job.tuned_formulation is not None or not job.Cs:
+        out.append((job.tuned_formulation or job.path_formulation, None))
+    return out
+
+
+def _hyperparameters(job: Job, formulation: str, s: int) -> dict:
+    """The hyperparameters of setting ``s`` for ``formulation``, checked. With C tuning the
+    path (``soft_l2_dual``) and the QCQP share the settings: each takes its own."""
+    given = {**job.fixed, **job.settings[s]}
+    if job.tuned_formulation is not None:
+        given = {k: v for k, v in given.items() if k in lookup(formulation).params}
+    return check_params(formulation, given)
+
+
+def _task(job: Job, key: tuple) -> dict:
+    """One (fold, setting, problem): decision values of every point on the test fold."""
+    from threadpoolctl import threadpool_limits
+
+    f, s, p = key
+    train, test = job.folds[f]
+    idx, target = problem_points(job.y, train, job.problems[p])
+    if job.precomputed:
+        Xtr, Xte = job.X[np.ix_(idx, idx)], job.X[np.ix_(test, idx)]
+    else:
+        Xtr, Xte = job.X[idx], job.X[test]
+    n = job.n_points
+    out = {"key": key, "values": np.full((n, len(test)), np.nan), "status": ["optimal"] * n,
+           "fit_time": np.zeros(n), "score_time": np.zeros(n), "C": np.full(n, np.nan)}
+    options = {**job.solve_kw, "raise_on_failure": False}
+    k = 0
+    with threadpool_limits(limits=1):
+        for formulation, Cs in _segments(job):
+            m = len(Cs) if Cs else 1
+            t0 = time.perf_counter()
+            try:
+                hyper = _hyperparameters(job, formulation, s)
+                if Cs:
+                    sols = fit_path(Xtr, target, Cs, formulation, job.solver, progress=False,
+                                    **hyper, **options)
+                else:
+                    sols = [fit_one(Xtr, target, formulation, job.solver, **hyper, **options)]
+            except Exception as exc:  # recorded in the table; the other tasks go on
+                out["status"][k:k + m] = [f"{type(exc).__name__}: {exc}"] * m
+                out["fit_time"][k:k + m] = (time.perf_counter() - t0) / m
+                k += m
+                continue
+            out["fit_time"][k:k + m] = (time.perf_counter() - t0) / m
+            for sol in sols:
+                t1 = time.perf_counter()
+                out["status"][k] = sol.status.value
+                out["C"][k] = np.nan if sol.C is None else sol.C
+                if sol.status is Status.optimal:
+                    out["values"][k] = sol.decision_function(Xte)
+                out["score_time"][k] = time.perf_counter() - t1
+                k += 1
+    return out
+
+
+def _failed(job: Job, key: tuple, exc: BaseException) -> dict:
+    n = job.n_points
+    return {"key": key, "values": np.full((n, len(job.folds[key[0]][1])), np.nan),
+            "status": [f"{type(exc).__name__}: {exc}"] * n, "fit_time": np.full(n, np.nan),
+            "score_time": np.full(n, np.nan), "C": np.full(n, np.nan)}
+
+
+def _note(job: Job, key: tuple) -> str:
+    f, s, p = key
+    setting = " ".join(f"{k}={v}" for k, v in job.settings[s].items())
+    problem = f" problem {p + 1}/{len(job.problems)}" if len(job.problems) > 1 else ""
+    return f"fold {f + 1}{problem} {setting}".rstrip()
+
+
+def _run_serial(job, keys, bar):
+    for key in keys:
+        res = _task(job, key)
+        bar.step(_note(job, key))
+        yield res
+
+
+def _run_joblib(job, keys, n_jobs, bar):
+    from concurrent.futures import BrokenExecutor
+
+    from joblib import Parallel, delayed
+
+    done = set()
+    try:
+        for res in Parallel(n_jobs=n_jobs, return_as="generator_unordered")(
+                delayed(_task)(job, key) for key in keys):
+            done.add(res["key"])
+            bar.step(_note(job, res["key"]))
+            yield res
+    except BrokenExecutor as exc:  # a worker died: the finished results are kept
+        for key in keys:
+            if key not in done:
+                bar.step(_note(job, key))
+                yield _failed(job, key, exc)
+
+
+def _run_dask(job, keys, client, bar):
+    try:
+        from distributed import as_completed
+    except ImportError:
+        raise MissingDependencyError("client= needs dask.distributed: pip install "
+                                     "'svm-models[dask]'") from None
+    if not (hasattr(client, "scatter") and hasattr(client, "submit")):
+        raise ParameterError(f"client must be a dask.distributed.Client; got "
+                             f"{type(client).__name__}")
+    shared = client.scatter(job, broadcast=True, hash=False)  # once per worker
+    futures = [client.submit(_task, shared, key, pure=False, retries=0) for key in keys]
+    by_key = {fut.key: key for fut, key in zip(futures, keys)}
+    try:
+        for fut in as_completed(futures):
+            key = by_key[fut.key]
+            try:
+                res = fut.result()
+            except Exception as exc:  # a killed worker (KilledWorker), a lost connection
+                res = _failed(job, key, exc)
+            fut.release()
+            bar.step(_note(job, key))
+            yield res
+    finally:
+        client.cancel(futures)
+        shared.release()
+
+
+# ---------------------------------------------------------------------------------------
+# The grid and the table
+
+
+def _is_grid(name: str, value) -> bool:
+    if name == "kernels":  # a list of kernels is one value; a list of such lists a grid
+        return isinstance(value, list) and bool(value) and all(isinstance(v, list) for v in value)
+    return isinstance(value, list)
+
+
+def _check_Cs(Cs, formulation):
+    family = lookup(formulation).family
+    if family == "hard":
+        if Cs is not None:
+            raise ParameterError(f"{formulation} has no C: leave Cs None (or choose a "
+                                 "soft-margin formulation)")
+        return ()
+    if Cs is None:
+        return () if family == "c_tuning" else DEFAULT_CS
+    if isinstance(Cs, (int, np.integer)) and not isinstance(Cs, bool):
+        if Cs < 1:
+            raise ParameterError(f"Cs must be a positive integer or a list of C values; got {Cs}")
+        return tuple(np.logspace(-4, 4, int(Cs)).tolist())
+    try:
+        Cs = tuple(float(c) for c in Cs)
+    except (TypeError, ValueError):
+        raise ParameterError(f"Cs must be a list of positive numbers (or their number); got "
+                             f"{Cs!r}") from None
+    if not Cs or not all(np.isfinite(c) and c > 0 for c in Cs):
+        raise ParameterError(f"Cs must be a non-empty list of finite positive numbers; got {Cs}")
+    return Cs
+
+
+def _folds(cv, X, y):
+    from sklearn.model_selection import check_cv
+
+    try:
+        splitter = check_cv(cv, y, classifier=True)
+        return [(np.asarray(tr), np.asarray(te)) for tr, te in splitter.split(X, y)]
+    except ValueError as exc:
+        raise ParameterError(f"cv={cv!r} cannot split these data: {exc} (give fewer folds, "
+                             "or a splitter / a list of (train, test) index arrays)") from None
+
+
+def cross_validate(X, y, formulation: str = "soft_l1_dual", solver: str = "ipopt", *, Cs=None,
+                   cv=5, n_jobs=None, client=None, multi_class: str = "ovr",
+                   progress: bool | None = None, **params) -> dict:
+    """K-fold cross-validation of an SVM over a grid of C and of other hyperparameters.
+
+    One task per (fold, setting, binary problem) builds one model and walks the C path on it
+    (warm re-solves); tasks run serially, over ``n_jobs`` processes (joblib) or on a Dask
+    cluster (``client``), with the same table bit for bit.
+
+    Parameters
+    ----------
+    X : array-like of shape (l, d), or (l, l) Gram matrix with ``kernel="precomputed"``
+    y : array-like of shape (l,), labels of two or more classes
+    formulation : str, default="soft_l1_dual"
+        A registered formulation. The hard margin has no C (no C grid). The C-tuning
+        formulations learn C on each training fold (their rows have ``C=None``; the C* of
+        each fold is in ``split<k>_C_star``); a ``Cs`` given with them is cross-validated on
+        the classifier whose C they tune, the 2-norm soft margin ``soft_l2_dual``, so the
+        table holds the cross-validated C beside the tuned one. Radius-margin SVMs state all
+        their pairs (``pairs="all"``); ``lam`` may be a grid.
+    solver : str, default="ipopt"
+        The backend, as in :func:`svm_models.fit`.
+    Cs : list of float, int or None, default=None
+        The C path, walked in this order on each model. An int n: ``np.logspace(-4, 4, n)``;
+        None: 10 such values (none for the C-tuning formulations, which learn C).
+    cv : int, splitter or iterable of (train, test), default=5
+        As scikit-learn's ``cv``: an int is ``StratifiedKFold(cv)`` (no shuffling: the folds
+        are deterministic).
+    n_jobs : int or None, default=None
+        Processes (joblib; -1: all cores); None or 1: serial.
+    client : dask.distributed.Client or None, default=None
+        Run the tasks on this Dask cluster (instead of ``n_jobs``).
+    multi_class : {"ovr", "ovo"}, default="ovr"
+        More than two classes: one-vs-rest or one-vs-one (see :func:`combine`).
+    progress : bool or None, default=None
+        A progress bar of the tasks on stderr (default: when stderr is a terminal).
+    **params
+        Hyperparameters of the formulation (``kernel``, ``gamma``, ``lam``, ...) and solve
+        options (``tol``, ``time_limit``, ...). A list is a grid of values; tuples and arrays
+        are single values (``g_bounds=(0, 1)``); for ``kernels`` a list of lists is a grid.
+
+    Returns
+    -------
+    dict
+        scikit-learn's ``GridSearchCV.cv_results_`` layout, one row per grid point in the
+        order of ``ParameterGrid({"C": Cs, **grid})`` (C outermost): ``params`` (list of
+        dicts), ``param_<name>`` (masked arrays), ``split<k>_test_score`` (accuracy),
+        ``mean_test_score``, ``std_test_score``, ``rank_test_score``, ``mean_fit_time``,
+        ``std_fit_time``, ``mean_score_time``, ``std_score_time`` (a task's wall time is
+        shared equally by the C values of its path; summed over the binary problems), and
+        ``status``: ``"optimal"``, or the first failure of the row (the solver's status or
+        the error, with the fold), whose scores are then NaN. C tuning adds
+        ``split<k>_C_star`` and ``mean_C_star`` (the mean over the binary problems; NaN
+        where no C corresponds to g*, and on the rows of fixed C).
+
+    Raises
+    ------
+    ParameterError
+        A hyperparameter the formulation does not take, an unknown solver, a bad ``Cs``,
+        ``cv``, ``n_jobs`` or ``multi_class``, both ``n_jobs`` and ``client``.
+    DataError
+        Unusable data. A failed solve is not raised: it is recorded in ``status``.
+    """
+    from sklearn.model_selection import ParameterGrid
+
+    if n_jobs is not None and (not isinstance(n_jobs, (int, np.integer)) or n_jobs == 0):
+        raise ParameterError(f"n_jobs must be a non-zero integer (-1: all cores) or None; got "
+                             f"{n_jobs!r}")
+    if client is not None and n_jobs not in (None, 1):
+        raise ParameterError("give n_jobs (processes on this machine) or client (a Dask "
+                             "cluster), not both")
+    f = lookup(formulation)
+    backend(solver)  # a misspelt name is refused here, not recorded in every row
+    if "C" in params:
+        raise ParameterError("give the values of C as Cs=[...] (the path walked on each model)")
+    solve_kw = {k: params.pop(k) for k in list(params) if k not in HYPERPARAMETERS}
+    grid = {k: v for k, v in params.items() if _is_grid(k, v)}
+    if any(len(v) == 0 for v in grid.values()):
+        raise ParameterError(f"an empty grid: {[k for k, v in grid.items() if not v]}")
+    fixed = {k: v for k, v in params.items() if k not in grid and v is not None}
+    Cs = _check_Cs(Cs, formulation)
+    tuned = formulation if f.family == "c_tuning" else None
+    A = as_matrix(X, name="X")
+    yy = np.asarray(y)
+    if yy.ndim != 1 or yy.shape[0] != A.shape[0]:
+        raise DataError(f"y must be a 1-d array of {A.shape[0]} labels (one per row of X); got "
+                        f"shape {yy.shape}")
+    classes, y_index = np.unique(yy, return_inverse=True)
+    if classes.size < 2:
+        raise DataError(f"y has {classes.size} class; a classifier needs at least two")
+    job = Job(X=A, y=y_index, folds=_folds(cv, A, yy),
+              problems=binary_problems(classes.size, multi_class),
+              settings=list(ParameterGrid(grid)) if grid else [{}], Cs=Cs,
+              path_formulation="soft_l2_dual" if tuned else formulation,
+              tuned_formulation=tuned, fixed=fixed, solver=solver, solve_kw=solve_kw,
+              precomputed=fixed.get("kernel") == "precomputed")
+    for s in range(len(job.settings)):  # every setting checked before anything runs
+        for name, _ in _segments(job):
+            _hyperparameters(job, name, s)
+    keys = [(fo, s, p) for fo in range(len(job.folds)) for s in range(len(job.settings))
+            for p in range(len(job.problems))]
+    results = {}
+    with Progress(len(keys), label="cross-validation", enabled=progress) as bar:
+        if client is not None:
+            runs = _run_dask(job, keys, client, bar)
+        elif n_jobs in (None, 1):
+            runs = _run_serial(job, keys, bar)
+        else:
+            runs = _run_joblib(job, keys, n_jobs, bar)
+        for res in runs:
+            results[res["key"]] = res
+    return _table(job, classes.size, multi_class, results,
+                  [*Cs, None] if tuned else list(Cs) or [None], f.family != "hard")
+
+
+def _table(job: Job, n_classes: int, multi_class: str, results: dict, points: list,
+           has_C: bool) -> dict:
+    n_folds = len(job.folds)
+    rows = [(c, s) for c in range(len(points)) for s in range(len(job.settings))]
+    scores = np.full((len(rows), n_folds), np.nan)
+    fit_t, score_t, c_star = (np.zeros((len(rows), n_folds)) for _ in range(3))
+    status = []
+    for r, (c, s) in enumerate(rows):
+        first = None
+        for fo, (_, test) in enumerate(job.folds):
+            parts = [results[(fo, s, p)] for p in range(len(job.problems))]
+            fit_t[r, fo] = sum(res["fit_time"][c] for res in parts)
+            score_t[r, fo] = sum(res["score_time"][c] for res in parts)
+            c_star[r, fo] = np.mean([res["C"][c] for res in parts])
+            bad = [(p, res["status"][c]) for p, res in enumerate(parts)
+                   if res["status"][c] != "optimal"]
+            if bad:
+                if first is None:
+                    p, why = bad[0]
+                    pair = f", binary problem {p + 1}" if len(parts) > 1 else ""
+                    first = f"{why} (fold {fo + 1}{pair})"
+                continue
+            pred = predicted_index(combine([res["values"][c] for res in parts], n_classes,
+                                           multi_class))
+            scores[r, fo] = np.mean(pred == job.y[test])
+        status.append(first or "optimal")
+    params = [({"C": points[c]} if has_C else {}) | job.settings[s] for c, s in rows]
+    table: dict = {"mean_fit_time": np.mean(fit_t, axis=1), "std_fit_time": np.std(fit_t, axis=1),
+                   "mean_score_time": np.mean(score_t, axis=1),
+                   "std_score_time": np.std(score_t, axis=1)}
+    for name in sorted({k for p in params for k in p}):
+        col = np.ma.MaskedArray(np.empty(len(rows), dtype=object), mask=True)
+        for r, p in enumerate(params):
+            if name in p:
+                col[r] = p[name]
+        table[f"param_{name}"] = col
+    table["params"] = params
+    for fo in range(n_folds):
+        table[f"split{fo}_test_score"] = scores[:, fo]
+    table["mean_test_score"] = np.average(scores, axis=1)
+    table["std_test_score"] = np.sqrt(np.average(
+        (scores - table["mean_test_score"][:, None]) ** 2, axis=1))
+    means = table["mean_test_score"]
+    ranked = np.where(np.isnan(means), np.nanmin(means) - 1 if np.isfinite(means).any() else 0,
+                      means)
+    from scipy.stats import rankdata
+
+    table["rank_test_score"] = rankdata(-ranked, method="min").astype(np.int32)
+    table["status"] = np.array(status, dtype=object)
+    if job.tuned_formulation is not None:
+        tuned_rows = np.array([points[c] is None for c, _ in rows])
+        c_star[~tuned_rows] = np.nan
+        for fo in range(n_folds):
+            table[f"split{fo}_C_star"] = c_star[:, fo]
+        table["mean_C_star"] = np.mean(c_star, axis=1)
+    return table
+
+
+def best_index(table: dict) -> int:
+    """The row of the best mean test score; among equal scores the smallest C (a C-tuning
+    row, ``C=None``, after every fixed C), then the first in the table. SVMError when every
+    row failed."""
+    means = np.asarray(table["mean_test_score"], dtype=float)
+    if not np.isfinite(means).any():
+        raise SVMError(f"every grid point failed; the first: {table['status'][0]}")
+    top = np.flatnonzero(means == np.nanmax(means))
+    Cs = [table["params"][r].get("C") for r in top]
+    return int(top[min(range(len(top)), key=lambda i: (Cs[i] is None, Cs[i] or 0.0, i))])

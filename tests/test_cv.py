@@ -1,0 +1,294 @@
+"""Cross-validation over grids (svm_models.methods.cv, SVMClassifierCV): the serial table
+against scikit-learn's GridSearchCV (over SVMClassifier and over SVC), joblib processes and a
+Dask LocalCluster against the serial run bit for bit, the data scattered once per worker,
+failed grid points and a killed worker recorded without losing the rest, multiclass
+one-vs-rest and one-vs-one against scikit-learn's OneVsRest/OneVsOne over SVC, C tuning's C*
+against svm_models.fit, clone and bad input."""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+import time
+
+import numpy as np
+import pytest
+from sklearn.base import clone
+from sklearn.datasets import load_iris, make_classification
+from sklearn.model_selection import GridSearchCV, StratifiedKFold, cross_val_score
+from sklearn.multiclass import OneVsOneClassifier, OneVsRestClassifier
+from sklearn.preprocessing import StandardScaler
+from sklearn.svm import SVC
+
+import svm_models as sm
+from svm_models.errors import ParameterError, SVMError
+from svm_models.estimator import SVMClassifier, SVMClassifierCV
+from svm_models.methods import cv as smcv
+
+from conftest import require
+
+CS = [0.1, 1.0, 10.0]
+GAMMAS = [0.1, 1.0]
+
+
+def scores(n_folds=5):
+    """The score columns of a table of ``n_folds`` folds."""
+    return [f"split{k}_test_score" for k in range(n_folds)] + [
+        "mean_test_score", "std_test_score", "rank_test_score"]
+
+
+SCORES = scores()
+
+
+def _data(n=80):
+    return make_classification(n, 4, n_informative=3, n_redundant=0, flip_y=0.1,
+                               random_state=1)
+
+
+def assert_same_table(a, b):
+    """Every column but the timings equal, bit for bit."""
+    assert a.keys() == b.keys()
+    assert a["params"] == b["params"]
+    for k in a:
+        if "time" not in k and k != "params":
+            np.testing.assert_array_equal(np.asarray(a[k]), np.asarray(b[k]), err_msg=k)
+
+
+@pytest.fixture(scope="module")
+def serial():
+    X, y = _data()
+    return smcv.cross_validate(X, y, "soft_l1_dual", require("piqp"), Cs=CS, cv=5,
+                               kernel="rbf", gamma=GAMMAS)
+
+
+@pytest.fixture(scope="module")
+def client():
+    distributed = pytest.importorskip("distributed")
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  host="127.0.0.1", dashboard_address=None) as cluster, \
+            distributed.Client(cluster) as c:
+        yield c
+
+
+def test_serial_table_equals_grid_search_over_svmclassifier_and_svc(serial):
+    X, y = _data()
+    folds = StratifiedKFold(5)
+    ours = GridSearchCV(SVMClassifier(solver="piqp", kernel="rbf"),
+                        {"C": CS, "gamma": GAMMAS}, cv=folds).fit(X, y).cv_results_
+    svc = GridSearchCV(SVC(kernel="rbf", tol=1e-10), {"C": CS, "gamma": GAMMAS},
+                       cv=folds).fit(X, y).cv_results_
+    for ref in (ours, svc):
+        assert serial["params"] == ref["params"]
+        for k in SCORES:
+            np.testing.assert_array_equal(serial[k], ref[k], err_msg=k)
+        np.testing.assert_array_equal(serial["param_gamma"], ref["param_gamma"])
+    assert list(serial["status"]) == ["optimal"] * 6
+    assert np.all(serial["mean_fit_time"] > 0) and np.all(serial["mean_score_time"] > 0)
+    # the best row: the top mean score, the tie between C = 1 and C = 10 goes to the smaller C
+    assert sorted(serial["mean_test_score"])[-2:] == [0.9, 0.9]
+    best = SVMClassifierCV(solver="piqp", Cs=CS, kernel="rbf", gamma=GAMMAS).fit(X, y)
+    assert best.best_params_ == {"C": 1.0, "gamma": 0.1} == svc["params"][
+        int(np.argmin(svc["rank_test_score"]))]
+    assert best.best_score_ == 0.9 and best.C_ == 1.0 and best.n_splits_ == 5
+    ref = SVC(kernel="rbf", gamma=0.1, C=1.0, tol=1e-10).fit(X, y)
+    np.testing.assert_allclose(best.decision_function(X), ref.decision_function(X), atol=1e-5)
+    assert best.score(X, y) == ref.score(X, y)
+    assert_same_table(best.cv_results_, serial)
+
+
+def test_joblib_processes_equal_serial(serial):
+    X, y = _data()
+    par = smcv.cross_validate(X, y, "soft_l1_dual", "piqp", Cs=CS, cv=5, n_jobs=2,
+                              kernel="rbf", gamma=GAMMAS)
+    assert_same_table(par, serial)
+
+
+def test_dask_equals_serial_and_ships_the_data_once_per_worker(serial, client, capsys):
+    X, y = _data()
+    before = client.run(smcv.job_loads)
+    est = SVMClassifierCV(solver="piqp", Cs=CS, kernel="rbf", gamma=GAMMAS, client=client,
+                          progress=True)
+    est.fit(X, y)
+    after = client.run(smcv.job_loads)
+    assert_same_table(est.cv_results_, serial)
+    bar = [line for line in capsys.readouterr().err.splitlines()  # a line per finished task
+           if line.startswith("cross-validation")]
+    assert len(bar) == 10 and bar[-1].startswith("cross-validation [####") and " 10/10 " in bar[-1]
+    # 10 tasks ran, each reading the whole job: each worker received it exactly once
+    assert {w: after[w] - before[w] for w in after} == {w: 1 for w in after}
+    assert est.best_params_ == {"C": 1.0, "gamma": 0.1}
+    assert clone(est).client is client  # shared, not copied
+
+
+@pytest.mark.parametrize("where", ["serial", "dask"])
+def test_failed_grid_points_are_recorded_and_the_rest_kept(where, request):
+    X, y = _data(60)  # flip_y: not linearly separable, every fold
+    run = {} if where == "serial" else {"client": request.getfixturevalue("client")}
+    table = smcv.cross_validate(X, y, "hard_dual", "piqp", cv=3, kernel=["linear", "rbf"],
+                                **run)
+    good = smcv.cross_validate(X, y, "hard_dual", "piqp", cv=3, kernel="rbf")
+    assert table["params"] == [{"kernel": "linear"}, {"kernel": "rbf"}]
+    assert table["status"][0] == "unbounded (fold 1)"  # the hard-margin dual: no separation
+    assert table["status"][1] == good["status"][0] == "optimal"
+    for k in scores(3)[:-1]:
+        assert np.isnan(table[k][0])
+        assert table[k][1] == good[k][0]
+    assert list(table["rank_test_score"]) == [2, 1]
+    est = SVMClassifierCV(formulation="hard_dual", solver="piqp", cv=3,
+                          kernel=["linear", "rbf"]).fit(X, y)
+    assert est.best_params_ == {"kernel": "rbf"} and est.C_ is None
+    with pytest.raises(SVMError, match="every grid point failed.*unbounded"):
+        SVMClassifierCV(formulation="hard_dual", solver="piqp", cv=3).fit(X, y)
+
+
+@pytest.mark.parametrize("allowed_failures", [3, 0], ids=["rescheduled", "lost"])
+def test_a_killed_worker_leaves_the_other_results_intact(client, allowed_failures):
+    """SIGKILL one worker while it holds tasks of the job. By default (3 allowed failures)
+    the scheduler runs its tasks again elsewhere: the table is complete. With none allowed
+    they end in KilledWorker: those rows are marked, and every other one is intact."""
+    X, y = _data(120)
+    kw = dict(Cs=CS, cv=5, kernel="rbf", gamma=[0.05, 0.1, 0.5, 1.0])
+    ref = smcv.cross_validate(X, y, "soft_l1_dual", "piqp", **kw)
+    client.wait_for_workers(2, timeout=60)
+    pids = client.run(os.getpid)
+    victim = sorted(pids)[0]
+    killed = threading.Event()
+
+    def kill_when_busy():
+        end = time.monotonic() + 60
+        while time.monotonic() < end:
+            if client.processing().get(victim):
+                os.kill(pids[victim], signal.SIGKILL)
+                killed.set()
+                return
+            time.sleep(0.01)
+
+    scheduler = client.cluster.scheduler
+    default, scheduler.allowed_failures = scheduler.allowed_failures, allowed_failures
+    killer = threading.Thread(target=kill_when_busy)
+    killer.start()
+    try:
+        table = smcv.cross_validate(X, y, "soft_l1_dual", "piqp", client=client, **kw)
+    finally:
+        killer.join()
+        scheduler.allowed_failures = default
+    assert killed.is_set()
+    ok = table["status"] == "optimal"
+    if allowed_failures:
+        assert ok.all()
+    else:
+        assert 1 <= ok.sum() < ok.size
+        assert all(s.startswith("KilledWorker") for s in table["status"][~ok])
+    splits = np.column_stack([table[k] for k in SCORES[:5]])
+    ref_splits = np.column_stack([ref[k] for k in SCORES[:5]])
+    lost = np.isnan(splits)  # the (row, fold) whose task died: a NaN, named in the status
+    assert (lost.any(axis=1) == ~ok).all()
+    np.testing.assert_array_equal(splits[~lost], ref_splits[~lost])
+    np.testing.assert_array_equal(table["mean_test_score"][ok], ref["mean_test_score"][ok])
+    assert np.isnan(table["mean_test_score"][~ok]).all()
+    client.wait_for_workers(2, timeout=60)  # the nanny restarts the killed worker
+
+
+@pytest.fixture(scope="module")
+def iris():
+    X, y = load_iris(return_X_y=True)
+    return StandardScaler().fit_transform(X), y
+
+
+@pytest.mark.parametrize("multi_class, wrapper", [("ovr", OneVsRestClassifier),
+                                                  ("ovo", OneVsOneClassifier)])
+def test_multiclass_matches_sklearn_over_svc(iris, multi_class, wrapper):
+    X, y = iris
+    kw = dict(kernel="rbf", gamma=0.5, C=1.0)
+    ref = wrapper(SVC(tol=1e-10, **kw)).fit(X, y)
+    ours = SVMClassifier(solver="piqp", multi_class=multi_class, **kw).fit(X, y)
+    Xt = np.random.default_rng(0).normal(size=(40, 4))
+    np.testing.assert_array_equal(ours.predict(Xt), ref.predict(Xt))
+    np.testing.assert_array_equal(ours.predict(X), ref.predict(X))
+    np.testing.assert_allclose(ours.decision_function(Xt), ref.decision_function(Xt), atol=1e-5)
+    n_problems = 3
+    assert len(ours.estimators_) == n_problems and ours.dual_coef_.shape[0] == n_problems
+    # the cross-validation runs the same binary problems: fold scores of the wrapped SVC
+    table = smcv.cross_validate(X, y, "soft_l1_dual", "piqp", Cs=[1.0], cv=5,
+                                multi_class=multi_class, kernel="rbf", gamma=0.5)
+    np.testing.assert_array_equal([table[f"split{k}_test_score"][0] for k in range(5)],
+                                  cross_val_score(ref, X, y, cv=5))
+    est = SVMClassifierCV(solver="piqp", Cs=[1.0], multi_class=multi_class, kernel="rbf",
+                          gamma=0.5).fit(X, y)
+    np.testing.assert_array_equal(est.predict(Xt), ref.predict(Xt))
+
+
+def test_ovo_dual_coef_rebuilds_the_pairwise_decision_values(iris):
+    X, y = iris
+    clf = SVMClassifier(solver="piqp", kernel="linear", C=1.0, multi_class="ovo").fit(X, y)
+    for k, sol in enumerate(clf.estimators_):
+        f = clf.dual_coef_[k] @ (clf.support_vectors_ @ X.T) + clf.intercept_[k]
+        np.testing.assert_allclose(f, sol.decision_function(X), atol=1e-9)
+
+
+def test_c_tuning_reports_c_star_beside_the_cross_validated_C():
+    X, y = _data(40)
+    solver = require("clarabel")
+    kw = dict(kernel="rbf", gamma=0.5)
+    est = SVMClassifierCV(formulation="c_tuning_standard", solver=solver, cv=3, **kw).fit(X, y)
+    C_star = sm.fit(X, y, "c_tuning_standard", solver, **kw).C
+    assert est.best_params_ == {"C": None}
+    assert est.C_ == est.C_star_ == C_star
+    table = est.cv_results_
+    for k, (train, _) in enumerate(StratifiedKFold(3).split(X, y)):
+        assert table[f"split{k}_C_star"][0] == sm.fit(X[train], y[train], "c_tuning_standard",
+                                                        solver, **kw).C
+    # a grid of C beside: cross-validated on soft_l2_dual, the classifier whose C is tuned
+    both = smcv.cross_validate(X, y, "c_tuning_standard", solver, Cs=CS, cv=3, **kw)
+    l2 = smcv.cross_validate(X, y, "soft_l2_dual", solver, Cs=CS, cv=3, **kw)
+    assert both["params"] == [{"C": c} for c in CS] + [{"C": None}]
+    for k in ("split0_test_score", "split2_test_score", "mean_test_score"):
+        np.testing.assert_array_equal(both[k][:3], l2[k])
+        assert both[k][3] == table[k][0]
+    assert np.isnan(both["mean_C_star"][:3]).all()
+    assert both["mean_C_star"][3] == table["mean_C_star"][0]
+
+
+def test_lam_grid_of_a_radius_margin_svm_equals_grid_search():
+    X, y = _data(40)
+    grid = {"C": [1.0, 10.0], "lam": [0.1, 1.0]}
+    table = smcv.cross_validate(X, y, "rsvm_plus_kernel", "piqp", Cs=grid["C"], cv=3,
+                                kernel="rbf", gamma=0.5, lam=grid["lam"])
+    ref = GridSearchCV(SVMClassifier("rsvm_plus_kernel", solver="piqp", kernel="rbf",
+                                     gamma=0.5), grid, cv=3).fit(X, y).cv_results_
+    assert table["params"] == ref["params"]
+    for k in scores(3):
+        np.testing.assert_array_equal(table[k], ref[k], err_msg=k)
+
+
+def test_clone_get_params_and_set_params():
+    est = SVMClassifierCV(solver="piqp", Cs=CS, cv=3, kernel="rbf", gamma=GAMMAS)
+    params = est.get_params()
+    assert params["gamma"] is GAMMAS and params["kernel"] == "rbf" and params["Cs"] is CS
+    twin = clone(est)
+    assert twin.get_params() == params and twin is not est
+    twin.set_params(gamma=[0.5], degree=None)
+    assert twin.get_params()["gamma"] == [0.5] and "degree" in twin.get_params()
+    X, y = _data(60)
+    assert_same_table(clone(est).fit(X, y).cv_results_, est.fit(X, y).cv_results_)
+
+
+@pytest.mark.parametrize("kw, match", [
+    ({"C": 1.0}, "Cs="),
+    ({"tol": 1e-8}, "solver_options"),
+    ({"gamma": [0.1, 1.0]}, "no effect with kernel='linear'"),
+    ({"Cs": [1.0, -1.0]}, "positive"),
+    ({"multi_class": "ova"}, "'ovr' or 'ovo'"),
+    ({"formulation": "hard_dual", "Cs": [1.0]}, "has no C"),
+    ({"n_jobs": 2, "client": object()}, "not both"),
+    ({"client": object()}, "must be a dask.distributed.Client"),
+    ({"n_jobs": 0}, "n_jobs must be a non-zero integer"),
+    ({"foo": [1, 2]}, "takes no parameter"),
+    ({"solver": "piqpp"}, "unknown solver 'piqpp'"),
+    ({"cv": 50}, "cannot split"),
+])
+def test_bad_input_is_refused(kw, match):
+    X, y = _data(40)
+    with pytest.raises(ParameterError, match=match):
+        SVMClassifierCV(**{"solver": "piqp", **kw}).fit(X, y)
