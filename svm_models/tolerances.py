@@ -114,6 +114,9 @@ WS_AT_BOUND_REL = 1e-6
 #: a fixed variable's reduced cost of the wrong sign beyond this (relative to the largest
 #: gradient entry, or 10x the solver tolerance when larger) sends it back into the working set
 WS_REDUCED_COST_REL = 1e-8
+#: a working set may be empty (every variable at a bound) when the model has at most this many
+#: rows: their multipliers are then found by a small LP
+WS_MAX_ROW_LP = 50
 
 # ---------------------------------------------------------------------------------------
 # Radius-margin SVMs

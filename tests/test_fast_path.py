@@ -399,3 +399,33 @@ def test_fast_solve_leaves_primal_kernel_form_unbuilt(fast_backend):
     # the margin constraints hold in the Pyomo model itself
     for i, cd in m.margin.items():
         assert pyo.value(cd.body) >= pyo.value(cd.lower) - 1e-6
+
+
+@pytest.mark.parametrize("solver", ["piqp", "highs", "clarabel"])
+def test_fit_path_with_every_alpha_at_C_is_proved_without_a_solve(solver):
+    """Small C on balanced data: every alpha sits at C. The re-solve then has an empty
+    working set; the balance row's multiplier alone proves optimality (issue 16's C grids)."""
+    require(solver)
+    rng = np.random.default_rng(3)
+    X = np.vstack([rng.normal(-0.3, 1.0, (40, 3)), rng.normal(0.3, 1.0, (40, 3))])
+    y = np.r_[-np.ones(40), np.ones(40)]
+    Cs = [1e-3, 2e-3, 5e-3, 1.0]
+    path = sm.fit_path(X, y, Cs, formulation="soft_l1_dual", solver=solver, kernel="rbf",
+                       gamma=0.5)
+    assert [s.interface for s in path[1:3]] == ["working set"] * 2   # no solver call
+    for C, s in zip(Cs, path):
+        ref = sm.fit(X, y, "soft_l1_dual", solver, C=C, kernel="rbf", gamma=0.5)
+        assert s.objective == pytest.approx(ref.objective, rel=1e-8, abs=1e-12)
+        np.testing.assert_allclose(s.alpha, ref.alpha, atol=1e-7 * C)
+        assert s.b == pytest.approx(ref.b, abs=1e-6)
+        assert s.duality_gap is not None and abs(s.duality_gap) <= 1e-8
+    # all at C: the objective is sum(alpha) - 1/2 alpha'G alpha with alpha = C e
+    from sklearn.metrics.pairwise import rbf_kernel
+    C = Cs[1]
+    G = np.outer(y, y) * rbf_kernel(X, gamma=0.5)
+    assert path[1].objective == pytest.approx(80 * C - 0.5 * C * C * G.sum(), rel=1e-10)
+    # one class more: alpha = C e breaks the balance row; never proved, solved as usual
+    Xu, yu = X[1:], y[1:]
+    path = sm.fit_path(Xu, yu, Cs[:2], formulation="soft_l1_dual", solver=solver,
+                       kernel="rbf", gamma=0.5)
+    assert path[1].interface != "working set"

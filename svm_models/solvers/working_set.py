@@ -17,7 +17,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..status import Status
-from ..tolerances import WS_AT_BOUND_REL, WS_MAX_FRACTION, WS_MAX_ROUNDS, WS_REDUCED_COST_REL
+from ..tolerances import (WS_AT_BOUND_REL, WS_MAX_FRACTION, WS_MAX_ROUNDS, WS_MAX_ROW_LP,
+                          WS_REDUCED_COST_REL)
 from .base import MatrixResult
 
 
@@ -52,8 +53,12 @@ def _solve_on_working_set(adapter, sf, opts, prev) -> MatrixResult | None:
     iterations = 0
     for rounds in range(1, WS_MAX_ROUNDS + 1):
         keep = np.flatnonzero(~fixed)
-        if keep.size == 0 or keep.size > WS_MAX_FRACTION * n:
+        if keep.size > WS_MAX_FRACTION * n:
             return None
+        if keep.size == 0:
+            # every variable at a bound (a small C: all alpha at C): nothing to solve; the
+            # rows' multipliers alone must prove x optimal
+            return _all_at_bounds(sf, AT, x, at_lo, at_up, tol, rounds)
         sub = sf.restrict(keep, x)
         r = adapter(sub, opts, None)
         if r.status is not Status.optimal or r.row_duals is None:
@@ -61,8 +66,8 @@ def _solve_on_working_set(adapter, sf, opts, prev) -> MatrixResult | None:
         iterations += r.iterations or 0
         x = x.copy()
         x[keep] = r.x
-        # optimality of the full problem: reduced costs of the fixed variables
         g = sf.gradient(x)
+        # optimality of the full problem: reduced costs of the fixed variables
         rc = g - AT @ np.asarray(r.row_duals, dtype=float)
         eps = max(WS_REDUCED_COST_REL, 10.0 * tol) * max(1.0, float(np.max(np.abs(g), initial=0.0)))
         viol = fixed & ((at_lo & (rc < -eps)) | (at_up & (rc > eps)))
@@ -75,3 +80,38 @@ def _solve_on_working_set(adapter, sf, opts, prev) -> MatrixResult | None:
                 interface=r.interface, extra={"working_set": int(keep.size), "rounds": rounds})
         fixed &= ~viol
     return None
+
+
+def _all_at_bounds(sf, AT, x, at_lo, at_up, tol, rounds) -> MatrixResult | None:
+    """``x`` with every variable at a bound, if row multipliers ``mu`` (sensitivity
+    convention) prove it optimal: the rows hold at x, the reduced costs ``g - A' mu`` are
+    >= -eps at a lower bound and <= eps at an upper bound, and ``mu >= 0`` on a row at its lower
+    bound, ``<= 0`` at its upper bound, 0 on a row that is not active. Found by a small LP
+    (scipy's HiGHS); None when there is none (the full problem is solved instead)."""
+    from scipy.optimize import linprog
+
+    if sf.m == 0 or sf.m > WS_MAX_ROW_LP:
+        return None
+    Ax = sf.A @ x
+    feas = 10.0 * max(tol, 1e-12) * max(1.0, float(np.max(np.abs(Ax), initial=0.0)))
+    if np.any(Ax < sf.lA - feas) or np.any(Ax > sf.uA + feas):
+        return None
+    lo = np.isfinite(sf.lA) & (Ax <= sf.lA + feas)
+    up = np.isfinite(sf.uA) & (Ax >= sf.uA - feas)
+    bounds = [(None, None) if a and b else (0.0, None) if a else (None, 0.0) if b else (0.0, 0.0)
+              for a, b in zip(lo, up)]
+    g = sf.gradient(x)
+    eps = max(WS_REDUCED_COST_REL, 10.0 * tol) * max(1.0, float(np.max(np.abs(g), initial=0.0)))
+    A = sf.A.toarray()
+    # at a lower bound g - A'mu >= -eps, i.e. A'mu <= g + eps; at an upper bound -A'mu <= eps - g
+    res = linprog(np.zeros(sf.m), A_ub=np.vstack([A.T[at_lo], -A.T[at_up]]),
+                  b_ub=np.concatenate([g[at_lo] + eps, eps - g[at_up]]), bounds=bounds,
+                  method="highs")
+    if res.status != 0:
+        return None
+    return MatrixResult(
+        status=Status.optimal, x=x, row_duals=np.asarray(res.x, dtype=float), qrow_duals=None,
+        objective=sf.objective(x), iterations=0,
+        message=f"every variable at a bound, proved optimal by the row multipliers "
+                f"(working set: 0 of {sf.n} variables, {rounds} round{'s' if rounds > 1 else ''})",
+        interface="working set", extra={"working_set": 0, "rounds": rounds})
