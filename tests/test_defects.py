@@ -240,3 +240,21 @@ def test_fit_leaves_the_callers_array_writable_and_a_built_model_does_not_follow
     assert again == pytest.approx(before, rel=1e-9)
     assert sm.fit(X, y, formulation="soft_l1_dual", solver="piqp", C=1.0).objective != \
         pytest.approx(before, rel=1e-3)
+
+
+@pytest.mark.parametrize("solver", ["highs", "piqp", "clarabel", "gurobi", "ipopt"])
+def test_hard_dual_on_alternating_toy_labels_is_refused_quickly(solver):
+    """Issue 14 review: HiGHS's QP solver iterated on (up to the time limit) on the hard-margin
+    dual of the six-point toy with alternating labels (the CLI's default solver), Ipopt for
+    4-12 s: both now get the exact LP separability check first, like SCIP."""
+    import time
+
+    from svm_models.datasets import toy
+
+    require(solver)
+    X, _ = toy()
+    y = np.array([1, -1, 1, -1, 1, -1])
+    t0 = time.perf_counter()
+    with pytest.raises(sm.NotSeparableError, match="not separable"):
+        sm.fit(X, y, formulation="hard_dual", solver=solver, time_limit=30)
+    assert time.perf_counter() - t0 < 10

@@ -181,4 +181,7 @@ def plugin_options(plugin: str, opts) -> dict:
 BACKEND = Backend(
     name="highs", classes=frozenset(("LP", "QP")), plugins=("highs",), modules=("highspy",),
     matrix=solve, plugin_options=plugin_options, dual_sign={"highs": {1: 1.0, -1: 1.0}},
+    # its QP solver iterates on, for up to the time limit, on an unbounded QP (the hard-margin
+    # dual of 6 points that no hyperplane separates ran > 30 s): the LP check runs first
+    proves_unbounded=False,
     install="pip install highspy", note="active-set QP; takes no quadratic constraints or cones")

@@ -249,5 +249,7 @@ BACKEND = Backend(
     matrix=solve, plugin_options=plugin_options,
     dual_sign={"cyipopt": {1: -1.0, -1: 1.0}, "ipopt": {1: -1.0, -1: 1.0}},
     qcqp_form="quadratic",
+    # an unbounded QP ends only when its iterates diverge (6 points: 4-12 s): LP check first
+    proves_unbounded=False,
     install="pip install cyipopt-wheels==1.7.0.dev0, then run 'svm-models setup-ipopt'",
     note="interior point, local NLP solver (convex problems: global)")
