@@ -13,10 +13,9 @@ Train a classifier, embed its decision function in a Pyomo model of the point x,
   to the nearest training points of the other class cross the margin (:func:`crossings`);
   the best end is kept.
 
-Run:  python examples/counterfactual.py [linear solver ...]
+Run:  python examples/counterfactual.py [--solver NAME ...] [--rbf-solver NAME]
 """
 
-import sys
 
 import numpy as np
 import pyomo.environ as pyo
@@ -140,4 +139,12 @@ def main(*linear_solvers: str, rbf_solver: str = "ipopt", margin: float = 0.1) -
 
 
 if __name__ == "__main__":
-    main(*sys.argv[1:])
+    import argparse
+
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--solver", action="append", dest="solvers",
+                    help="a backend for the linear (QP) counterfactual; repeat for several")
+    ap.add_argument("--rbf-solver", default="ipopt", help="backend for the rbf NLP (default: ipopt)")
+    ap.add_argument("--quick", action="store_true", help="accepted for uniformity: it is quick")
+    args = ap.parse_args()
+    main(*(args.solvers or ()), rbf_solver=args.rbf_solver)

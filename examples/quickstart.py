@@ -1,10 +1,9 @@
 """Quick start: the six classic SVMs on the six-point toy, checkable by hand.
 
 Hard and 1-norm soft margin (C = 1) give alpha = 0.25 on points 1 and 3, w = (0.5, 0.5), b = 0.
-Run:  python examples/quickstart.py [solver]
+Run:  python examples/quickstart.py [--solver NAME]
 """
 
-import sys
 
 import numpy as np
 
@@ -25,4 +24,9 @@ def main(solver: str = "highs") -> list:
 
 
 if __name__ == "__main__":
-    main(*sys.argv[1:])
+    import argparse
+
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--solver", default="highs", help="backend (default: highs)")
+    ap.add_argument("--quick", action="store_true", help="accepted for uniformity: it is quick")
+    main(ap.parse_args().solver)

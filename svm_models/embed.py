@@ -200,6 +200,8 @@ def optimize(model, solver: str = "ipopt", **options) -> SolveInfo:
 
     Raises
     ------
+    ParameterError
+        Not a Pyomo model, or not exactly one active objective.
     CapabilityError
         The backend cannot take the model's problem class; or it is a local solver and the
         model is quadratic and proved non-convex (an embedded ``poly`` SVM of degree 2:
@@ -210,6 +212,10 @@ def optimize(model, solver: str = "ipopt", **options) -> SolveInfo:
     """
     if not isinstance(model, BlockData):
         raise ParameterError(f"optimize takes a Pyomo model; got {type(model).__name__}")
+    n_obj = sum(1 for _ in model.component_data_objects(pyo.Objective, active=True))
+    if n_obj != 1:
+        raise ParameterError(f"optimize needs exactly one active objective; the model has "
+                             f"{n_obj} (add one with pyo.Objective, or deactivate the others)")
     opts = SolverOptions.from_kwargs(**options)
     info = solve_model(model, solver, problem_class=_problem_class(model), options=opts)
     if info.status in (Status.infeasible, Status.infeasible_or_unbounded):

@@ -258,3 +258,24 @@ def test_bad_inputs_raise_typed_errors():
     m2.obj = pyo.Objective(expr=sum(v ** 2 for v in m2.x.values()))
     with pytest.raises(CapabilityError, match="NLP"):
         optimize(m2, require("highs"))
+
+
+@pytest.mark.parametrize("solver", ["highs", "gurobi", "scip", "piqp", "ipopt"])
+def test_optimize_needs_exactly_one_objective(solver):
+    """Issue 14 review: a model without an objective gave a bare StopIteration on highs,
+    gurobi and scip; ipopt solved it as a feasibility problem."""
+    import pyomo.environ as pyo
+
+    import svm_models as sm
+
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(bounds=(0, 1))
+    m.c = pyo.Constraint(expr=m.x >= 0.5)
+    with pytest.raises(sm.ParameterError, match="exactly one active objective; the model has 0"):
+        sm.optimize(m, solver=require(solver))
+    m.o1 = pyo.Objective(expr=m.x)
+    m.o2 = pyo.Objective(expr=-m.x)
+    with pytest.raises(sm.ParameterError, match="has 2"):
+        sm.optimize(m, solver=solver)
+    m.o2.deactivate()
+    assert sm.optimize(m, solver=solver).status is sm.Status.optimal and m.x.value == pytest.approx(0.5, abs=1e-6)
