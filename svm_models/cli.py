@@ -310,6 +310,10 @@ def _model_params(args, f) -> dict:
             f"{', '.join(takes) or 'none'} (see 'svm-models formulations show {f.name}')")
     if isinstance(given.get("gamma"), str) and _is_number(given["gamma"]):
         given["gamma"] = float(given["gamma"])
+    if "kernel" in f.params:
+        from .methods.cv import check_kernel_params
+
+        check_kernel_params(given, "drop the flag, or choose a kernel that uses it")
     return given
 
 

@@ -185,6 +185,10 @@ BAD = {
     "plot of 3-D data": (["fit", "{d3}", "--plot", "x.png"], "2-D data (this data has 3"),
     "unknown formulation to show": (["formulations", "show", "rsvm"], "unknown formulation"),
     "demo solver": (["demo", "--solver", "gurobii"], "did you mean 'gurobi'"),
+    "gamma with a linear kernel": (["fit", "{data}", "--gamma", "1"],
+                                   "gamma=1.0 has no effect with kernel='linear'"),
+    "degree with rbf": (["fit", "{data}", "--kernel", "rbf", "--degree", "5"],
+                        "degree=5 has no effect with kernel='rbf'"),
 }
 
 

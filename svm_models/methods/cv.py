@@ -73,17 +73,22 @@ def check_params(formulation: str, given: dict) -> dict:
             f"formulation {formulation!r} takes no {', '.join(unknown)} (it takes "
             f"{', '.join(takes) or 'none'}); leave {'them' if len(unknown) > 1 else 'it'} "
             f"None.{hint}")
+    check_kernel_params(given, "leave it None, or in a grid search give one grid per kernel")
+    C = given.get("C")
+    if f.family == "radius_margin" and isinstance(C, numbers.Real) and C == float("inf"):
+        given["C"] = None  # the radius-margin builders' hard margin
+    return given
+
+
+def check_kernel_params(given: dict, way_out: str) -> None:
+    """ParameterError for a kernel parameter in ``given`` that its kernel (``given["kernel"]``,
+    default linear) does not use: ``gamma`` with a linear kernel would be silently ignored."""
     kernel = given.get("kernel", "linear")
     for name, kernels in _KERNEL_USES.items():
         if name in given and kernel not in kernels:
             raise ParameterError(
                 f"{name}={given[name]!r} has no effect with kernel={kernel!r} (it is used "
-                f"by kernel {' or '.join(map(repr, kernels))}); leave it None, or in a grid "
-                "search give one grid per kernel")
-    C = given.get("C")
-    if f.family == "radius_margin" and isinstance(C, numbers.Real) and C == float("inf"):
-        given["C"] = None  # the radius-margin builders' hard margin
-    return given
+                f"by kernel {' or '.join(map(repr, kernels))}); {way_out}")
 
 
 # ---------------------------------------------------------------------------------------
