@@ -32,6 +32,7 @@ import time
 import numpy as np
 
 from .data import as_matrix
+from .progress import Progress
 from .errors import (
     CapabilityError,
     DataError,
@@ -65,7 +66,7 @@ def _demo_rows(name, X, y, Xte, yte, solver, kernel_params, time_limit):
     except SVMError as exc:
         return [name, solver, "-", "-", "-", "-", f"{time.perf_counter() - t0:.2f}",
                 type(exc).__name__ + ": " + (exc.status.value if getattr(exc, "status", None)
-                                             else str(exc).split(":")[0][:40])]
+                                             else _first_clause(str(exc)))]
     elapsed = time.perf_counter() - t0
     note = pre
     if s.details is not None and hasattr(s.details, "g"):
@@ -79,6 +80,14 @@ def _demo_rows(name, X, y, Xte, yte, solver, kernel_params, time_limit):
             note += f", {gen['pairs']} of {gen['all_pairs']} pairs generated"
     return [name, solver, f"{s.objective:.6g}", str(s.n_support), f"{s.score(X, y):.3f}",
             f"{s.score(Xte, yte):.3f}", f"{elapsed:.2f}", note]
+
+
+def _first_clause(text: str, limit: int = 90) -> str:
+    """The message up to its first ';' (or sentence end), cut at a word within ``limit``."""
+    head = text.split("; ")[0].split(". ")[0]
+    if len(head) <= limit:
+        return head
+    return head[:limit].rsplit(" ", 1)[0] + " ..."
 
 
 def _table(rows, header):
@@ -118,11 +127,17 @@ def demo(solver: str = "ipopt", quick: bool = False, time_limit: float = 60.0) -
     print(f"svm-models demo: every registered formulation with solver={solver!r}, C = 1 "
           f"where it applies, at most {time_limit:g} s a solve\n")
     t0 = time.perf_counter()
-    for title, X, y, Xt, yt, kp in sets:
-        print(f"== {title}: {len(y)} training / {len(yt)} test points")
-        rows = [_demo_rows(name, X, y, Xt, yt, solver, kp, time_limit) for name in formulations()]
-        print(_table(rows, header))
-        print()
+    names = formulations()
+    with Progress(len(sets) * len(names), label="demo") as bar:  # drawn on a terminal only
+        for title, X, y, Xt, yt, kp in sets:
+            rows = []
+            for name in names:
+                rows.append(_demo_rows(name, X, y, Xt, yt, solver, kp, time_limit))
+                bar.step(name)
+            bar.close()
+            print(f"== {title}: {len(y)} training / {len(yt)} test points")
+            print(_table(rows, header))
+            print()
     print(f"total {time.perf_counter() - t0:.1f} s. A hard margin on data that is not separable "
           "is reported as NotSeparableError, never as a meaningless w; a solve that reaches the "
           "time limit (SCIP, a global branch-and-bound solver, on the larger QPs) as "
