@@ -209,3 +209,18 @@ def test_c_path_example_equals_separate_fits(tmp_path):
     import matplotlib.pyplot as plt
 
     plt.close(res["figure"])
+
+
+def test_readme_snippets_run_and_print_what_they_say(capsys):
+    """The README's first snippets (five lines, build/change, embedding, estimator) run as
+    written, in order, and print the values their comments state."""
+    import re
+
+    text = (ROOT / "README.md").read_text()
+    part = text[text.index("## Five lines"):text.index("## Public API")]
+    code = "\n".join(re.findall(r"```python\n(.*?)```", part, re.S))
+    exec(compile(code, "README.md", "exec"), {})
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == "[0.5 0.5] 0.0 [0.   0.25 0.   0.25 0.   0.  ] [1 3]"
+    assert out[1] == "[-0.4  0.6] 0.0"
+    assert out[2].startswith("{'svmclassifier__C': ")
