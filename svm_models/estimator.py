@@ -120,7 +120,9 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
         problem ``k``'s (zero on the other problems' support vectors), so that its decision
         value is ``dual_coef_[k] @ K_k(support_vectors_, X) + intercept_[k]``, with ``K_k``
         the kernel of that problem (the same for all classes except ``rsvm_mu_plus``, which
-        learns one per problem); one-vs-rest, this is ``decision_function(X)[:, k]``.
+        learns one per problem, and R-SVM+ (``rsvm_plus_primal``/``rsvm_plus_dual``), which
+        learns a metric: ``K = X diag(1/t) X'``, see ``formulations/rsvm_plus_primal.md``);
+        one-vs-rest, this is ``decision_function(X)[:, k]``.
         Positive for ``classes_[1]`` (binary) or the problem's positive class, as ``SVC``.
         ``n_problems`` is n_classes (one-vs-rest) or n_classes (n_classes - 1) / 2.
     intercept_ : ndarray of shape (1,) or (n_problems,)

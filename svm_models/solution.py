@@ -80,7 +80,9 @@ class Solution:
     alpha : ndarray (l,)        dual variables (for primals: from multipliers or KKT recovery)
     dual_coef : ndarray (l,)    coefficients of the decision function,
                                 ``f(x) = sum_i dual_coef_i k(x_i, x) + b`` (``y_i alpha_i``
-                                for the classic SVMs; zero off the support)
+                                for the classic SVMs; zero off the support); R-SVM_mu+ and
+                                R-SVM+ learn their kernel (mu-weighted; the metric
+                                ``x' diag(1/t) z``): ``decision_function`` uses ``w``
     xi : ndarray (l,)           slacks (hard margin: zeros)
     support : ndarray (s,)      indices of the support vectors (alpha_i above the threshold)
     support_vectors : ndarray (s, d)
