@@ -488,7 +488,10 @@ def cmd_fit(args) -> int:
 
 def cmd_predict(args) -> int:
     sol = load_model(args.model)
-    X, y = load_features(args.data, n_features(sol))
+    if args.label_column is not None:   # labels in a named column, features the others
+        X, y, _ = load_training(args.data, args.label_column)
+    else:
+        X, y = load_features(args.data, n_features(sol))
     labels = sol.predict(X)
     if y is not None and np.shape(y) != labels.shape:
         raise DataError(f"{args.data}: {np.shape(y)} labels for {labels.shape[0]} points")
@@ -606,6 +609,8 @@ def parser() -> argparse.ArgumentParser:
     pp.add_argument("-o", "--output", metavar="OUT.csv",
                     help="write the CSV here (default: stdout)")
     pp.add_argument("--decision", action="store_true", help="add the decision values")
+    pp.add_argument("--label-column", metavar="COL",
+                    help="a CSV's label column (header name or index), as given to fit")
     cp = sub.add_parser("path", help="solutions along a path of C (one model, re-solved)",
                         allow_abbrev=False)
     _model_flags(cp, with_C=False)

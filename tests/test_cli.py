@@ -95,6 +95,11 @@ def test_fit_json_predict_reproduces_the_library_exactly(kind, tmp_path, capsys)
         assert code == 0
         assert out.splitlines()[1:] == [str(v) for v in ref.predict(X2).tolist()]
         assert err.strip() == f"accuracy {ref.score(X2, y):.4f} on {len(y)} labelled points"
+    if flags:   # the label column named as for fit (review: predict could not read it)
+        code, out, err = run(capsys, "predict", model, data, *flags)
+        assert code == 0
+        assert out.splitlines()[1:] == [str(v) for v in ref.predict(X2).tolist()]
+        assert err.strip() == f"accuracy {ref.score(X2, y):.4f} on {len(y)} labelled points"
 
 
 def test_certificate_holds_the_solutions_numbers(tmp_path, capsys):
