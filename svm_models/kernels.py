@@ -44,17 +44,33 @@ class Kernel:
         Zm = X if Z is None else Z
         if self.name == "linear":
             return X @ Zm.T
+        # in place, row block by row block: one array of the result's size, no temporaries
+        D = X @ Zm.T
         if self.name == "poly":
-            return (self.gamma * (X @ Zm.T) + self.coef0) ** self.degree
-        # rbf: ||x - z||^2 = |x|^2 + |z|^2 - 2 x.z, clipped at 0 against round-off
+            D *= self.gamma
+            D += self.coef0
+            return np.power(D, self.degree, out=D)
+        # rbf: ||x - z||^2 = (|x|^2 + |z|^2) - 2 x.z (exactly symmetric for Z = X), clipped at
+        # 0 against round-off
         xx = np.einsum("ij,ij->i", X, X)
         zz = xx if Z is None else np.einsum("ij,ij->i", Zm, Zm)
-        D = xx[:, None] + zz[None, :] - 2.0 * (X @ Zm.T)
+        D *= -2.0
+        for r in range(0, D.shape[0], 256):
+            D[r:r + 256] += xx[r:r + 256, None] + zz[None, :]
         np.maximum(D, 0.0, out=D)
         if Z is None:
             np.fill_diagonal(D, 0.0)
         np.multiply(D, -self.gamma, out=D)
         return np.exp(D, out=D)
+
+    def diagonal(self, X: np.ndarray) -> np.ndarray:
+        """``k(x_i, x_i)`` for the rows of ``X`` (the diagonal of the Gram matrix, without it)."""
+        if self.name == "precomputed":
+            return np.diagonal(np.asarray(X, dtype=float)).copy()
+        if self.name == "rbf":
+            return np.ones(X.shape[0])
+        xx = np.einsum("ij,ij->i", X, X)
+        return xx if self.name == "linear" else (self.gamma * xx + self.coef0) ** self.degree
 
     def to_dict(self) -> dict:
         return {"name": self.name, "gamma": self.gamma, "degree": self.degree, "coef0": self.coef0}
@@ -84,7 +100,11 @@ class KernelSum:
 
 
 def kernel_from_dict(d: dict):
-    """The kernel :meth:`Kernel.to_dict` (or :meth:`KernelSum.to_dict`) wrote."""
+    """The kernel :meth:`Kernel.to_dict` (or :meth:`KernelSum.to_dict`,
+    :meth:`LowRankKernel.to_dict`) wrote."""
+    if d.get("name") == "low_rank":
+        return LowRankKernel(Kernel(**d["base"]), np.array(d["landmarks"], dtype=float),
+                             np.array(d["pivot_factor"], dtype=float))
     if d.get("name") == "sum":
         return KernelSum(tuple(Kernel(**k) for k in d["kernels"]), tuple(d["weights"]))
     return Kernel(**d)
@@ -95,8 +115,12 @@ def make_kernel(kernel="linear", X: np.ndarray | None = None, *, gamma="scale", 
     """Resolve a kernel name and scikit-learn style parameters against training data ``X``."""
     if isinstance(kernel, Kernel):
         return kernel
-    if kernel not in KERNELS:
-        raise ParameterError(f"unknown kernel {kernel!r}; choose one of {', '.join(KERNELS)}")
+    if not isinstance(kernel, str) or kernel not in KERNELS:
+        import difflib
+
+        close = difflib.get_close_matches(str(kernel), KERNELS, n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        raise ParameterError(f"unknown kernel {kernel!r}{hint}; choose one of {', '.join(KERNELS)}")
     if kernel in ("linear", "precomputed"):
         return Kernel(name=kernel)
     if isinstance(gamma, str):
@@ -114,10 +138,12 @@ def make_kernel(kernel="linear", X: np.ndarray | None = None, *, gamma="scale", 
         if not np.isfinite(g) or g <= 0:
             raise ParameterError(f"gamma must be positive; got {gamma!r}")
     if kernel == "poly":
-        if int(degree) != degree or degree < 1:
+        if (isinstance(degree, (bool, str)) or not isinstance(degree, (int, float, np.number))
+                or not np.isfinite(degree) or int(degree) != degree or degree < 1):
             raise ParameterError(f"degree must be a positive integer; got {degree!r}")
-        if not np.isfinite(coef0):
-            raise ParameterError(f"coef0 must be finite; got {coef0!r}")
+        if (isinstance(coef0, (bool, str)) or not isinstance(coef0, (int, float, np.number))
+                or not np.isfinite(coef0)):
+            raise ParameterError(f"coef0 must be a finite number; got {coef0!r}")
     return Kernel(name=kernel, gamma=g, degree=int(degree), coef0=float(coef0))
 
 
@@ -166,3 +192,159 @@ def kernel_factor(kernel: Kernel, X: np.ndarray, K: np.ndarray | None = None, *,
     if kernel.is_linear:
         return X
     return factor(kernel.gram(X) if K is None else K, tol=tol)
+
+
+# ---------------------------------------------------------------------------------------
+# Low-rank kernels: pivoted incomplete Cholesky without the Gram matrix
+
+
+@dataclass(frozen=True, eq=False)
+class LowRankKernel:
+    """The kernel of a low-rank model: the Nystroem kernel of the pivots of an incomplete
+    Cholesky factor, ``k~(x, z) = phi(x)'phi(z)`` with ``phi(x) = L_P^{-1} k(P, x)``.
+
+    ``P`` are the pivot points (``landmarks``, r x d) and ``L_P`` (``pivot_factor``, r x r,
+    lower triangular) the rows of the factor ``L`` at the pivots. On the training points
+    ``phi(x_i)`` is row i of ``L`` (``K[:, P] = L L_P'``), so ``k~`` is exactly the kernel
+    matrix ``L L'`` the model was solved with, extended to new points consistently: a
+    decision function ``sum_i c_i k~(x_i, x) + b`` reproduces the model's own decision
+    values on the training points, and costs ``r`` kernel evaluations per new point.
+    """
+
+    base: Kernel
+    landmarks: np.ndarray
+    pivot_factor: np.ndarray
+    name: str = "low_rank"
+
+    is_linear = False
+
+    @property
+    def rank(self) -> int:
+        return self.pivot_factor.shape[0]
+
+    def features(self, X: np.ndarray) -> np.ndarray:
+        """``phi(x)`` for the rows of ``X``: an (m, r) array."""
+        from scipy.linalg import solve_triangular
+
+        KPX = self.base.gram(self.landmarks, np.asarray(X, dtype=float))
+        return solve_triangular(self.pivot_factor, KPX, lower=True, check_finite=False).T
+
+    def gram(self, X: np.ndarray, Z: np.ndarray | None = None) -> np.ndarray:
+        """``K~[i, j] = phi(X[i]).phi(Z[j])`` (``Z`` defaults to ``X``)."""
+        FX = self.features(X)
+        return FX @ (FX if Z is None else self.features(Z)).T
+
+    def to_dict(self) -> dict:
+        return {"name": "low_rank", "base": self.base.to_dict(),
+                "landmarks": self.landmarks.tolist(), "pivot_factor": self.pivot_factor.tolist()}
+
+
+@dataclass(frozen=True, eq=False)
+class LowRank:
+    """A pivoted incomplete Cholesky factor ``K ~= L L'`` (:func:`incomplete_cholesky`).
+
+    ``L`` (l x r), ``pivots`` (r,) the points chosen, in order; ``trace_error`` the trace of
+    the neglected part ``K - L L'`` (PSD: its trace bounds its largest eigenvalue and its
+    nuclear norm), ``trace`` the trace of ``K``.
+    """
+
+    L: np.ndarray
+    pivots: np.ndarray
+    trace_error: float
+    trace: float
+
+    @property
+    def rank(self) -> int:
+        return self.L.shape[1]
+
+    def report(self, requested: int) -> dict:
+        """What ``Solution.extra["kernel_rank"]`` says about the approximation."""
+        return {"rank": self.rank, "requested": int(requested),
+                "trace_error": self.trace_error, "trace": self.trace,
+                "relative_trace_error": self.trace_error / self.trace if self.trace > 0 else 0.0}
+
+
+def check_rank(kernel_rank, kernel) -> int:
+    """``kernel_rank`` as a positive int, or ParameterError (also for the linear and
+    precomputed kernels, which it does not apply to)."""
+    name = getattr(kernel, "name", kernel)
+    if name == "linear":
+        raise ParameterError(
+            "kernel_rank applies to the rbf and poly kernels: the linear kernel is already "
+            "solved through its exact factor X (rank <= d, no approximation); drop kernel_rank")
+    if name == "precomputed":
+        raise ParameterError(
+            "kernel_rank needs the kernel function (it computes columns of K on demand); with "
+            "kernel='precomputed' the l x l matrix exists already: drop kernel_rank, or pass "
+            "the data and kernel='rbf'/'poly'")
+    if isinstance(kernel_rank, (bool, np.bool_)) or not isinstance(kernel_rank, (int, np.integer)) \
+            or kernel_rank <= 0:
+        raise ParameterError(f"kernel_rank must be a positive integer (the rank of the factor "
+                             f"K ~= L L'); got {kernel_rank!r}")
+    return int(kernel_rank)
+
+
+def incomplete_cholesky(kernel: Kernel, X: np.ndarray, rank: int, *,
+                        tol: float = FACTOR_TOL, block: int = 64) -> LowRank:
+    """Pivoted incomplete Cholesky ``K ~= L L'`` of the Gram matrix of ``X``, without forming it.
+
+    Greedy pivoting by blocks: each step takes the (up to) ``block`` points with the largest
+    residual diagonal ``d`` as candidates, computes their kernel columns ``k(X, x_p)``,
+    removes the part ``L`` already explains (one matrix product), and factors the candidates'
+    residual block by LAPACK's pivoted Cholesky ``dpstrf``: its pivots (largest residual
+    first, candidates that became dependent dropped) give the next columns of ``L``. Stops
+    at ``rank`` columns (``rank >= l``: at most l) or when the largest residual diagonal
+    falls below ``tol * trace(K) / l`` (the numerical rank: then ``L L'`` is exact to that
+    tolerance, as :func:`factor`). Memory O(l r); time O(l r (r + d)), in matrix products.
+    ``trace_error = sum(d)``, the trace of the neglected part ``K - L L'`` (PSD: a Schur
+    complement), is exact whatever the pivots.
+    """
+    from scipy.linalg import solve_triangular
+    from scipy.linalg.lapack import dpstrf
+
+    X = np.asarray(X, dtype=float)
+    n = X.shape[0]
+    r = min(int(rank), n)
+    d = kernel.diagonal(X)
+    total = float(d.sum())
+    stop = tol * total / max(n, 1)
+    L = np.empty((n, r))
+    piv = np.empty(r, dtype=np.int64)
+    k = 0
+    while k < r:
+        want = min(block, r - k)
+        cand = np.argpartition(-d, want - 1)[:want] if want < n else np.arange(n)
+        cand = cand[d[cand] > stop]
+        if cand.size == 0:
+            break
+        C = kernel.gram(X, X[cand])                      # n x B kernel columns
+        if k:
+            C -= L[:, :k] @ L[cand, :k].T
+        S = np.array(C[cand], order="F")
+        c, perm, rk, info = dpstrf(S, tol=stop, lower=1)
+        if info < 0:
+            raise DataError(f"the kernel matrix could not be factored (LAPACK dpstrf info={info})")
+        rk = min(int(rk), r - k)
+        if rk == 0:
+            break
+        sel = perm[:rk] - 1
+        R = np.tril(c)[:rk, :rk]                         # S[sel, sel] = R R'
+        new = solve_triangular(R, C[:, sel].T, lower=True, check_finite=False).T
+        new[cand[sel]] = R                               # exact at the pivots: L[P] triangular
+        rows = cand[sel]
+        for j in range(rk):                              # zeros above the diagonal, exactly
+            new[rows[:j], j] = 0.0
+        L[:, k:k + rk] = new
+        d -= np.einsum("ij,ij->i", new, new)
+        d[rows] = 0.0
+        np.maximum(d, 0.0, out=d)
+        piv[k:k + rk] = rows
+        k += rk
+    return LowRank(L=np.ascontiguousarray(L[:, :k]), pivots=piv[:k],
+                   trace_error=float(d.sum()), trace=total)
+
+
+def low_rank_kernel(kernel: Kernel, X: np.ndarray, lr: LowRank) -> LowRankKernel:
+    """The Nystroem kernel of the pivots of ``lr`` (see :class:`LowRankKernel`)."""
+    return LowRankKernel(kernel, np.array(X[lr.pivots], dtype=float),
+                         np.tril(lr.L[lr.pivots]))

@@ -24,11 +24,11 @@ from __future__ import annotations
 import numpy as np
 import pyomo.environ as pyo
 
-from ..errors import NotSeparableError
-from ..kernels import factor
-from ..model.built import BuiltSVM
+from ..errors import NotSeparableError, ParameterError
+from ..kernels import check_rank, factor
+from ..model.built import BuiltSVM, SignedGram
 from ..model.forms import QuadBlock
-from ..model.lazy import LazyScalarExpression, diagonal_quadratic_form, linear_form
+from ..model.lazy import linear_form
 from ..model.pieces import (
     Layout,
     add_balance,
@@ -41,6 +41,7 @@ from ..model.pieces import (
     choose_form,
     declare_factor,
     gram_if_needed,
+    low_rank,
     new_block,
     prepare,
     signed_factor,
@@ -70,12 +71,23 @@ FAMILIES = ("hard", "soft_l1", "soft_l2")
 
 
 def build_dual(X, y, family: str, *, C=1.0, kernel="linear", gamma="scale", degree=3,
-               coef0=0.0, quad_form="auto", max_vars=None, block=None):
+               coef0=0.0, kernel_rank=None, quad_form="auto", max_vars=None, block=None):
     """Fill ``block`` (or a new ConcreteModel) with the dual of the ``family`` SVM."""
+    rank = None if kernel_rank is None else check_rank(kernel_rank, kernel)
+    if rank is not None and quad_form == "dense":
+        raise ParameterError("kernel_rank builds the factor form of the dual (z = F alpha with "
+                             "the rank-r factor F); quad_form='dense' would form the l x l "
+                             "matrix L L' again: drop quad_form or kernel_rank")
     data, kern, K = prepare(X, y, kernel=kernel, gamma=gamma, degree=degree, coef0=coef0,
                             need_gram=False)
-    form = choose_form(quad_form, kern, data.n_points, data.n_features, max_vars)
-    K = gram_if_needed(kern, data, K, form)
+    facts, L = {}, None
+    if rank is not None:
+        kern, lr = low_rank(kern, data, rank)
+        form, L = "factor", lr.L
+        facts["kernel_rank"] = lr.report(rank)
+    else:
+        form = choose_form(quad_form, kern, data.n_points, data.n_features, max_vars)
+        K = gram_if_needed(kern, data, K, form)
     b = new_block(block, f"{family}_dual")
     add_points(b, data)
     if family != "hard":
@@ -97,12 +109,17 @@ def build_dual(X, y, family: str, *, C=1.0, kernel="linear", gamma="scale", degr
     yv = data.y
     doc = "alpha' G(K) alpha with G_ij = y_i y_j K_ij"
     if form == "factor":
-        F = signed_factor(kern, data, K)
+        F = signed_factor(kern, data, K, L)
         declare_factor(b, F.shape[0])
         layout.add(b.z)
         qf = add_quadratic_form(b, layout, "quad", b.alpha, F=F, doc=doc)
     else:
-        qf = add_quadratic_form(b, layout, "quad", b.alpha, M=K * np.outer(yv, yv), doc=doc)
+        # the kernel matrix is kept once, as G = D_y K D_y (signed in place unless it is the
+        # user's precomputed matrix, which the dataset keeps anyway)
+        G = K * yv[:, None] if kern.name == "precomputed" else _sign_in_place(K, yv)
+        G *= yv[None, :]
+        K = K if kern.name == "precomputed" else SignedGram(G, yv)
+        qf = add_quadratic_form(b, layout, "quad", b.alpha, M=G, doc=doc)
     rows = qf.rows + [add_balance(b, layout, b.alpha, yv)]
     expr = linear_form(np.ones(data.n_points), list(b.alpha.values())) - 0.5 * b.quad
     quadratic = [QuadTerm(q, Scale(-0.5)) for q in qf.blocks]
@@ -116,16 +133,26 @@ def build_dual(X, y, family: str, *, C=1.0, kernel="linear", gamma="scale", degr
                     linear=[LinearTerm(apos, 1.0)], quadratic=quadratic, rows=rows,
                     problem_class="QP").seal()
     b._svm = BuiltSVM(formulation=f"{family}_dual", data=data, kernel=kern, block=b,
-                      record=record, K=K, facts={"quad_form": form})
+                      record=record, K=K, L=L, facts={"quad_form": form, **facts})
     return b
 
 
+def _sign_in_place(K: np.ndarray, y: np.ndarray) -> np.ndarray:
+    K *= y[:, None]
+    return K
+
+
 def build_primal(X, y, family: str, *, C=1.0, kernel="linear", gamma="scale", degree=3,
-                 coef0=0.0, block=None):
+                 coef0=0.0, kernel_rank=None, block=None):
     """Fill ``block`` (or a new ConcreteModel) with the primal of the ``family`` SVM."""
     linear = kernel == "linear"
+    rank = None if kernel_rank is None else check_rank(kernel_rank, kernel)
     data, kern, K = prepare(X, y, kernel=kernel, gamma=gamma, degree=degree, coef0=coef0,
-                            need_gram=not linear)
+                            need_gram=not linear and rank is None)
+    facts = {}
+    if rank is not None:
+        kern, lr = low_rank(kern, data, rank)
+        facts["kernel_rank"] = lr.report(rank)
     b = new_block(block, f"{family}_primal")
     add_points(b, data)
     if family != "hard":
@@ -137,7 +164,7 @@ def build_primal(X, y, family: str, *, C=1.0, kernel="linear", gamma="scale", de
         b.w = pyo.Var(b.J, initialize=0.0, doc="normal vector w of the separating hyperplane")
         coef, M = b.w, data.X
     else:
-        L = factor(K)
+        L = factor(K) if rank is None else lr.L
         b.R = pyo.Set(initialize=range(L.shape[1]), ordered=True,
                       doc="factor components k (K = L L', L of full column rank)")
         b.v = pyo.Var(b.R, initialize=0.0,
@@ -172,7 +199,7 @@ def build_primal(X, y, family: str, *, C=1.0, kernel="linear", gamma="scale", de
                     linear=linear_terms, quadratic=quadratic, rows=rows,
                     problem_class="QP").seal()
     b._svm = BuiltSVM(formulation=f"{family}_primal", data=data, kernel=kern, block=b,
-                      record=record, K=K, L=L)
+                      record=record, K=K, L=L, facts=facts)
     return b
 
 
@@ -180,7 +207,8 @@ def build_primal(X, y, family: str, *, C=1.0, kernel="linear", gamma="scale", de
 # The six public builders
 
 
-def hard_primal(X, y, *, kernel="linear", gamma="scale", degree=3, coef0=0.0, block=None):
+def hard_primal(X, y, *, kernel="linear", gamma="scale", degree=3, coef0=0.0, kernel_rank=None,
+                block=None):
     r"""Hard-margin SVM, primal form (convex QP).
 
     .. math::
@@ -214,6 +242,15 @@ def hard_primal(X, y, *, kernel="linear", gamma="scale", degree=3, coef0=0.0, bl
     kernel : {"linear", "poly", "rbf", "precomputed"} or Kernel, default "linear"
         The kernel; ``gamma``, ``degree``, ``coef0`` as in scikit-learn (``gamma="scale"``
         is ``1 / (d X.var())``). With ``"precomputed"``, ``X`` is the l x l Gram matrix.
+    kernel_rank : int, optional
+        Solve with the kernel matrix factored as ``K ~= L L'`` of rank ``kernel_rank``
+        (pivoted incomplete Cholesky, computed without forming K: O(l r) memory), for the
+        rbf and poly kernels; ``kernel_rank >= l`` is exact (to the factor's tolerance).
+        The model is built in the factor form on ``L``; the kernel of the solution is the
+        Nystroem kernel of the pivots (:class:`~svm_models.kernels.LowRankKernel`), which
+        reproduces ``L L'`` on the training points. ``Solution.extra["kernel_rank"]``
+        reports the rank, the neglected trace ``trace(K - L L')`` and a bound on the
+        optimum's distance from the exact kernel's.
     block : pyomo Block, optional
         A block to fill (inside a larger model); by default a new ConcreteModel.
 
@@ -230,11 +267,11 @@ def hard_primal(X, y, *, kernel="linear", gamma="scale", degree=3, coef0=0.0, bl
     section 1; the catalogue page ``formulations/hard_primal.md``.
     """
     return build_primal(X, y, "hard", kernel=kernel, gamma=gamma, degree=degree, coef0=coef0,
-                        block=block)
+                        kernel_rank=kernel_rank, block=block)
 
 
-def hard_dual(X, y, *, kernel="linear", gamma="scale", degree=3, coef0=0.0, quad_form="auto",
-              max_vars=None, block=None):
+def hard_dual(X, y, *, kernel="linear", gamma="scale", degree=3, coef0=0.0, kernel_rank=None,
+              quad_form="auto", max_vars=None, block=None):
     r"""Hard-margin SVM, dual form (convex QP).
 
     .. math::
@@ -273,6 +310,15 @@ def hard_dual(X, y, *, kernel="linear", gamma="scale", degree=3, coef0=0.0, quad
     max_vars : int, optional
         The largest model the chosen backend takes (:func:`svm_models.fit` passes Gurobi's
         licence limit): ``auto`` then takes the dense form when only its ``l`` variables fit.
+    kernel_rank : int, optional
+        Solve with the kernel matrix factored as ``K ~= L L'`` of rank ``kernel_rank``
+        (pivoted incomplete Cholesky, computed without forming K: O(l r) memory), for the
+        rbf and poly kernels; ``kernel_rank >= l`` is exact (to the factor's tolerance).
+        The model is built in the factor form on ``L``; the kernel of the solution is the
+        Nystroem kernel of the pivots (:class:`~svm_models.kernels.LowRankKernel`), which
+        reproduces ``L L'`` on the training points. ``Solution.extra["kernel_rank"]``
+        reports the rank, the neglected trace ``trace(K - L L')`` and a bound on the
+        optimum's distance from the exact kernel's.
     block : pyomo Block, optional
         A block to fill (inside a larger model); by default a new ConcreteModel.
 
@@ -289,11 +335,12 @@ def hard_dual(X, y, *, kernel="linear", gamma="scale", degree=3, coef0=0.0, quad
     section 1; the catalogue page ``formulations/hard_dual.md``.
     """
     return build_dual(X, y, "hard", kernel=kernel, gamma=gamma, degree=degree, coef0=coef0,
+                      kernel_rank=kernel_rank,
                       quad_form=quad_form, max_vars=max_vars, block=block)
 
 
 def soft_l1_primal(X, y, *, C=1.0, kernel="linear", gamma="scale", degree=3, coef0=0.0,
-                   block=None):
+                   kernel_rank=None, block=None):
     r"""1-norm soft-margin SVM, primal form (convex QP).
 
     .. math::
@@ -330,6 +377,15 @@ def soft_l1_primal(X, y, *, C=1.0, kernel="linear", gamma="scale", degree=3, coe
     kernel : {"linear", "poly", "rbf", "precomputed"} or Kernel, default "linear"
         The kernel; ``gamma``, ``degree``, ``coef0`` as in scikit-learn (``gamma="scale"``
         is ``1 / (d X.var())``). With ``"precomputed"``, ``X`` is the l x l Gram matrix.
+    kernel_rank : int, optional
+        Solve with the kernel matrix factored as ``K ~= L L'`` of rank ``kernel_rank``
+        (pivoted incomplete Cholesky, computed without forming K: O(l r) memory), for the
+        rbf and poly kernels; ``kernel_rank >= l`` is exact (to the factor's tolerance).
+        The model is built in the factor form on ``L``; the kernel of the solution is the
+        Nystroem kernel of the pivots (:class:`~svm_models.kernels.LowRankKernel`), which
+        reproduces ``L L'`` on the training points. ``Solution.extra["kernel_rank"]``
+        reports the rank, the neglected trace ``trace(K - L L')`` and a bound on the
+        optimum's distance from the exact kernel's.
     block : pyomo Block, optional
         A block to fill (inside a larger model); by default a new ConcreteModel.
 
@@ -346,11 +402,11 @@ def soft_l1_primal(X, y, *, C=1.0, kernel="linear", gamma="scale", degree=3, coe
     section 1; the catalogue page ``formulations/soft_l1_primal.md``.
     """
     return build_primal(X, y, "soft_l1", C=C, kernel=kernel, gamma=gamma, degree=degree,
-                        coef0=coef0, block=block)
+                        coef0=coef0, kernel_rank=kernel_rank, block=block)
 
 
 def soft_l1_dual(X, y, *, C=1.0, kernel="linear", gamma="scale", degree=3, coef0=0.0,
-                 quad_form="auto", max_vars=None, block=None):
+                 kernel_rank=None, quad_form="auto", max_vars=None, block=None):
     r"""1-norm soft-margin SVM, dual form (convex QP).
 
     .. math::
@@ -392,6 +448,15 @@ def soft_l1_dual(X, y, *, C=1.0, kernel="linear", gamma="scale", degree=3, coef0
     max_vars : int, optional
         The largest model the chosen backend takes (:func:`svm_models.fit` passes Gurobi's
         licence limit): ``auto`` then takes the dense form when only its ``l`` variables fit.
+    kernel_rank : int, optional
+        Solve with the kernel matrix factored as ``K ~= L L'`` of rank ``kernel_rank``
+        (pivoted incomplete Cholesky, computed without forming K: O(l r) memory), for the
+        rbf and poly kernels; ``kernel_rank >= l`` is exact (to the factor's tolerance).
+        The model is built in the factor form on ``L``; the kernel of the solution is the
+        Nystroem kernel of the pivots (:class:`~svm_models.kernels.LowRankKernel`), which
+        reproduces ``L L'`` on the training points. ``Solution.extra["kernel_rank"]``
+        reports the rank, the neglected trace ``trace(K - L L')`` and a bound on the
+        optimum's distance from the exact kernel's.
     block : pyomo Block, optional
         A block to fill (inside a larger model); by default a new ConcreteModel.
 
@@ -408,11 +473,12 @@ def soft_l1_dual(X, y, *, C=1.0, kernel="linear", gamma="scale", degree=3, coef0
     section 1; the catalogue page ``formulations/soft_l1_dual.md``.
     """
     return build_dual(X, y, "soft_l1", C=C, kernel=kernel, gamma=gamma, degree=degree,
-                      coef0=coef0, quad_form=quad_form, max_vars=max_vars, block=block)
+                      coef0=coef0, kernel_rank=kernel_rank, quad_form=quad_form,
+                      max_vars=max_vars, block=block)
 
 
 def soft_l2_primal(X, y, *, C=1.0, kernel="linear", gamma="scale", degree=3, coef0=0.0,
-                   block=None):
+                   kernel_rank=None, block=None):
     r"""2-norm soft-margin SVM, primal form (convex QP).
 
     .. math::
@@ -451,6 +517,15 @@ def soft_l2_primal(X, y, *, C=1.0, kernel="linear", gamma="scale", degree=3, coe
     kernel : {"linear", "poly", "rbf", "precomputed"} or Kernel, default "linear"
         The kernel; ``gamma``, ``degree``, ``coef0`` as in scikit-learn (``gamma="scale"``
         is ``1 / (d X.var())``). With ``"precomputed"``, ``X`` is the l x l Gram matrix.
+    kernel_rank : int, optional
+        Solve with the kernel matrix factored as ``K ~= L L'`` of rank ``kernel_rank``
+        (pivoted incomplete Cholesky, computed without forming K: O(l r) memory), for the
+        rbf and poly kernels; ``kernel_rank >= l`` is exact (to the factor's tolerance).
+        The model is built in the factor form on ``L``; the kernel of the solution is the
+        Nystroem kernel of the pivots (:class:`~svm_models.kernels.LowRankKernel`), which
+        reproduces ``L L'`` on the training points. ``Solution.extra["kernel_rank"]``
+        reports the rank, the neglected trace ``trace(K - L L')`` and a bound on the
+        optimum's distance from the exact kernel's.
     block : pyomo Block, optional
         A block to fill (inside a larger model); by default a new ConcreteModel.
 
@@ -467,11 +542,11 @@ def soft_l2_primal(X, y, *, C=1.0, kernel="linear", gamma="scale", degree=3, coe
     section 1; the catalogue page ``formulations/soft_l2_primal.md``.
     """
     return build_primal(X, y, "soft_l2", C=C, kernel=kernel, gamma=gamma, degree=degree,
-                        coef0=coef0, block=block)
+                        coef0=coef0, kernel_rank=kernel_rank, block=block)
 
 
 def soft_l2_dual(X, y, *, C=1.0, kernel="linear", gamma="scale", degree=3, coef0=0.0,
-                 quad_form="auto", max_vars=None, block=None):
+                 kernel_rank=None, quad_form="auto", max_vars=None, block=None):
     r"""2-norm soft-margin SVM, dual form (convex QP).
 
     .. math::
@@ -514,6 +589,15 @@ def soft_l2_dual(X, y, *, C=1.0, kernel="linear", gamma="scale", degree=3, coef0
     max_vars : int, optional
         The largest model the chosen backend takes (:func:`svm_models.fit` passes Gurobi's
         licence limit): ``auto`` then takes the dense form when only its ``l`` variables fit.
+    kernel_rank : int, optional
+        Solve with the kernel matrix factored as ``K ~= L L'`` of rank ``kernel_rank``
+        (pivoted incomplete Cholesky, computed without forming K: O(l r) memory), for the
+        rbf and poly kernels; ``kernel_rank >= l`` is exact (to the factor's tolerance).
+        The model is built in the factor form on ``L``; the kernel of the solution is the
+        Nystroem kernel of the pivots (:class:`~svm_models.kernels.LowRankKernel`), which
+        reproduces ``L L'`` on the training points. ``Solution.extra["kernel_rank"]``
+        reports the rank, the neglected trace ``trace(K - L L')`` and a bound on the
+        optimum's distance from the exact kernel's.
     block : pyomo Block, optional
         A block to fill (inside a larger model); by default a new ConcreteModel.
 
@@ -530,7 +614,8 @@ def soft_l2_dual(X, y, *, C=1.0, kernel="linear", gamma="scale", degree=3, coef0
     section 1; the catalogue page ``formulations/soft_l2_dual.md``.
     """
     return build_dual(X, y, "soft_l2", C=C, kernel=kernel, gamma=gamma, degree=degree,
-                      coef0=coef0, quad_form=quad_form, max_vars=max_vars, block=block)
+                      coef0=coef0, kernel_rank=kernel_rank, quad_form=quad_form,
+                      max_vars=max_vars, block=block)
 
 
 # ---------------------------------------------------------------------------------------
@@ -544,7 +629,7 @@ def separable(svm) -> bool:
     from scipy.optimize import linprog
 
     data = svm.data
-    M = data.X if svm.kernel.is_linear else (svm.L if svm.L is not None else svm.K)
+    M = data.X if svm.kernel.is_linear else (svm.L if svm.L is not None else np.asarray(svm.K))
     A = -(data.y[:, None] * np.hstack([M, np.ones((M.shape[0], 1))]))
     res = linprog(np.zeros(A.shape[1]), A_ub=A, b_ub=-np.ones(A.shape[0]),
                   bounds=[(None, None)] * A.shape[1], method="highs")
@@ -651,9 +736,9 @@ def extract(block, ctx) -> Solution:
         xi = var_array(block.xi) if family != "hard" else np.zeros(l)
         if family == "soft_l1":
             xi = np.maximum(xi, 0.0)
-        mult = [ctx.dual(block.margin[i]) for i in range(l)]
-        if all(m is not None for m in mult):
-            alpha, alpha_source = np.array(mult), "multipliers"
+        mult = _margin_duals(svm, ctx)
+        if mult is not None:
+            alpha, alpha_source = mult, "multipliers"
         else:
             residual = y * (fdec + b) - 1.0 + xi
             active = residual <= ACTIVE_MARGIN_REL * max(1.0, float(np.abs(fdec).max(initial=0.0)))
@@ -706,7 +791,33 @@ def extract(block, ctx) -> Solution:
         ww = float(linear_w @ linear_w) if linear_w is not None else (
             float(cvals @ cvals) if form == "primal" else None)
     sol_kw["margin"] = (1.0 / np.sqrt(ww)) if ww else None
+    if "kernel_rank" in svm.facts:
+        extra["kernel_rank"] = _low_rank_report(svm.facts["kernel_rank"], alpha)
     return Solution(**sol_kw)
+
+
+def _low_rank_report(facts: dict, alpha: np.ndarray) -> dict:
+    """The kernel_rank report with the bound on the optimum: with ``E = K - L L'`` (PSD,
+    ``lambda_max(E) <= trace(E)``), every dual objective of the low-rank model is that of
+    the exact kernel plus ``(y a)'E(y a)/2 >= 0``, so ``0 <= optimum(L L') - optimum(K)
+    <= trace(E) ||alpha||^2 / 2`` at the low-rank optimum alpha (the primal optimum is the
+    dual's)."""
+    bound = 0.5 * facts["trace_error"] * float(alpha @ alpha) if np.all(np.isfinite(alpha)) \
+        else float("nan")
+    return {**facts, "objective_bound": bound}
+
+
+def _margin_duals(svm, ctx) -> np.ndarray | None:
+    """The multipliers of the margin rows as an array (None unless the backend gave all):
+    read as one run of rows where the duals allow it (the fast path), else row by row."""
+    datas = svm.record.rows[0].datas
+    of = getattr(ctx.duals, "of", None)
+    mult = of(datas) if of is not None else None
+    if mult is not None:
+        return mult
+    margin = svm.block.margin
+    mult = [ctx.dual(margin[i]) for i in range(len(datas))]
+    return np.array(mult) if all(m is not None for m in mult) else None
 
 
 def _model_objective(block) -> float:

@@ -42,3 +42,32 @@ class BuiltSVM:
             return self.L @ (self.L.T @ v)
         X = self.data.X
         return X @ (X.T @ v)
+
+
+class SignedGram:
+    """The training Gram matrix ``K``, stored once as the signed matrix ``G = D_y K D_y`` that
+    a dense dual's quadratic form uses (``K_ij = y_i y_j G_ij``): reads like ``K`` for what
+    post-processing needs -- products ``K @ v``, blocks ``K[np.ix_(r, c)]``, ``np.asarray``
+    (which forms K: l x l) -- without keeping a second l x l matrix."""
+
+    def __init__(self, G: np.ndarray, y: np.ndarray):
+        self.G, self.y = G, y
+
+    @property
+    def shape(self) -> tuple:
+        return self.G.shape
+
+    def __matmul__(self, v: np.ndarray) -> np.ndarray:
+        y = self.y
+        if v.ndim == 1:
+            return y * (self.G @ (y * v))
+        return y[:, None] * (self.G @ (y[:, None] * v))
+
+    def __getitem__(self, key):
+        rows, cols = key
+        return self.G[key] * (self.y[rows] * self.y[cols])
+
+    def __array__(self, dtype=None, copy=None):
+        K = self.G * self.y[:, None]
+        K *= self.y[None, :]
+        return K if dtype is None else K.astype(dtype)

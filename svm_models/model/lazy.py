@@ -48,6 +48,8 @@ def _lazy_attribute(slot, store):
         recipe = self._recipe
         if recipe is not None:
             self._recipe = None
+            if recipe is _PENDING:   # a member of an indexed component: its recipe by index
+                recipe = self.parent_component()._lazy_recipe(self._index)
             fn, args = recipe
             store(self, fn(*args))
             self._built = slot.__get__(self)
@@ -59,6 +61,11 @@ def _lazy_attribute(slot, store):
         slot.__set__(self, value)
 
     return property(get, put)
+
+
+#: the ``_recipe`` of an indexed component's member that has not been built: the component's
+#: ``recipe(index)`` is called only then (creating a member costs no recipe call)
+_PENDING = type("Pending", (), {"__repr__": lambda self: "<pending recipe>"})()
 
 
 def _store_args(self, expr):
@@ -121,15 +128,18 @@ class _LazyIndexed:
         self.add_lazy(self.index_set())
 
     def add_lazy(self, indices) -> None:
-        """New lazy members for ``indices`` (already in the index set)."""
-        recipe, owner = self._lazy_recipe, self._owner()
+        """New lazy members for ``indices`` (already in the index set); each calls the
+        component's ``recipe(index)`` when first read."""
+        new, ref, data = self._member, weakref.ref(self), self._data
         with PauseGC():  # l new objects, none of them garbage: no collection passes meanwhile
             for idx in indices:
-                self._data[idx] = self._member(recipe(idx), owner, idx)
+                data[idx] = new(ref, idx)
 
     def __getstate__(self):
         state = super().__getstate__()
-        state["_lazy_recipe"] = None  # recipes are closures over the original block
+        # recipes are closures over the original block (Pyomo's state: a dict, or the slots
+        # in a list ending with the instance dict)
+        (state if isinstance(state, dict) else state[-1])["_lazy_recipe"] = None
         return state
 
 
@@ -139,12 +149,15 @@ class LazyExpression(_LazyIndexed, IndexedExpression):
     ``recipe(index)`` returns ``(function, args)``; ``function(*args)`` builds the member.
     """
 
-    def _owner(self):
-        return self
-
     @staticmethod
-    def _member(recipe, owner, idx):
-        return LazyExpressionData(recipe, component=owner)
+    def _member(ref, idx):
+        m = _NEW_EXPR(LazyExpressionData)
+        _ARGS_SLOT.__set__(m, (None,))
+        m._component = ref
+        m._index = idx
+        m._built = None
+        m._recipe = _PENDING
+        return m
 
 
 class LazyScalarExpression(_Proof, ScalarExpression):
@@ -195,12 +208,41 @@ class LazyConstraint(_LazyIndexed, IndexedConstraint):
     members after construction (a growing family of rows).
     """
 
-    def _owner(self):
-        return weakref.ref(self)
-
     @staticmethod
-    def _member(recipe, owner, idx):
-        return LazyConstraintData(recipe, component=owner, index=idx)
+    def _member(ref, idx):
+        m = _NEW_CON(LazyConstraintData)
+        m._component = ref
+        m._active = True
+        m._index = idx
+        _EXPR_SLOT.__set__(m, None)
+        m._built = None
+        m._recipe = _PENDING
+        return m
+
+
+_NEW_EXPR = LazyExpressionData.__new__
+_NEW_CON = LazyConstraintData.__new__
+
+
+def is_lazy_indexed(comp) -> bool:
+    """Whether ``comp`` is an indexed lazy component (its members all lazy)."""
+    return isinstance(comp, _LazyIndexed)
+
+
+def first_changed(comp, *, constraint: bool = False) -> list:
+    """The members of the lazy indexed ``comp`` that are not pristine (or, for constraints,
+    not active), at most the first: an empty list when every member is as built. Pending
+    members are checked by one attribute read each."""
+    data = comp._data.values()
+    if constraint:
+        ok = all(d._active and d._recipe is not None for d in data)
+    else:
+        ok = all(d._recipe is not None for d in data)
+    if not ok:
+        for d in data:
+            if (constraint and not d._active) or not d.is_pristine:
+                return [d]
+    return []
 
 
 # ---------------------------------------------------------------------------------------

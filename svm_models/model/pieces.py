@@ -20,7 +20,14 @@ import scipy.sparse as sp
 
 from ..data import Dataset, validate
 from ..errors import ParameterError
-from ..kernels import Kernel, check_psd, kernel_factor, make_kernel
+from ..kernels import (
+    Kernel,
+    check_psd,
+    incomplete_cholesky,
+    kernel_factor,
+    low_rank_kernel,
+    make_kernel,
+)
 from .forms import QuadBlock
 from .lazy import (
     LazyConstraint,
@@ -98,8 +105,10 @@ class Layout:
 def add_points(b, data: Dataset) -> None:
     """Sets ``I`` (points) and the label parameter ``y``."""
     b.I = pyo.Set(initialize=range(data.n_points), ordered=True, doc="training points i")
-    b.y = pyo.Param(b.I, initialize=dict(enumerate(data.y.tolist())),
-                    doc="label y_i in {-1, +1}")
+    b.y = pyo.Param(b.I, doc="label y_i in {-1, +1}")
+    # filled in bulk: an immutable Param keeps plain values (the per-item validation of
+    # ``initialize`` costs ~40 us a point; the labels are validated already)
+    b.y._data.update(zip(range(data.n_points), data.y.tolist()))
 
 
 def add_features(b, d: int) -> None:
@@ -252,7 +261,16 @@ def sum_of_squares(b, name: str, var, doc: str):
     return expr
 
 
-def signed_factor(kernel: Kernel, data: Dataset, K) -> np.ndarray:
-    """``F = L' Y`` with ``K = L L'``: then ``a'G(K)a = ||F a||^2``."""
-    L = kernel_factor(kernel, data.X, K)
+def signed_factor(kernel: Kernel, data: Dataset, K, L: np.ndarray | None = None) -> np.ndarray:
+    """``F = L' Y`` with ``K = L L'`` (``L`` given, or computed): then ``a'G(K)a = ||F a||^2``."""
+    if L is None:
+        L = kernel_factor(kernel, data.X, K)
     return (L * data.y[:, None]).T.copy()
+
+
+def low_rank(kernel, data: Dataset, kernel_rank):
+    """``(LowRankKernel, LowRank)``: the kernel matrix of the training points factored as
+    ``K ~= L L'`` of rank ``kernel_rank`` by pivoted incomplete Cholesky, without forming K
+    (:func:`~svm_models.kernels.incomplete_cholesky`), and the kernel the model then uses."""
+    lr = incomplete_cholesky(kernel, data.X, kernel_rank)
+    return low_rank_kernel(kernel, data.X, lr), lr

@@ -28,6 +28,7 @@ record. Anything else sends the solve down the general path, with :func:`verify`
 
 from __future__ import annotations
 
+import operator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -43,6 +44,10 @@ from pyomo.core.base.var import Var
 from pyomo.core.expr.numvalue import value as pyo_value
 
 from .forms import Cone, QuadBlock, QuadRow  # noqa: F401  (QuadRow, Cone: record members)
+from .lazy import first_changed, is_lazy_indexed
+
+#: the VarData slots that hold a variable's bounds and domain
+_BOUND_SLOTS = ("_lb", "_ub", "_domain")
 
 #: component types that carry no constraint of their own: allowed anywhere in the model
 INERT_TYPES = ("Var", "Param", "Set", "SetOf", "RangeSet", "Expression", "Suffix", "Block",
@@ -139,7 +144,7 @@ class Record:
         self.tokens = {}
         for comp in self.components.values():
             ctype = comp.ctype
-            if ctype in (Constraint, Expression, Objective):
+            if ctype in (Constraint, Expression, Objective) and not is_lazy_indexed(comp):
                 for d in comp.values():
                     if not hasattr(d, "is_pristine"):
                         self.tokens[id(d)] = _token(d)
@@ -148,7 +153,8 @@ class Record:
         self.n_var_datas = n = sum(len(v) for v in self.variables)
         # the bound and domain objects the builder set: the fast path reads bounds live, but
         # the formulation's post-processing holds only for the bounds it was built with
-        self.bound_tokens = [(vd._lb, vd._ub, vd._domain) for vd in self.var_datas()]
+        vds = self.var_datas()
+        self.bound_tokens = [[getattr(vd, a) for vd in vds] for a in _BOUND_SLOTS]
         # rows recorded before later variables were declared get zero columns for them
         for g in self.rows:
             g.A = _widen(g.A, n)
@@ -167,9 +173,12 @@ class Record:
         if self.extensions:
             return (f"rows were added to the formulation after it was built "
                     f"({', '.join(self.extensions)})")
-        for vd, (lb, ub, dom) in zip(self.var_datas(), self.bound_tokens):
-            if vd._lb is not lb or vd._ub is not ub or vd._domain is not dom:
-                return f"the bounds or domain of variable {vd.name} were changed"
+        vds = self.var_datas()
+        for a, before in zip(_BOUND_SLOTS, self.bound_tokens):
+            now = [getattr(vd, a) for vd in vds]
+            if not all(map(operator.is_, now, before)):
+                k = next(i for i, (p, q) in enumerate(zip(now, before)) if p is not q)
+                return f"the bounds or domain of variable {vds[k].name} were changed"
         return None
 
     def var_datas(self) -> list:
@@ -277,13 +286,17 @@ def verify(record: Record) -> str | None:
         if ctype is Constraint:
             if not comp.active:
                 return f"recorded constraint {comp.name!r} was deactivated"
-            for d in comp.values():
+            members = comp.values()
+            if is_lazy_indexed(comp):   # one pass at C speed; the loop below names the culprit
+                members = first_changed(comp, constraint=True)
+            for d in members:
                 if not d.active:
                     return f"recorded constraint {d.name!r} was deactivated"
                 if not _unchanged(record, d):
                     return f"constraint {d.name!r} was changed"
         elif ctype is Expression:
-            for d in comp.values():
+            members = first_changed(comp) if is_lazy_indexed(comp) else comp.values()
+            for d in members:
                 if not _unchanged(record, d):
                     return f"expression {d.name!r} was changed"
     reason = _check_sizes(record)
@@ -315,18 +328,17 @@ def _check_sizes(record: Record) -> str | None:
 
 
 def _check_variables(record: Record) -> str | None:
-    n = 0
-    for v in record.variables:
-        dom = None
-        for vd in v.values():
-            n += 1
-            if vd.fixed:
-                return f"variable {vd.name} is fixed"
-            d = vd.domain
-            if d is not dom:
-                if not vd.is_continuous():
-                    return f"variable {vd.name} is not continuous"
-                dom = d
+    vds = record.var_datas()
+    n = len(vds)
+    if any(vd._fixed for vd in vds):
+        vd = next(vd for vd in vds if vd._fixed)
+        return f"variable {vd.name} is fixed"
+    doms = [vd._domain for vd in vds]
+    runs = [0] + [k + 1 for k, same in enumerate(map(operator.is_, doms[1:], doms[:-1]))
+                  if not same] if n else []
+    for k in runs:
+        if not vds[k].is_continuous():
+            return f"variable {vds[k].name} is not continuous"
     if n != record.n_var_datas:
         return "variables were added to a recorded variable"
     return None

@@ -16,6 +16,7 @@ Conventions (one place for them):
 
 from __future__ import annotations
 
+import operator
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -265,8 +266,11 @@ class StandardForm:
         eq = np.isfinite(self.lA) & (self.lA == self.uA)
         eq_idx = np.flatnonzero(eq)
         in_idx = np.flatnonzero(~eq)
-        return (eq_idx, self.A[eq_idx], self.lA[eq_idx], in_idx, self.A[in_idx],
-                self.lA[in_idx], self.uA[in_idx])
+        # all rows of one kind (a million margin rows, or a dual's equalities): A itself,
+        # not a row-selected copy
+        Aeq = self.A if len(in_idx) == 0 else self.A[eq_idx]
+        Ain = self.A if len(eq_idx) == 0 else self.A[in_idx]
+        return (eq_idx, Aeq, self.lA[eq_idx], in_idx, Ain, self.lA[in_idx], self.uA[in_idx])
 
 
 def _add_scaled(out: np.ndarray, B: np.ndarray, coef: float, rows: int = 256) -> None:
@@ -276,16 +280,27 @@ def _add_scaled(out: np.ndarray, B: np.ndarray, coef: float, rows: int = 256) ->
 
 
 def bounds(var_datas) -> tuple[np.ndarray, np.ndarray]:
-    """Current bounds of the variables (domain and bounds combined, as Pyomo reports them)."""
+    """Current bounds of the variables (domain and bounds combined, as Pyomo reports them).
+
+    A variable's bounds are a function of its bound and domain objects (numbers, mutable
+    Params, sets): runs of variables holding the very same three objects -- the members of
+    one indexed Var, as Pyomo creates them -- are evaluated once per run."""
     n = len(var_datas)
     lx = np.full(n, -INF)
     ux = np.full(n, INF)
-    for k, vd in enumerate(var_datas):
-        lb, ub = vd.bounds
+    if n == 0:
+        return lx, ux
+    same = np.ones(n - 1, dtype=bool)
+    for attr in ("_lb", "_ub", "_domain"):
+        objs = [getattr(vd, attr) for vd in var_datas]
+        same &= np.fromiter(map(operator.is_, objs[1:], objs[:-1]), dtype=bool, count=n - 1)
+    starts = np.concatenate([[0], np.flatnonzero(~same) + 1, [n]])
+    for a, b in zip(starts[:-1].tolist(), starts[1:].tolist()):
+        lb, ub = var_datas[a].bounds
         if lb is not None:
-            lx[k] = lb
+            lx[a:b] = lb
         if ub is not None:
-            ux[k] = ub
+            ux[a:b] = ub
     return lx, ux
 
 
