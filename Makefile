@@ -4,6 +4,8 @@
 #   make setup    venv + editable install with all extras + Ipopt (cyipopt + PyNumero)
 #   make demo     run the demo
 #   make test     run the test suite (PYTEST_ARGS=-q by default)
+#   make fuzz     the property-based tests with many more examples (SVM_MODELS_FUZZ=1)
+#   make test-perturbed  the whole suite on data perturbed at the 1e-12 level
 #   make bench    run the benchmarks (BENCH_ARGS passed through)
 #   make clean    remove the venv and build directories
 #
@@ -21,7 +23,7 @@ VENV_STAMP := $(VENV)/pyvenv.cfg
 PIP_STAMP := $(VENV)/.stamp-pip-upgraded
 INSTALL_STAMP := $(VENV)/.stamp-installed
 
-.PHONY: setup demo test bench clean
+.PHONY: setup demo test fuzz test-perturbed bench clean
 
 setup: $(INSTALL_STAMP)
 	$(VENV_PY) -m svm_models.setup_ipopt
@@ -50,6 +52,15 @@ test: setup
 	rc=0; $(VENV_PY) -m pytest $(PYTEST_ARGS) || rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "make test: pytest collected no tests (exit 5): failing" >&2; fi; \
 	exit $$rc
+
+# Hypothesis profile "fuzz": a few hundred examples per property (tests/test_fuzz.py).
+fuzz: setup
+	SVM_MODELS_FUZZ=1 $(VENV_PY) -m pytest $(PYTEST_ARGS) tests/test_fuzz.py
+
+# The feature values of the tests' shared data perturbed by a relative 1e-12 (tests/conftest.py):
+# the same answers to tolerance. Not part of `make test` (it runs the whole suite again).
+test-perturbed: setup
+	SVM_MODELS_PERTURB=1e-12 $(VENV_PY) -m pytest $(PYTEST_ARGS)
 
 bench: setup
 	$(VENV_PY) benchmarks/run.py $(BENCH_ARGS)

@@ -40,6 +40,8 @@ from .errors import (
     SolverError,
     SolverUnavailableError,
     SVMError,
+    SVMWarning,
+    BadScaleWarning,
 )
 from .methods.cv import cross_validate
 from .methods.paths import fit_path
@@ -66,5 +68,5 @@ __all__ = [
     "solvers", "Solution",
     "Status", "SVMError", "DataError", "ParameterError", "SolverError", "SolverUnavailableError",
     "CapabilityError", "LicenseLimitError", "SolveFailedError", "InfeasibleError",
-    "NotSeparableError", "MissingDependencyError",
+    "NotSeparableError", "MissingDependencyError", "SVMWarning", "BadScaleWarning",
 ]

@@ -7,14 +7,19 @@ What loops over solves (parameter paths, checks, two-step methods) lives in
 
 from __future__ import annotations
 
+import math
+from dataclasses import replace
+
 from pyomo.common.gc_manager import PauseGC
 
 from .formulations import get as lookup, names as formulation_names
-from .errors import LicenseLimitError, ParameterError, SVMError, SolveFailedError, InfeasibleError
+from .errors import (InfeasibleError, LicenseLimitError, NotSeparableError, ParameterError,
+                     SVMError, SolveFailedError)
 from .postprocess import Context
 from .solution import Solution
 from .solvers import SolverOptions, backend, solve_model
 from .status import Status
+from .tolerances import CERTIFICATE_GAP, CERTIFICATE_GAP_PER_TOL
 
 _SOLVE_KEYS = set(SolverOptions.__dataclass_fields__)
 
@@ -35,8 +40,34 @@ def build(name: str, X, y, *, block=None, **params):
     if unknown:
         raise ParameterError(f"{name} takes no parameter(s) {sorted(unknown)}; "
                              f"it takes {', '.join(f.params) or 'none'}")
+    if f.family == "hard" or (f.family == "radius_margin" and "C" in params
+                              and params["C"] is None):
+        _refuse_opposite_duplicates(f.name, X, y, params.get("kernel") == "precomputed")
     with PauseGC():  # thousands of new objects and no garbage: skip collection passes
         return f.builder(X, y, block=block, **params)
+
+
+def _refuse_opposite_duplicates(name: str, X, y, precomputed: bool) -> None:
+    """A hard margin on data with the same point under both labels: NotSeparableError before
+    anything is built or solved, naming the two points (the data are validated by the
+    builder too; here only to find them)."""
+    import warnings
+
+    from .data import opposite_duplicates, validate
+
+    with warnings.catch_warnings():   # the builder's own validation warns, once
+        warnings.simplefilter("ignore")
+        data = validate(X, y, precomputed=precomputed)
+    pair = opposite_duplicates(data.X, data.y)
+    if pair is not None:
+        i, j = pair
+        what = (f"rows {i} and {j} of the kernel matrix are equal (the same point in feature "
+                f"space)" if precomputed else f"points {i} and {j} are equal")
+        raise NotSeparableError(
+            f"{what} but carry opposite labels ({data.classes[0].item()!r} and {data.classes[1].item()!r}): no "
+            f"hyperplane separates them, so the hard-margin {name} has no solution. Use a soft "
+            "margin (soft_l1_*/soft_l2_*, or C > 0), or remove the contradictory duplicate.",
+            Status.infeasible)
 
 
 def svm_blocks(model) -> list:
@@ -81,7 +112,10 @@ def solve(model, solver: str = "ipopt", *, raise_on_failure: bool = True, _state
     ``iter_limit``, ``threads``, ``verbose``, ``options`` (raw backend options), ``path``
     (``"auto"``/``"fast"``/``"general"``). Returns the :class:`~svm_models.solution.Solution`
     of the SVM block; a non-optimal end is a typed error (or, with
-    ``raise_on_failure=False``, a Solution with that status and NaN values).
+    ``raise_on_failure=False``, a Solution with that status and NaN values). Numerical
+    trouble is retried once with a looser tolerance (``extra["retry"]``); a reported optimum
+    whose own duality gap is far off is numerical trouble too (status ``numerical_error``,
+    its values kept).
     """
     opts = SolverOptions.from_kwargs(**options)
     if not hasattr(model, "component_data_objects"):
@@ -105,13 +139,33 @@ def solve(model, solver: str = "ipopt", *, raise_on_failure: bool = True, _state
         if raise_on_failure:
             _raise_for(svm, f, info.status, info.message)
         return failed_solution(svm, info)
+    tol = info.retry["tol"] if info.retry else opts.tol
     ctx = Context(solver=info.solver, interface=info.interface, path=info.path, time=info.time,
-                  status=info.status, tol=opts.tol, duals=info.duals, verified=info.verified,
+                  status=info.status, tol=tol, duals=info.duals, verified=info.verified,
                   reason=info.proof, objective=info.objective)
     sol = f.extractor(blk, ctx)
     if info.path_reason is not None:
         sol.extra["general_path_reason"] = info.path_reason
-    return sol
+    if info.retry is not None:
+        sol.extra["retry"] = info.retry
+    return _refuse_uncertified(sol, svm, f, opts, raise_on_failure)
+
+
+def _refuse_uncertified(sol: Solution, svm, f, opts, raise_on_failure: bool) -> Solution:
+    """A reported optimum whose own duality gap is far off (e.g. a hard margin of width
+    1e-10 on nearly collinear points: HiGHS said optimal, the gap was 100%) is numerical
+    trouble: a typed error, or the Solution with status ``numerical_error``."""
+    allowed = max(CERTIFICATE_GAP, CERTIFICATE_GAP_PER_TOL * opts.tolerance)
+    gap = sol.duality_gap
+    if gap is None or not (abs(gap) > allowed or math.isnan(gap)):
+        return sol
+    message = (f"the solver reported an optimal solution, but its relative duality gap is "
+               f"{gap:.3g} (at most {allowed:g} is accepted): numerical trouble, e.g. nearly "
+               "degenerate or badly scaled data; try another backend, a soft margin, or "
+               "standardised features")
+    if raise_on_failure:
+        _raise_for(svm, f, Status.numerical_error, message)
+    return replace(sol, status=Status.numerical_error, extra={**sol.extra, "message": message})
 
 
 def failed_solution(svm, info) -> Solution:
@@ -125,7 +179,8 @@ def failed_solution(svm, info) -> Solution:
                     support_vectors=np.zeros((0, svm.data.n_features)), objective=float("nan"),
                     kernel=svm.kernel, classes=svm.data.classes, time=info.time,
                     interface=info.interface, path=info.path,
-                    extra={"message": info.message, "b_source": f"the solve ended {info.status}"})
+                    extra={"message": info.message, "b_source": f"the solve ended {info.status}",
+                           **({"retry": info.retry} if info.retry else {})})
 
 
 def _refuse_part_of_a_larger_model(model) -> None:

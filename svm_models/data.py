@@ -8,11 +8,13 @@ user's own labels (``classes[0]`` is -1, ``classes[1]`` is +1, as in scikit-lear
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
 
-from .errors import DataError
+from .errors import BadScaleWarning, DataError
+from .tolerances import SCALE_COLUMN_SPREAD, SCALE_HIGH, SCALE_LOW
 
 
 @dataclass(frozen=True, eq=False)
@@ -43,10 +45,26 @@ class Dataset:
 
 
 def as_matrix(X, *, name: str = "X", n_features: int | None = None) -> np.ndarray:
-    """Return ``X`` as a finite 2-D float array, or raise :class:`DataError` naming the problem."""
+    """Return ``X`` as a finite 2-D float array, or raise :class:`DataError` naming the problem.
+
+    Numbers of any real dtype are taken (booleans as 0/1); text, complex numbers, dates and
+    objects that are not numbers are refused."""
     try:
-        A = np.asarray(X, dtype=float)
+        raw = np.asarray(X)
+        kind = raw.dtype.kind
+        if kind in "USMmVc":
+            what, fix = {"U": ("text", "encode it as numbers"),
+                         "S": ("text", "encode it as numbers"),
+                         "M": ("dates", "convert them to numbers"),
+                         "m": ("time spans", "convert them to numbers"),
+                         "V": ("records", "convert them to a numeric matrix"),
+                         "c": ("complex numbers", "take the real part or the modulus")}[kind]
+            raise DataError(f"{name} must be a numeric matrix of real numbers; it holds {what} "
+                            f"(dtype {raw.dtype}): {fix} first")
+        A = np.asarray(raw, dtype=float)
     except (TypeError, ValueError) as exc:
+        if isinstance(exc, DataError):
+            raise
         raise DataError(f"{name} must be a numeric matrix: {exc}") from None
     if A.ndim == 1 and n_features is not None and A.size == n_features:
         A = A.reshape(1, -1)
@@ -71,9 +89,15 @@ def encode_labels(y) -> tuple[np.ndarray, np.ndarray]:
         labels = labels.ravel()
     if labels.ndim != 1:
         raise DataError(f"y must be a 1-dimensional vector of labels; got shape {labels.shape}")
-    if labels.dtype.kind == "f" and not np.all(np.isfinite(labels)):
+    if labels.dtype.kind in "fc" and not np.all(np.isfinite(labels)):
         raise DataError("y contains NaN or infinite values")
-    classes = np.unique(labels)
+    if labels.size == 0:
+        raise DataError("y is empty: an SVM needs labelled examples of two classes")
+    try:
+        classes = np.unique(labels)
+    except TypeError as exc:
+        raise DataError(f"the labels in y cannot be compared with each other ({exc}): use "
+                        "labels of one type (numbers or strings), without None") from None
     if classes.size == 1:
         raise DataError(
             f"y has a single class ({classes[0]!r}); an SVM needs examples of two classes"
@@ -119,4 +143,53 @@ def validate(X, y, *, precomputed: bool = False) -> Dataset:
         A = A.copy()
     A.setflags(write=False)
     yy.setflags(write=False)
+    if not precomputed:
+        check_scale(A, name="X")
     return Dataset(X=A, y=yy, classes=classes)
+
+
+def check_scale(A: np.ndarray, *, name: str = "X") -> str | None:
+    """Warn (one :class:`~svm_models.errors.BadScaleWarning`) when the features are so badly
+    scaled that solvers fail or lose accuracy; return the warning's text (None: no warning).
+
+    Measured on 40 Gaussian points, 1-norm dual, C = 1, the six backends: all features
+    multiplied by 1e5 or 1e-5 stop HiGHS; by 1e8 every backend (PIQP, Clarabel: no answer;
+    Ipopt, Gurobi: "optimal" with a 47% duality gap); one feature multiplied by 1e8 (a spread
+    of column scales of 1e8) the same. The data are not rescaled (that would change what C
+    and w mean): the warning names the scale and the fix.
+    """
+    col = np.max(np.abs(A), axis=0)
+    nonzero = col[col > 0]
+    if nonzero.size == 0:
+        return None
+    top, low = float(nonzero.max()), float(nonzero.min())
+    if top > SCALE_HIGH or top < SCALE_LOW:
+        why = (f"its largest absolute value is {top:.3g} (outside [{SCALE_LOW:g}, "
+               f"{SCALE_HIGH:g}])")
+    elif top / low > SCALE_COLUMN_SPREAD:
+        why = (f"its feature scales spread by a factor {top / low:.3g} (largest |value| per "
+               f"column from {low:.3g} to {top:.3g}; above {SCALE_COLUMN_SPREAD:g})")
+    else:
+        return None
+    text = (f"{name} is badly scaled: {why}. Solvers may fail or return inaccurate answers on "
+            "such data; standardise the features first (e.g. "
+            "sklearn.preprocessing.StandardScaler). The data are used as given.")
+    warnings.warn(text, BadScaleWarning, stacklevel=2)
+    return text
+
+
+def opposite_duplicates(A: np.ndarray, y: np.ndarray) -> tuple[int, int] | None:
+    """The first two rows of ``A`` that are equal but carry opposite labels (``y`` in
+    {-1, +1}), as ``(i, j)`` with ``y[i] = -1``; None when there are none. For a Gram matrix
+    (rows of K) equal rows mean the same point in feature space."""
+    _, inv = np.unique(A, axis=0, return_inverse=True)
+    inv = inv.ravel()
+    neg = np.zeros(inv.max() + 1, dtype=bool)
+    pos = neg.copy()
+    neg[inv[y < 0]] = True
+    pos[inv[y > 0]] = True
+    both = np.flatnonzero(neg & pos)
+    if both.size == 0:
+        return None
+    rows = np.flatnonzero(inv == both[0])
+    return int(rows[y[rows] < 0][0]), int(rows[y[rows] > 0][0])

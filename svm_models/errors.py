@@ -58,3 +58,12 @@ class NotSeparableError(InfeasibleError):
 
 class MissingDependencyError(SVMError, ImportError):
     """An optional dependency is not installed (the message names the ``pip install``)."""
+
+
+class SVMWarning(UserWarning):
+    """Base class of the warnings issued by svm-models."""
+
+
+class BadScaleWarning(SVMWarning):
+    """The data are so badly scaled that solvers may fail or return inaccurate answers
+    (issued once per validation; the data are not rescaled: the model stays the user's)."""

@@ -12,6 +12,7 @@ multiclass problems the same way (:func:`~svm_models.methods.cv.binary_problems`
 from __future__ import annotations
 
 import time
+import warnings
 from collections.abc import Mapping
 
 import numpy as np
@@ -19,7 +20,8 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .errors import DataError, ParameterError
+from .data import check_scale
+from .errors import BadScaleWarning, DataError, ParameterError
 from .formulations import get as lookup
 from .methods.cv import (
     HYPERPARAMETERS,
@@ -237,13 +239,18 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
         self._points = [None] if binary else [
             problem_points(y_index, np.arange(y.size), p)[0] for p in problems]
         sols = []
-        for pts, problem in zip(self._points, problems):
-            if pts is None:
-                Xp, t = X, y  # the labels themselves: the solution predicts them
-            else:
-                Xp = X[np.ix_(pts, pts)] if self.kernel == "precomputed" else X[pts]
-                t = problem_points(y_index, pts, problem)[1]
-            sols.append(sm_fit(Xp, t, self.formulation, self.solver, **params, **solve_kw))
+        with warnings.catch_warnings():
+            if not binary:   # the scale of X is said once, not once per binary problem
+                if self.kernel != "precomputed":
+                    check_scale(np.asarray(X, dtype=float))
+                warnings.simplefilter("ignore", BadScaleWarning)
+            for pts, problem in zip(self._points, problems):
+                if pts is None:
+                    Xp, t = X, y  # the labels themselves: the solution predicts them
+                else:
+                    Xp = X[np.ix_(pts, pts)] if self.kernel == "precomputed" else X[pts]
+                    t = problem_points(y_index, pts, problem)[1]
+                sols.append(sm_fit(Xp, t, self.formulation, self.solver, **params, **solve_kw))
         self.classes_ = classes
         if binary:
             self.solution_ = sols[0]

@@ -8,7 +8,9 @@ a per-family :attr:`Solution.details` object whose fields read as attributes of 
 
 from __future__ import annotations
 
+import hashlib
 import json
+import struct
 from dataclasses import dataclass, field, fields
 from typing import Any
 
@@ -20,6 +22,10 @@ from .kernels import Kernel, kernel_from_dict
 from .status import Status
 
 _ARRAYS = ("w", "alpha", "dual_coef", "xi", "support", "support_vectors", "classes")
+
+#: what :meth:`Solution.to_dict` writes: a document of this format, this version
+FORMAT = "svm_models.Solution"
+VERSION = 1
 
 
 @dataclass(frozen=True)
@@ -215,7 +221,10 @@ class Solution:
 
     # serialisation ---------------------------------------------------------------------------
     def to_dict(self) -> dict:
-        out: dict[str, Any] = {}
+        """The Solution as plain JSON data: ``solution_format``, ``solution_version``, one
+        entry per field, and ``sha256``, a checksum of each field's canonical JSON text
+        (:meth:`from_dict` refuses a document whose values do not match it)."""
+        content: dict[str, Any] = {}
         for f in fields(self):
             v = getattr(self, f.name)
             if f.name == "kernel":
@@ -229,12 +238,13 @@ class Solution:
                      "fields": {k.name: getattr(v, k.name) for k in fields(v)}}
             elif isinstance(v, np.ndarray):
                 v = {"__array__": v.tolist(), "dtype": v.dtype.str, "shape": list(v.shape)}
-            out[f.name] = _jsonable(v)
-        return out
+            content[f.name] = _jsonable(v)
+        return {"solution_format": FORMAT, "solution_version": VERSION, **content,
+                "sha256": {k: _digest(v) for k, v in content.items()}}
 
     def to_json(self, path=None) -> str:
         """JSON text (written to ``path`` as well when given). Floats round-trip exactly."""
-        text = json.dumps(self.to_dict())
+        text = json.dumps(self.to_dict(), allow_nan=False)
         if path is not None:
             with open(path, "w") as fh:
                 fh.write(text)
@@ -242,30 +252,69 @@ class Solution:
 
     @classmethod
     def from_dict(cls, d: dict) -> "Solution":
-        kw = {}
-        for f in fields(cls):
-            if f.name not in d:
-                continue
-            v = d[f.name]
-            if f.name == "kernel":
-                v = kernel_from_dict(v)
-            elif f.name == "classes":
-                v = np.array(v["values"], dtype=np.dtype(v["dtype"]))
-            elif f.name == "details" and v is not None:
-                v = DETAILS[v["__details__"]](**_unjson(v["fields"]))
-            elif isinstance(v, dict) and "__array__" in v:
-                v = np.array(_unjson(v["__array__"]), dtype=np.dtype(v["dtype"])).reshape(v["shape"])
-            kw[f.name] = _unjson(v)
-        return cls(**kw)
+        """The Solution :meth:`to_dict` wrote (other keys, e.g. the CLI's ``certificate``,
+        are ignored).
+
+        Raises
+        ------
+        DataError
+            not a Solution document, another format version, a value that does not match
+            its checksum (naming the fields), or a malformed value.
+        """
+        names = [f.name for f in fields(cls)]
+        if not isinstance(d, dict) or d.get("solution_format") != FORMAT:
+            raise DataError("not a saved svm_models Solution (no solution_format "
+                            f"{FORMAT!r}); save one with Solution.to_json")
+        version = d.get("solution_version")
+        if version != VERSION:
+            raise DataError(f"this Solution was saved in format version {version!r}; this "
+                            f"svm-models reads version {VERSION}: load it with the svm-models "
+                            "that wrote it, or fit the model again and save it")
+        sums = d.get("sha256")
+        if not isinstance(sums, dict):
+            raise DataError("the saved Solution has no sha256 checksums: the file is "
+                            "incomplete or was edited")
+        bad = sorted({k for k in names if (k in d) != (k in sums)
+                      or (k in d and _digest(d[k]) != sums[k])}
+                     | {k for k in sums if k not in names})
+        if bad:
+            raise DataError(f"the saved Solution was edited or corrupted: {', '.join(bad)} "
+                            "do not match the checksums written with it (sha256); refusing "
+                            "to load it. Fit the model again and save it")
+        try:
+            kw = {}
+            for name in names:
+                if name not in d:
+                    continue
+                v = d[name]
+                if name == "kernel":
+                    v = kernel_from_dict(v)
+                elif name == "classes":
+                    v = np.array(v["values"], dtype=_dtype(v["dtype"]))
+                elif name == "details" and v is not None:
+                    v = DETAILS[v["__details__"]](**_unjson(v["fields"]))
+                kw[name] = _unjson(v)
+            return cls(**kw)
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise DataError(f"the saved Solution is malformed ({type(exc).__name__}: {exc})") \
+                from None
 
     @classmethod
     def from_json(cls, text_or_path) -> "Solution":
-        """Load from JSON text or from a file path."""
-        s = str(text_or_path)
-        if not s.lstrip().startswith("{"):
-            with open(s) as fh:
-                s = fh.read()
-        return cls.from_dict(json.loads(s))
+        """Load from JSON text or from a file path (JSON only: nothing is unpickled)."""
+        s = text_or_path
+        if not (isinstance(s, str) and s.lstrip().startswith("{")):
+            try:
+                with open(s, "rb") as fh:
+                    s = fh.read().decode("utf-8")
+            except UnicodeDecodeError:
+                raise DataError(f"{text_or_path} is not a saved Solution: not UTF-8 JSON text "
+                                "(a pickle or other binary file is never loaded)") from None
+        try:
+            doc = json.loads(s)
+        except ValueError as exc:
+            raise DataError(f"not a saved Solution: not valid JSON ({exc})") from None
+        return cls.from_dict(doc)
 
     def summary(self) -> str:
         gap = self.duality_gap if self.duality_gap is not None else float("nan")
@@ -277,8 +326,24 @@ class Solution:
         return f"Solution({self.summary()})"
 
 
+def _digest(v) -> str:
+    """sha256 of the canonical JSON text of ``v`` (sorted keys, no spaces)."""
+    text = json.dumps(v, sort_keys=True, separators=(",", ":"), allow_nan=False)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _dtype(spec) -> np.dtype:
+    """A dtype written by :meth:`Solution.to_dict`: numbers, booleans, text or plain objects."""
+    dt = np.dtype(spec)
+    if dt.kind not in "biufUO":
+        raise ValueError(f"dtype {spec!r} is not one a Solution is saved with")
+    return dt
+
+
 def _jsonable(v):
     if isinstance(v, float) and not np.isfinite(v):
+        if v != v:   # NaN: its sign and payload bits too, so that a round trip is bit-exact
+            return {"__float__": "nan", "bits": struct.pack(">d", v).hex()}
         return {"__float__": repr(v)}
     if isinstance(v, np.floating):
         return _jsonable(float(v))
@@ -297,8 +362,10 @@ def _unjson(v):
     if isinstance(v, dict):
         if set(v) == {"__float__"}:
             return float(v["__float__"])
+        if set(v) == {"__float__", "bits"}:
+            return struct.unpack(">d", bytes.fromhex(v["bits"]))[0]
         if "__array__" in v and "dtype" in v:
-            return np.array(_unjson(v["__array__"]), dtype=np.dtype(v["dtype"])).reshape(v["shape"])
+            return np.array(_unjson(v["__array__"]), dtype=_dtype(v["dtype"])).reshape(v["shape"])
         return {k: _unjson(x) for k, x in v.items()}
     if isinstance(v, list):
         return [_unjson(x) for x in v]

@@ -61,6 +61,30 @@ KKT_REFUSE_REL = 1e-5
 AT_BOUND_REL = 1e-7
 
 # ---------------------------------------------------------------------------------------
+# Scale of the data (a BadScaleWarning beyond these; svm_models.data.check_scale)
+
+#: the largest absolute feature value must lie in [SCALE_LOW, SCALE_HIGH]
+SCALE_HIGH = 1e4
+SCALE_LOW = 1e-4
+#: the largest absolute value per (non-zero) column may spread by at most this factor
+SCALE_COLUMN_SPREAD = 1e6
+
+# ---------------------------------------------------------------------------------------
+# Numerical trouble
+
+#: a solve that ends in numerical trouble is tried once more with its tolerance multiplied
+#: by this, at least RETRY_TOL (Clarabel on 1e8-scaled data: 'AlmostSolved' at 1e-10, the
+#: same optimum as Gurobi and Ipopt at 1e-6)
+RETRY_TOL_FACTOR = 1e3
+RETRY_TOL = 1e-6
+
+#: a backend's "optimal" is refused (status numerical_error) when the solution's own
+#: relative duality gap exceeds max(CERTIFICATE_GAP, CERTIFICATE_GAP_PER_TOL * solver tol)
+#: (found by fuzzing: HiGHS "optimal" on a hard margin of width ~1e-10, gap 1.0)
+CERTIFICATE_GAP = 1e-4
+CERTIFICATE_GAP_PER_TOL = 1e3
+
+# ---------------------------------------------------------------------------------------
 # Kernels and factors
 
 #: relative tolerance of the symmetry and PSD checks of a precomputed kernel matrix

@@ -42,9 +42,53 @@ CLASSIC = ("hard_primal", "hard_dual", "soft_l1_primal", "soft_l1_dual",
            "soft_l2_primal", "soft_l2_dual")
 FAMILIES = ("hard", "soft_l1", "soft_l2")
 
+# ---------------------------------------------------------------------------------------
+# Perturbed runs: SVM_MODELS_PERTURB=1e-12 multiplies every feature value the shared data
+# helpers below and svm_models.datasets return by (1 + 1e-12 * N(0, 1)) (seeded by the data,
+# so a run is reproducible): the suite must give the same answers to tolerance, so that a
+# different CPU or BLAS cannot turn a pass into a failure (`make test-perturbed`).
+
+#: relative size of the perturbation (0: none, the normal run)
+PERTURB = float(os.environ.get("SVM_MODELS_PERTURB", "0") or 0.0)
+
+
+def perturbed(X):
+    """``X`` perturbed at the relative level :data:`PERTURB` (``X`` itself when 0); zeros
+    stay zeros."""
+    if not PERTURB:
+        return X
+    import zlib
+
+    A = np.asarray(X, dtype=float)
+    rng = np.random.default_rng(zlib.crc32(A.tobytes()))
+    return A * (1.0 + PERTURB * rng.standard_normal(A.shape))
+
+
+def _perturb_datasets() -> None:
+    """Make svm_models.datasets return perturbed features (test modules import the
+    functions after this conftest has run)."""
+    from svm_models import datasets
+
+    def wrap(fn, positions):
+        @functools.wraps(fn)
+        def inner(*args, **kwargs):
+            out = list(fn(*args, **kwargs))
+            for k in positions:
+                out[k] = perturbed(out[k])
+            return tuple(out)
+        return inner
+
+    for name, positions in (("toy", (0,)), ("teaching_2d", (0,)), ("benchmark_data", (0,)),
+                            ("breast_cancer", (0, 1))):
+        setattr(datasets, name, wrap(getattr(datasets, name), positions))
+
+
+if PERTURB:
+    _perturb_datasets()
+
 #: The six-point golden toy (DESIGN.md, "Testing"): for the hard margin and the 1-norm
 #: soft margin with C = 1, alpha = 0.25 on points 1 and 3, w = (0.5, 0.5), b = 0.
-TOY_X = np.array([[-2, -1], [-1, -1], [-1, -2], [1, 1], [1, 2], [2, 1]], dtype=float)
+TOY_X = perturbed(np.array([[-2, -1], [-1, -1], [-1, -2], [1, 1], [1, 2], [2, 1]], dtype=float))
 TOY_Y = np.array([-1, -1, -1, 1, 1, 1])
 
 
@@ -112,7 +156,7 @@ def blobs(seed: int, l: int = 40, d: int = 2, sep: float = 1.0):
     y = np.where(np.arange(l) % 2 == 0, 1, -1)
     X = rng.normal(size=(l, d))
     X[:, 0] += sep * y
-    return X, y
+    return perturbed(X), y
 
 
 def separable(seed: int, l: int = 30, d: int = 2, gap: float = 0.4):
@@ -134,7 +178,7 @@ def separable(seed: int, l: int = 30, d: int = 2, gap: float = 0.4):
     if abs(y.sum()) == l:  # both classes, whatever the draw
         y[0] = -y[0]
         X[0] = X[0] - 2 * (X[0] @ u + c) * u
-    return X, y
+    return perturbed(X), y
 
 
 def eval_points(seed: int, m: int = 15, d: int = 2) -> np.ndarray:

@@ -259,3 +259,19 @@ def test_fitted_estimator_pickles_without_pyomo():
     Xt = np.random.default_rng(3).normal(size=(12, 2))
     np.testing.assert_array_equal(back.decision_function(Xt), clf.decision_function(Xt))
     np.testing.assert_array_equal(back.support_, clf.support_)
+
+
+def test_badly_scaled_multiclass_data_warn_once():
+    """Issue 15: one BadScaleWarning per fit, not one per one-vs-rest problem."""
+    import warnings
+
+    from sklearn.datasets import load_iris
+
+    import svm_models as sm
+
+    X, y = load_iris(return_X_y=True)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        SVMClassifier(solver="piqp", C=1.0).fit(X * 5e3, y)
+    scale = [w for w in caught if issubclass(w.category, sm.BadScaleWarning)]
+    assert len(scale) == 1, [str(w.message) for w in caught]

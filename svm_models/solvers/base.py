@@ -120,9 +120,16 @@ class SolverOptions:
                     ok = False
                 if not ok:
                     raise ParameterError(f"{name} must be a positive number; got {v!r}")
-        if kw.get("iter_limit") is not None and not int(kw["iter_limit"]) > 0:
-            raise ParameterError(f"iter_limit must be a positive integer; got {kw['iter_limit']!r}")
-        kw["options"] = dict(kw.get("options") or {})
+        for name in ("iter_limit", "threads"):
+            v = kw.get(name)
+            if v is not None and (isinstance(v, bool) or not isinstance(v, (int, np.integer))
+                                  or v < 1):
+                raise ParameterError(f"{name} must be a positive integer; got {v!r}")
+        raw = kw.get("options")
+        if raw is not None and not isinstance(raw, dict):
+            raise ParameterError(f"options must be a dict of raw backend options "
+                                 f"{{name: value}}; got {type(raw).__name__}")
+        kw["options"] = dict(raw or {})
         return cls(**kw)
 
     @property

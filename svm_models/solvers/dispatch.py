@@ -19,16 +19,22 @@
 from __future__ import annotations
 
 import contextlib
+import operator
 import time
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+
+import numpy as np
 
 from pyomo.common.collections import ComponentMap
+from pyomo.core.staleflag import StaleFlagManager
 
 from ..errors import CapabilityError, SolverError, SVMError
 from ..model.reader import NotConvex, NotQuadratic, from_pyomo
 from ..model.record import verify
 from ..model.standard_form import assemble
 from ..status import Status
+from ..tolerances import RETRY_TOL, RETRY_TOL_FACTOR
 from .base import SolverOptions, drained_output, preserved_fpu
 from .working_set import solve_with_working_set
 
@@ -38,7 +44,8 @@ class SolveInfo:
     """What a solve produced besides the variable values (loaded into the model).
 
     ``verified``: the record proves the model is what the builder made (whatever the path);
-    ``proof``: why not, when it does not; ``path_reason``: why the general path was taken."""
+    ``proof``: why not, when it does not; ``path_reason``: why the general path was taken;
+    ``retry``: what the retry after numerical trouble did (None: no retry)."""
 
     status: Status
     solver: str
@@ -46,12 +53,13 @@ class SolveInfo:
     path: str
     time: float
     objective: float | None = None
-    duals: ComponentMap | None = None
+    duals: Mapping | None = None
     message: str = ""
     iterations: int | None = None
     path_reason: str | None = None
     verified: bool = False
     proof: str | None = None
+    retry: dict | None = None
 
 
 def solve_model(model, solver: str = "ipopt", *, record=None, problem_class=None,
@@ -76,13 +84,28 @@ def solve_model(model, solver: str = "ipopt", *, record=None, problem_class=None
         reason = f"{b.name} has no matrix interface"
     else:
         reason = None
-    if reason is None:
-        info = _solve_fast(record, b, opts, state)
-    else:
-        if opts.path == "fast":
-            raise SolverError(f"the fast path is not possible: {reason}")
-        info = _solve_general(model, b, opts, verified=proof is None)
-        info.path_reason = reason
+    if reason is not None and opts.path == "fast":
+        raise SolverError(f"the fast path is not possible: {reason}")
+
+    def run(o: SolverOptions) -> SolveInfo:
+        if reason is None:
+            return _solve_fast(record, b, o, state)
+        out = _solve_general(model, b, o, verified=proof is None)
+        out.path_reason = reason
+        return out
+
+    info = run(opts)
+    if info.status is Status.numerical_error:
+        # numerical trouble: once more with a looser tolerance (an interior-point method
+        # stalls near its round-off floor), reported in the Solution's extra["retry"]
+        safer = replace(opts, tol=max(RETRY_TOL_FACTOR * opts.tolerance, RETRY_TOL))
+        first = info
+        info = run(safer)
+        info.retry = {"first_status": first.status.value, "first_message": first.message,
+                      "tol": safer.tol, "status": info.status.value}
+        if info.status is not Status.optimal:
+            info.message = (f"{info.message}; also after a retry with tol={safer.tol:g} "
+                            f"(first attempt: {first.message})")
     # rows added to the record after the build (a user's pair family) keep the fast path
     # sound, but the formulation's own mathematics (KKT rules for b, duality gaps) no longer
     # describe the model
@@ -122,25 +145,84 @@ def _backend_failure(name: str, interface: str, exc: Exception, opts: SolverOpti
     return text
 
 
+class RowDuals(Mapping):
+    """Read-only mapping constraint data -> dual: the standard form's rows as one array (no
+    Python object per row: a million margin rows stay an array) plus a ComponentMap of the
+    few quadratic rows and cones. :meth:`of` reads a run of consecutive rows as an array."""
+
+    def __init__(self, row_datas: list, values: np.ndarray | None, other: ComponentMap):
+        self.row_datas = row_datas if values is not None else []
+        self.values = values if values is not None else np.zeros(0)
+        self.other = other
+        self._pos = None
+
+    def _index(self, data):
+        if self._pos is None:
+            self._pos = dict(zip(map(id, self.row_datas), range(len(self.row_datas))))
+        i = self._pos.get(id(data))
+        return i if i is not None and self.row_datas[i] is data else None
+
+    def __getitem__(self, data):
+        i = self._index(data)
+        if i is not None:
+            return float(self.values[i])
+        return self.other[data]
+
+    def __contains__(self, data) -> bool:
+        return self._index(data) is not None or data in self.other
+
+    def __iter__(self):
+        yield from self.row_datas
+        yield from self.other
+
+    def __len__(self) -> int:
+        return len(self.row_datas) + len(self.other)
+
+    def of(self, datas: list) -> np.ndarray | None:
+        """The duals of ``datas`` when they are consecutive rows of the standard form (as a
+        recorded row group's members are), else None."""
+        if not datas:
+            return np.zeros(0)
+        start = self._index(datas[0]) if self._pos is not None else _find(self.row_datas, datas[0])
+        k = len(datas)
+        if start is None or start + k > len(self.row_datas):
+            return None
+        run = self.row_datas[start:start + k]
+        if not all(map(operator.is_, run, datas)):
+            return None
+        return self.values[start:start + k].copy()
+
+
+def _find(items: list, x):
+    for i, it in enumerate(items):
+        if it is x:
+            return i
+    return None
+
+
 def _load_matrix_result(sf, res, info: SolveInfo) -> None:
     """Load a matrix backend's optimal x into the Pyomo variables and map its duals (already
     d(min-form objective)/d(bound)) to the model's constraints in the model's own sense."""
     if res.status is not Status.optimal:
         return
+    # a batch load as Pyomo's own solvers do it (values set, the batch marked not stale),
+    # without a set_value call per variable
+    StaleFlagManager.mark_all_as_stale()
+    flag = StaleFlagManager.get_flag(0)
     for vd, v in zip(sf.var_datas, res.x.tolist()):
-        vd.set_value(v, skip_validation=True)
+        vd._value = v
+        vd._stale = flag
+    StaleFlagManager.mark_all_as_stale(delayed=True)
     info.objective = sf.sense * res.objective
     duals = ComponentMap()
-    if res.row_duals is not None:
-        for cd, v in zip(sf.row_datas, (sf.sense * res.row_duals).tolist()):
-            duals[cd] = v
+    rows = None if res.row_duals is None else sf.sense * np.asarray(res.row_duals, dtype=float)
     if res.qrow_duals is not None:
         for q, v in zip(sf.qrows, res.qrow_duals.tolist()):
             duals[q.data] = sf.sense * q.sign * v
     if res.cone_duals is not None:
         for c, v in zip(sf.cones, res.cone_duals.tolist()):
             duals[c.data] = sf.sense * v / c.row_scale
-    info.duals = duals
+    info.duals = RowDuals(sf.row_datas, rows, duals)
 
 
 def _solve_general(model, b, opts: SolverOptions, *, verified: bool) -> SolveInfo:

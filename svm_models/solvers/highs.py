@@ -107,7 +107,8 @@ def _solve(sf, opts, state=None) -> MatrixResult:
               M.kUnbounded: Status.unbounded,
               M.kUnboundedOrInfeasible: Status.infeasible_or_unbounded,
               M.kTimeLimit: Status.time_limit,
-              M.kIterationLimit: Status.iteration_limit}.get(st, Status.error)
+              M.kIterationLimit: Status.iteration_limit,
+              M.kSolveError: Status.numerical_error}.get(st, Status.error)
     res = MatrixResult(status=status, message=h.modelStatusToString(st), interface="highspy")
     if status is Status.optimal:
         sol = h.getSolution()

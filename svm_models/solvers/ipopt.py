@@ -18,9 +18,12 @@ from ..model.standard_form import cones_as_rows
 from ..status import Status
 from .base import ORDER, Backend, MatrixResult
 
+#: Ipopt 3.14's ApplicationReturnStatus (-4: CPU time, -5: wall time exceeded; -13: an
+#: invalid number (NaN/inf) was met)
 STATUS = {0: Status.optimal, 1: Status.optimal, 2: Status.infeasible, -1: Status.iteration_limit,
-          -4: Status.time_limit, 4: Status.unbounded, 3: Status.numerical_error,
-          -2: Status.numerical_error, -3: Status.numerical_error}
+          -4: Status.time_limit, -5: Status.time_limit, 4: Status.unbounded,
+          3: Status.numerical_error, -2: Status.numerical_error, -3: Status.numerical_error,
+          -13: Status.numerical_error}
 
 
 def _csc_keys(H: sp.csc_matrix, n: int) -> np.ndarray:
@@ -220,7 +223,7 @@ def solve(sf, opts, state=None) -> MatrixResult:
     x, info = nlp.solve(x0)
     code = info["status"]
     status = STATUS.get(code, Status.error)
-    msg = info["status_msg"]
+    msg = info["status_msg"] if code != -5 else "Maximum wall-clock time exceeded"
     res = MatrixResult(status=status, interface="cyipopt",
                        message=msg.decode() if isinstance(msg, bytes) else str(msg))
     if status is Status.optimal:
@@ -241,7 +244,10 @@ def plugin_options(plugin: str, opts) -> dict:
          "bound_relax_factor": 0.0}  # keep iterates inside the bounds (no W1002 floods)
     if plugin == "cyipopt":
         o["print_level"] = 5 if opts.verbose else 0
-    return {**o, **opts.limits("max_wall_time", "max_iter")}
+    # the cyipopt plugin knows no message for Ipopt's -5 (wall time exceeded) and fails with
+    # KeyError b'Unknown status': there, the limit is on CPU time (-4), which it maps
+    time_name = "max_cpu_time" if plugin == "cyipopt" else "max_wall_time"
+    return {**o, **opts.limits(time_name, "max_iter")}
 
 
 BACKEND = Backend(

@@ -1,12 +1,16 @@
 """PIQP: proximal interior-point LP and convex QP (``pip install piqp``; matrix interface
 only, no Pyomo plugin: its general path reads the Pyomo model into matrices).
 
-PIQP has no time limit of its own; its iteration limit (250 by default) bounds every solve.
+PIQP has no time limit of its own: its iteration limit (250 by default) bounds every solve,
+and a solve that ends after the time limit is reported as ``time_limit`` (its answer is
+not used), as the other backends would have stopped there.
 Its Lagrangian is ``f + y'(Ax - b) + z_u'(Gx - h_u) + z_l'(h_l - Gx)``, so the sensitivity
 duals are ``-y`` on equalities and ``z_l - z_u`` on inequalities.
 """
 
 from __future__ import annotations
+
+import time
 
 import numpy as np
 
@@ -48,6 +52,7 @@ def solve(sf, opts, state=None) -> MatrixResult:
     for key, val in {**opts.limits(iterations="max_iter", threads="num_threads"),
                      **opts.options}.items():
         setattr(s, key, val)
+    t0 = time.perf_counter()
     solver.setup(*args)
     st = solver.solve()
     r = solver.result
@@ -56,6 +61,9 @@ def solve(sf, opts, state=None) -> MatrixResult:
               "PIQP_DUAL_INFEASIBLE": Status.unbounded,
               "PIQP_MAX_ITER_REACHED": Status.iteration_limit,
               "PIQP_NUMERICS": Status.numerical_error}.get(name, Status.error)
+    limit = opts.seconds
+    if limit is not None and time.perf_counter() - t0 > limit:
+        status, name = Status.time_limit, f"{name} after the time limit ({limit:g} s)"
     res = MatrixResult(status=status, message=name,
                        interface=f"piqp-{'dense' if dense else 'sparse'}")
     if status is Status.optimal:
