@@ -54,6 +54,9 @@ import svm_models
 from svm_models.datasets import benchmark_data
 from svm_models.model.standard_form import assemble
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from memory import hwm_bytes, reset_hwm, rss_bytes  # noqa: E402
+
 # by module path (``svm_models.formulations`` is also the name of a function of the package)
 sm_api = importlib.import_module("svm_models.api")
 sm_rm = importlib.import_module("svm_models.formulations.radius_margin")
@@ -222,33 +225,6 @@ class Phases:
 # Measurements (each runs in a forked child)
 
 
-def _hwm_bytes() -> int:
-    with open("/proc/self/status") as f:
-        for line in f:
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1]) * 1024
-    return 0
-
-
-def _rss_bytes(pid="self") -> int:
-    try:
-        with open(f"/proc/{pid}/status") as f:
-            for line in f:
-                if line.startswith("VmRSS:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return 0
-
-
-def _reset_hwm() -> None:
-    try:
-        with open("/proc/self/clear_refs", "w") as f:
-            f.write("5")
-    except OSError:
-        pass
-
-
 class _GcTimer:
     def __init__(self):
         self.s, self.full, self._t = 0.0, 0, 0.0
@@ -264,8 +240,8 @@ class _GcTimer:
 @contextlib.contextmanager
 def _timed_region(out: dict):
     gc.collect()
-    rss0 = _rss_bytes()
-    _reset_hwm()
+    rss0 = rss_bytes()
+    reset_hwm()
     g = _GcTimer()
     gc.callbacks.append(g)
     t0 = time.perf_counter()
@@ -276,8 +252,8 @@ def _timed_region(out: dict):
         gc.callbacks.remove(g)
         out["gc_s"] = round(g.s, 4)
         out["gc_full"] = g.full
-        out["peak_mb"] = round(max(0, _hwm_bytes() - rss0) / 1e6, 1)
-        out["hwm_mb"] = round(_hwm_bytes() / 1e6, 1)
+        out["peak_mb"] = round(max(0, hwm_bytes() - rss0) / 1e6, 1)
+        out["hwm_mb"] = round(hwm_bytes() / 1e6, 1)
 
 
 def max_violation_over_all_pairs(Z: np.ndarray, r: float, chunk: int = 1000) -> dict:
@@ -560,7 +536,7 @@ def measure(task: str, kwargs: dict, cap: float, mem_gb: float) -> dict:
         if left <= 0:
             why = f"killed after {cap:.0f} s (time cap)"
             break
-        rss = _rss_bytes(pid)
+        rss = rss_bytes(pid)
         peak = max(peak, rss)
         if rss > mem_gb * 1e9:
             why = f"killed at {rss / 1e9:.1f} GB resident (memory guard {mem_gb:.0f} GB)"

@@ -38,6 +38,7 @@ sys.path.insert(0, HERE)
 import numpy as np  # noqa: E402
 
 import approaches as ap  # noqa: E402
+from memory import hwm_bytes, reset_hwm, rss_bytes  # noqa: E402
 
 SIZES = (200, 500, 1000, 2000, 5000, 10000, 20000)
 QUICK_SIZES = (200, 500)
@@ -93,27 +94,6 @@ def c_tuning_available() -> bool:
 # One measurement in a forked child
 
 
-def _rss_bytes() -> int:
-    with open("/proc/self/statm") as f:
-        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
-
-
-def _hwm_bytes() -> int:
-    with open("/proc/self/status") as f:
-        for line in f:
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1]) * 1024
-    return 0
-
-
-def _reset_hwm() -> None:
-    try:
-        with open("/proc/self/clear_refs", "w") as f:
-            f.write("5")
-    except OSError:
-        pass
-
-
 def _child(case: Case, approach: str, l: int, cap: float, trace: bool, extra: dict) -> dict:
     cls = SPECIAL[approach] if approach in SPECIAL else approaches_for(case)[approach]
     a = cls()
@@ -127,8 +107,8 @@ def _child(case: Case, approach: str, l: int, cap: float, trace: bool, extra: di
     prepared = a.prepare(case, X, y)
     del p
     gc.collect()
-    rss0 = _rss_bytes()
-    _reset_hwm()
+    rss0 = rss_bytes()
+    reset_hwm()
     if trace:
         import tracemalloc
 
@@ -148,7 +128,7 @@ def _child(case: Case, approach: str, l: int, cap: float, trace: bool, extra: di
     obj = a.run(prepared)
     elapsed = time.perf_counter() - t0
     gc.callbacks.remove(on_gc)
-    out = {"time": elapsed, "peak_mb": max(0, _hwm_bytes() - rss0) / 1e6,
+    out = {"time": elapsed, "peak_mb": max(0, hwm_bytes() - rss0) / 1e6,
            "gc_s": round(gc_time[0], 4), "gc_full": gc_time[1]}
     if trace:
         out["py_peak_mb"] = tracemalloc.get_traced_memory()[1] / 1e6
