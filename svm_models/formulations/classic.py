@@ -21,6 +21,8 @@ References: Cristianini & Shawe-Taylor (2000), ch. 6; SPEC.md section 1.
 
 from __future__ import annotations
 
+import inspect
+
 import numpy as np
 import pyomo.environ as pyo
 
@@ -207,6 +209,54 @@ def build_primal(X, y, family: str, *, C=1.0, kernel="linear", gamma="scale", de
 # The six public builders
 
 
+# The builders' Parameters and Returns sections, written once: each docstring's
+# ``@parameters@`` becomes the entries of its signature's parameters, in order.
+_PARAMETER_DOCS = {
+    'X': """    X : array-like of shape (l, d)
+        Training points.""",
+    'y': """    y : array-like of shape (l,)
+        Two classes, any labels (mapped to -1/+1).""",
+    'C': """    C : float, default 1.0
+        The soft-margin penalty, > 0.""",
+    'kernel': """    kernel : {"linear", "poly", "rbf", "precomputed"} or Kernel, default "linear"
+        The kernel; ``gamma``, ``degree``, ``coef0`` as in scikit-learn (``gamma="scale"``
+        is ``1 / (d X.var())``). With ``"precomputed"``, ``X`` is the l x l Gram matrix.""",
+    'quad_form': """    quad_form : {"auto", "dense", "factor"}, default "auto"
+        ``auto`` takes the factor form for the linear kernel when it is smaller,
+        ``(d + 1) l < l (l + 1)/2``, and the dense form otherwise.""",
+    'max_vars': """    max_vars : int, optional
+        The largest model the chosen backend takes (:func:`svm_models.fit` passes Gurobi's
+        licence limit): ``auto`` then takes the dense form when only its ``l`` variables fit.""",
+    'kernel_rank': """    kernel_rank : int, optional
+        Solve with the kernel matrix factored as ``K ~= L L'`` of rank ``kernel_rank``
+        (pivoted incomplete Cholesky, computed without forming K: O(l r) memory), for the
+        rbf and poly kernels; ``kernel_rank >= l`` is exact (to the factor's tolerance).
+        The model is built in the factor form on ``L``; the kernel of the solution is the
+        Nystroem kernel of the pivots (:class:`~svm_models.kernels.LowRankKernel`), which
+        reproduces ``L L'`` on the training points. ``Solution.extra["kernel_rank"]``
+        reports the rank, the neglected trace ``trace(K - L L')`` and a bound on the
+        optimum's distance from the exact kernel's.""",
+    'block': """    block : pyomo Block, optional
+        A block to fill (inside a larger model); by default a new ConcreteModel.""",
+}
+_RETURNS_DOC = """    Returns
+    -------
+    pyomo.environ.Block
+        The filled block (a ConcreteModel unless ``block`` is given); solve it with
+        :func:`svm_models.solve`."""
+
+
+def _document_parameters(f):
+    """Fill ``@parameters@`` in ``f``'s docstring from its signature, in order (``gamma``,
+    ``degree``, ``coef0`` are described with ``kernel``)."""
+    names = [n for n in inspect.signature(f).parameters if n not in ("gamma", "degree", "coef0")]
+    section = "\n".join(_PARAMETER_DOCS[n].rstrip() for n in names)
+    f.__doc__ = f.__doc__.replace("    @parameters@\n", "    Parameters\n    ----------\n"
+                                  + section + "\n\n" + _RETURNS_DOC.rstrip() + "\n")
+    return f
+
+
+@_document_parameters
 def hard_primal(X, y, *, kernel="linear", gamma="scale", degree=3, coef0=0.0, kernel_rank=None,
                 block=None):
     r"""Hard-margin SVM, primal form (convex QP).
@@ -233,32 +283,7 @@ def hard_primal(X, y, *, kernel="linear", gamma="scale", degree=3, coef0=0.0, ke
     * ``margin[i]``: ``y_i (f[i] + b) >= 1`` (lazy Constraint).
     * ``objective``: ``ww/2``, minimised.
 
-    Parameters
-    ----------
-    X : array-like of shape (l, d)
-        Training points.
-    y : array-like of shape (l,)
-        Two classes, any labels (mapped to -1/+1).
-    kernel : {"linear", "poly", "rbf", "precomputed"} or Kernel, default "linear"
-        The kernel; ``gamma``, ``degree``, ``coef0`` as in scikit-learn (``gamma="scale"``
-        is ``1 / (d X.var())``). With ``"precomputed"``, ``X`` is the l x l Gram matrix.
-    kernel_rank : int, optional
-        Solve with the kernel matrix factored as ``K ~= L L'`` of rank ``kernel_rank``
-        (pivoted incomplete Cholesky, computed without forming K: O(l r) memory), for the
-        rbf and poly kernels; ``kernel_rank >= l`` is exact (to the factor's tolerance).
-        The model is built in the factor form on ``L``; the kernel of the solution is the
-        Nystroem kernel of the pivots (:class:`~svm_models.kernels.LowRankKernel`), which
-        reproduces ``L L'`` on the training points. ``Solution.extra["kernel_rank"]``
-        reports the rank, the neglected trace ``trace(K - L L')`` and a bound on the
-        optimum's distance from the exact kernel's.
-    block : pyomo Block, optional
-        A block to fill (inside a larger model); by default a new ConcreteModel.
-
-    Returns
-    -------
-    pyomo.environ.Block
-        The filled block (a ConcreteModel unless ``block`` is given); solve it with
-        :func:`svm_models.solve`.
+    @parameters@
 
     References
     ----------
@@ -270,6 +295,7 @@ def hard_primal(X, y, *, kernel="linear", gamma="scale", degree=3, coef0=0.0, ke
                         kernel_rank=kernel_rank, block=block)
 
 
+@_document_parameters
 def hard_dual(X, y, *, kernel="linear", gamma="scale", degree=3, coef0=0.0, kernel_rank=None,
               quad_form="auto", max_vars=None, block=None):
     r"""Hard-margin SVM, dual form (convex QP).
@@ -295,38 +321,7 @@ def hard_dual(X, y, *, kernel="linear", gamma="scale", degree=3, coef0=0.0, kern
     * ``balance``: ``sum_i y_i alpha_i = 0``.
     * ``objective``: ``sum(alpha) - quad/2``, maximised.
 
-    Parameters
-    ----------
-    X : array-like of shape (l, d)
-        Training points.
-    y : array-like of shape (l,)
-        Two classes, any labels (mapped to -1/+1).
-    kernel : {"linear", "poly", "rbf", "precomputed"} or Kernel, default "linear"
-        The kernel; ``gamma``, ``degree``, ``coef0`` as in scikit-learn (``gamma="scale"``
-        is ``1 / (d X.var())``). With ``"precomputed"``, ``X`` is the l x l Gram matrix.
-    quad_form : {"auto", "dense", "factor"}, default "auto"
-        ``auto`` takes the factor form for the linear kernel when it is smaller,
-        ``(d + 1) l < l (l + 1)/2``, and the dense form otherwise.
-    max_vars : int, optional
-        The largest model the chosen backend takes (:func:`svm_models.fit` passes Gurobi's
-        licence limit): ``auto`` then takes the dense form when only its ``l`` variables fit.
-    kernel_rank : int, optional
-        Solve with the kernel matrix factored as ``K ~= L L'`` of rank ``kernel_rank``
-        (pivoted incomplete Cholesky, computed without forming K: O(l r) memory), for the
-        rbf and poly kernels; ``kernel_rank >= l`` is exact (to the factor's tolerance).
-        The model is built in the factor form on ``L``; the kernel of the solution is the
-        Nystroem kernel of the pivots (:class:`~svm_models.kernels.LowRankKernel`), which
-        reproduces ``L L'`` on the training points. ``Solution.extra["kernel_rank"]``
-        reports the rank, the neglected trace ``trace(K - L L')`` and a bound on the
-        optimum's distance from the exact kernel's.
-    block : pyomo Block, optional
-        A block to fill (inside a larger model); by default a new ConcreteModel.
-
-    Returns
-    -------
-    pyomo.environ.Block
-        The filled block (a ConcreteModel unless ``block`` is given); solve it with
-        :func:`svm_models.solve`.
+    @parameters@
 
     References
     ----------
@@ -339,6 +334,7 @@ def hard_dual(X, y, *, kernel="linear", gamma="scale", degree=3, coef0=0.0, kern
                       quad_form=quad_form, max_vars=max_vars, block=block)
 
 
+@_document_parameters
 def soft_l1_primal(X, y, *, C=1.0, kernel="linear", gamma="scale", degree=3, coef0=0.0,
                    kernel_rank=None, block=None):
     r"""1-norm soft-margin SVM, primal form (convex QP).
@@ -366,34 +362,7 @@ def soft_l1_primal(X, y, *, C=1.0, kernel="linear", gamma="scale", degree=3, coe
     * ``margin[i]``: ``y_i (f[i] + b) + xi[i] >= 1`` (lazy Constraint).
     * ``objective``: ``ww/2 + C sum_i xi[i]``, minimised.
 
-    Parameters
-    ----------
-    X : array-like of shape (l, d)
-        Training points.
-    y : array-like of shape (l,)
-        Two classes, any labels (mapped to -1/+1).
-    C : float, default 1.0
-        The soft-margin penalty, > 0.
-    kernel : {"linear", "poly", "rbf", "precomputed"} or Kernel, default "linear"
-        The kernel; ``gamma``, ``degree``, ``coef0`` as in scikit-learn (``gamma="scale"``
-        is ``1 / (d X.var())``). With ``"precomputed"``, ``X`` is the l x l Gram matrix.
-    kernel_rank : int, optional
-        Solve with the kernel matrix factored as ``K ~= L L'`` of rank ``kernel_rank``
-        (pivoted incomplete Cholesky, computed without forming K: O(l r) memory), for the
-        rbf and poly kernels; ``kernel_rank >= l`` is exact (to the factor's tolerance).
-        The model is built in the factor form on ``L``; the kernel of the solution is the
-        Nystroem kernel of the pivots (:class:`~svm_models.kernels.LowRankKernel`), which
-        reproduces ``L L'`` on the training points. ``Solution.extra["kernel_rank"]``
-        reports the rank, the neglected trace ``trace(K - L L')`` and a bound on the
-        optimum's distance from the exact kernel's.
-    block : pyomo Block, optional
-        A block to fill (inside a larger model); by default a new ConcreteModel.
-
-    Returns
-    -------
-    pyomo.environ.Block
-        The filled block (a ConcreteModel unless ``block`` is given); solve it with
-        :func:`svm_models.solve`.
+    @parameters@
 
     References
     ----------
@@ -405,6 +374,7 @@ def soft_l1_primal(X, y, *, C=1.0, kernel="linear", gamma="scale", degree=3, coe
                         coef0=coef0, kernel_rank=kernel_rank, block=block)
 
 
+@_document_parameters
 def soft_l1_dual(X, y, *, C=1.0, kernel="linear", gamma="scale", degree=3, coef0=0.0,
                  kernel_rank=None, quad_form="auto", max_vars=None, block=None):
     r"""1-norm soft-margin SVM, dual form (convex QP).
@@ -431,40 +401,7 @@ def soft_l1_dual(X, y, *, C=1.0, kernel="linear", gamma="scale", degree=3, coef0
     * ``balance``: ``sum_i y_i alpha_i = 0``.
     * ``objective``: ``sum(alpha) - quad/2``, maximised.
 
-    Parameters
-    ----------
-    X : array-like of shape (l, d)
-        Training points.
-    y : array-like of shape (l,)
-        Two classes, any labels (mapped to -1/+1).
-    C : float, default 1.0
-        The soft-margin penalty, > 0.
-    kernel : {"linear", "poly", "rbf", "precomputed"} or Kernel, default "linear"
-        The kernel; ``gamma``, ``degree``, ``coef0`` as in scikit-learn (``gamma="scale"``
-        is ``1 / (d X.var())``). With ``"precomputed"``, ``X`` is the l x l Gram matrix.
-    quad_form : {"auto", "dense", "factor"}, default "auto"
-        ``auto`` takes the factor form for the linear kernel when it is smaller,
-        ``(d + 1) l < l (l + 1)/2``, and the dense form otherwise.
-    max_vars : int, optional
-        The largest model the chosen backend takes (:func:`svm_models.fit` passes Gurobi's
-        licence limit): ``auto`` then takes the dense form when only its ``l`` variables fit.
-    kernel_rank : int, optional
-        Solve with the kernel matrix factored as ``K ~= L L'`` of rank ``kernel_rank``
-        (pivoted incomplete Cholesky, computed without forming K: O(l r) memory), for the
-        rbf and poly kernels; ``kernel_rank >= l`` is exact (to the factor's tolerance).
-        The model is built in the factor form on ``L``; the kernel of the solution is the
-        Nystroem kernel of the pivots (:class:`~svm_models.kernels.LowRankKernel`), which
-        reproduces ``L L'`` on the training points. ``Solution.extra["kernel_rank"]``
-        reports the rank, the neglected trace ``trace(K - L L')`` and a bound on the
-        optimum's distance from the exact kernel's.
-    block : pyomo Block, optional
-        A block to fill (inside a larger model); by default a new ConcreteModel.
-
-    Returns
-    -------
-    pyomo.environ.Block
-        The filled block (a ConcreteModel unless ``block`` is given); solve it with
-        :func:`svm_models.solve`.
+    @parameters@
 
     References
     ----------
@@ -477,6 +414,7 @@ def soft_l1_dual(X, y, *, C=1.0, kernel="linear", gamma="scale", degree=3, coef0
                       max_vars=max_vars, block=block)
 
 
+@_document_parameters
 def soft_l2_primal(X, y, *, C=1.0, kernel="linear", gamma="scale", degree=3, coef0=0.0,
                    kernel_rank=None, block=None):
     r"""2-norm soft-margin SVM, primal form (convex QP).
@@ -506,34 +444,7 @@ def soft_l2_primal(X, y, *, C=1.0, kernel="linear", gamma="scale", degree=3, coe
     * ``xi_sq``: ``sum_i xi_i^2`` (lazy Expression).
     * ``objective``: ``ww/2 + C/2 xi_sq``, minimised.
 
-    Parameters
-    ----------
-    X : array-like of shape (l, d)
-        Training points.
-    y : array-like of shape (l,)
-        Two classes, any labels (mapped to -1/+1).
-    C : float, default 1.0
-        The soft-margin penalty, > 0.
-    kernel : {"linear", "poly", "rbf", "precomputed"} or Kernel, default "linear"
-        The kernel; ``gamma``, ``degree``, ``coef0`` as in scikit-learn (``gamma="scale"``
-        is ``1 / (d X.var())``). With ``"precomputed"``, ``X`` is the l x l Gram matrix.
-    kernel_rank : int, optional
-        Solve with the kernel matrix factored as ``K ~= L L'`` of rank ``kernel_rank``
-        (pivoted incomplete Cholesky, computed without forming K: O(l r) memory), for the
-        rbf and poly kernels; ``kernel_rank >= l`` is exact (to the factor's tolerance).
-        The model is built in the factor form on ``L``; the kernel of the solution is the
-        Nystroem kernel of the pivots (:class:`~svm_models.kernels.LowRankKernel`), which
-        reproduces ``L L'`` on the training points. ``Solution.extra["kernel_rank"]``
-        reports the rank, the neglected trace ``trace(K - L L')`` and a bound on the
-        optimum's distance from the exact kernel's.
-    block : pyomo Block, optional
-        A block to fill (inside a larger model); by default a new ConcreteModel.
-
-    Returns
-    -------
-    pyomo.environ.Block
-        The filled block (a ConcreteModel unless ``block`` is given); solve it with
-        :func:`svm_models.solve`.
+    @parameters@
 
     References
     ----------
@@ -545,6 +456,7 @@ def soft_l2_primal(X, y, *, C=1.0, kernel="linear", gamma="scale", degree=3, coe
                         coef0=coef0, kernel_rank=kernel_rank, block=block)
 
 
+@_document_parameters
 def soft_l2_dual(X, y, *, C=1.0, kernel="linear", gamma="scale", degree=3, coef0=0.0,
                  kernel_rank=None, quad_form="auto", max_vars=None, block=None):
     r"""2-norm soft-margin SVM, dual form (convex QP).
@@ -572,40 +484,7 @@ def soft_l2_dual(X, y, *, C=1.0, kernel="linear", gamma="scale", degree=3, coef0
     * ``ridge``: ``alpha'alpha`` (lazy Expression), the ``I/C`` part.
     * ``objective``: ``sum(alpha) - quad/2 - ridge/(2C)``, maximised.
 
-    Parameters
-    ----------
-    X : array-like of shape (l, d)
-        Training points.
-    y : array-like of shape (l,)
-        Two classes, any labels (mapped to -1/+1).
-    C : float, default 1.0
-        The soft-margin penalty, > 0.
-    kernel : {"linear", "poly", "rbf", "precomputed"} or Kernel, default "linear"
-        The kernel; ``gamma``, ``degree``, ``coef0`` as in scikit-learn (``gamma="scale"``
-        is ``1 / (d X.var())``). With ``"precomputed"``, ``X`` is the l x l Gram matrix.
-    quad_form : {"auto", "dense", "factor"}, default "auto"
-        ``auto`` takes the factor form for the linear kernel when it is smaller,
-        ``(d + 1) l < l (l + 1)/2``, and the dense form otherwise.
-    max_vars : int, optional
-        The largest model the chosen backend takes (:func:`svm_models.fit` passes Gurobi's
-        licence limit): ``auto`` then takes the dense form when only its ``l`` variables fit.
-    kernel_rank : int, optional
-        Solve with the kernel matrix factored as ``K ~= L L'`` of rank ``kernel_rank``
-        (pivoted incomplete Cholesky, computed without forming K: O(l r) memory), for the
-        rbf and poly kernels; ``kernel_rank >= l`` is exact (to the factor's tolerance).
-        The model is built in the factor form on ``L``; the kernel of the solution is the
-        Nystroem kernel of the pivots (:class:`~svm_models.kernels.LowRankKernel`), which
-        reproduces ``L L'`` on the training points. ``Solution.extra["kernel_rank"]``
-        reports the rank, the neglected trace ``trace(K - L L')`` and a bound on the
-        optimum's distance from the exact kernel's.
-    block : pyomo Block, optional
-        A block to fill (inside a larger model); by default a new ConcreteModel.
-
-    Returns
-    -------
-    pyomo.environ.Block
-        The filled block (a ConcreteModel unless ``block`` is given); solve it with
-        :func:`svm_models.solve`.
+    @parameters@
 
     References
     ----------
