@@ -180,7 +180,9 @@ def failed_solution(svm, info) -> Solution:
                     kernel=svm.kernel, classes=svm.data.classes, time=info.time,
                     interface=info.interface, path=info.path,
                     extra={"message": info.message, "b_source": f"the solve ended {info.status}",
-                           **({"retry": info.retry} if info.retry else {})})
+                           **({"retry": info.retry} if info.retry else {}),
+                           **({"general_path_reason": info.path_reason}
+                              if info.path_reason is not None else {})})
 
 
 def _refuse_part_of_a_larger_model(model) -> None:

@@ -447,3 +447,16 @@ def test_the_cli_refuses_a_tampered_model_file(toy_solution, tmp_path, capsys):
     err = capsys.readouterr().err
     assert "not a model written by 'svm-models fit'" in err and "edited or corrupted: b" in err
 
+
+
+def test_a_failed_solve_on_the_general_path_says_why_it_took_it():
+    """Review: with raise_on_failure=False a failed general-path solve lost its reason."""
+    import pyomo.environ as pyo
+
+    X, y = blobs(3, l=16)
+    y = np.where(np.arange(16) % 2 == 0, 1, -1)          # not separable: the hard dual fails
+    m = sm.build("hard_dual", X, y)
+    m.alpha[7].domain = pyo.Integers
+    sol = sm.solve(m, require("gurobi"), raise_on_failure=False, time_limit=20)
+    assert sol.status is not sm.Status.optimal and sol.path == "general"
+    assert "alpha[7]" in sol.extra["general_path_reason"]

@@ -507,9 +507,16 @@ def separable(svm) -> bool:
     is feasible (HiGHS via scipy)."""
     from scipy.optimize import linprog
 
-    data = svm.data
-    M = data.X if svm.kernel.is_linear else (svm.L if svm.L is not None else np.asarray(svm.K))
-    A = -(data.y[:, None] * np.hstack([M, np.ones((M.shape[0], 1))]))
+    y = svm.data.y
+    if svm.kernel.is_linear or svm.L is not None:
+        M = svm.data.X if svm.kernel.is_linear else svm.L
+        YM = y[:, None] * M
+    else:   # D_y K = G D_y: from the one kept matrix, without materialising K
+        YM = svm.K.G * y[None, :] if isinstance(svm.K, SignedGram) else y[:, None] * svm.K
+    A = np.empty((YM.shape[0], YM.shape[1] + 1))
+    np.negative(YM, out=A[:, :-1])
+    A[:, -1] = -y
+    del YM
     res = linprog(np.zeros(A.shape[1]), A_ub=A, b_ub=-np.ones(A.shape[0]),
                   bounds=[(None, None)] * A.shape[1], method="highs")
     return res.status == 0

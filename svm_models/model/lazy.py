@@ -101,13 +101,7 @@ class _Proof:
 class LazyExpressionData(_Proof, ExpressionData):
     """An ``ExpressionData`` that builds its expression from ``recipe`` on first access."""
 
-    __slots__ = ("_recipe", "_built")
-
-    def __init__(self, recipe, component=None):
-        self._recipe = None
-        self._built = None
-        ExpressionData.__init__(self, None, component)
-        self._recipe = recipe
+    __slots__ = ("_recipe", "_built")  # members are made by LazyExpression._member
 
     _args_ = _lazy_attribute(_ARGS_SLOT, _store_args)
     _lazy = (_ARGS_SLOT, "_args_")
@@ -186,15 +180,7 @@ class LazyConstraintData(_Proof, ConstraintData):
     from then on it is an ordinary constraint. ``active``, ``name`` and ``index()`` need no
     expression."""
 
-    __slots__ = ("_recipe", "_built")
-
-    def __init__(self, recipe, component=None, index=None):
-        self._component = component
-        self._active = True
-        self._index = index
-        _EXPR_SLOT.__set__(self, None)
-        self._built = None
-        self._recipe = recipe
+    __slots__ = ("_recipe", "_built")  # members are made by LazyConstraint._member
 
     _expr = _lazy_attribute(_EXPR_SLOT, ConstraintData.set_value)
     _lazy = (_EXPR_SLOT, "_expr")
