@@ -148,14 +148,15 @@ def solve(model, solver: str = "ipopt", *, raise_on_failure: bool = True, _state
         sol.extra["general_path_reason"] = info.path_reason
     if info.retry is not None:
         sol.extra["retry"] = info.retry
-    return _refuse_uncertified(sol, svm, f, opts, raise_on_failure)
+    solved_to = info.retry["tol"] if info.retry else opts.tolerance   # a retry loosens it
+    return _refuse_uncertified(sol, svm, f, solved_to, raise_on_failure)
 
 
-def _refuse_uncertified(sol: Solution, svm, f, opts, raise_on_failure: bool) -> Solution:
+def _refuse_uncertified(sol: Solution, svm, f, tolerance: float, raise_on_failure: bool) -> Solution:
     """A reported optimum whose own duality gap is far off (e.g. a hard margin of width
     1e-10 on nearly collinear points: HiGHS said optimal, the gap was 100%) is numerical
     trouble: a typed error, or the Solution with status ``numerical_error``."""
-    allowed = max(CERTIFICATE_GAP, CERTIFICATE_GAP_PER_TOL * opts.tolerance)
+    allowed = max(CERTIFICATE_GAP, CERTIFICATE_GAP_PER_TOL * tolerance)
     gap = sol.duality_gap
     if gap is None or not (abs(gap) > allowed or math.isnan(gap)):
         return sol

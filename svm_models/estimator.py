@@ -72,6 +72,10 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
         ``poly`` kernel; None: 3.
     coef0 : float or None, default=None
         ``poly`` kernel; None: 0.0.
+    kernel_rank : int or None, default=None
+        rbf and poly kernels of the classic SVMs: solve with ``K ~= L L'`` of this rank
+        (pivoted incomplete Cholesky, K never formed); predictions use the Nystroem kernel of
+        the pivots. None: the exact kernel.
     lam : float or None, default=None
         Radius weight of the radius-margin SVMs; None: 1.0.
     kernels : list or None, default=None
@@ -168,7 +172,7 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
     def __init__(self, formulation="soft_l1_dual", solver="ipopt", C=None, kernel=None,
                  gamma=None, degree=None, coef0=None, lam=None, kernels=None, pairs=None,
                  radius=None, g_bounds=None, form=None, quad_form=None, solver_options=None,
-                 multi_class="ovr"):
+                 multi_class="ovr", kernel_rank=None):
         self.formulation = formulation
         self.solver = solver
         self.C = C
@@ -176,6 +180,7 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
         self.gamma = gamma
         self.degree = degree
         self.coef0 = coef0
+        self.kernel_rank = kernel_rank
         self.lam = lam
         self.kernels = kernels
         self.pairs = pairs

@@ -26,7 +26,7 @@ from svm_models.errors import ParameterError, SVMError
 from svm_models.estimator import SVMClassifier, SVMClassifierCV
 from svm_models.methods import cv as smcv
 
-from conftest import require
+from conftest import blobs, require
 
 CS = [0.1, 1.0, 10.0]
 GAMMAS = [0.1, 1.0]
@@ -292,3 +292,24 @@ def test_bad_input_is_refused(kw, match):
     X, y = _data(40)
     with pytest.raises(ParameterError, match=match):
         SVMClassifierCV(**{"solver": "piqp", **kw}).fit(X, y)
+
+
+def test_hyperparameters_are_the_registrys_and_a_misspelt_one_is_refused_up_front():
+    """Review: cross_validate took a misspelt 'gama' as a solver option and recorded a
+    ParameterError in every row; kernel_rank was missing from the list."""
+    from svm_models.formulations import TABLE
+    from svm_models.methods.cv import HYPERPARAMETERS, cross_validate
+
+    registry = {p for f in TABLE.values() for p in f.params} - {"max_vars"}
+    assert set(HYPERPARAMETERS) == registry
+    X, y = blobs(4, l=30)
+    with pytest.raises(sm.ParameterError, match=r"takes no parameter\(s\) \['gama'\]"):
+        cross_validate(X, y, "soft_l1_dual", "highs", Cs=[1.0], cv=3, gama=0.1)
+    # kernel_rank reaches the builder: full rank equals the exact kernel's scores
+    a = cross_validate(X, y, "soft_l1_dual", "highs", Cs=[0.5, 2.0], cv=3, kernel="rbf",
+                       gamma=0.5, kernel_rank=30)
+    b = cross_validate(X, y, "soft_l1_dual", "highs", Cs=[0.5, 2.0], cv=3, kernel="rbf",
+                       gamma=0.5)
+    np.testing.assert_array_equal(a["mean_test_score"], b["mean_test_score"])
+    clf = sm.SVMClassifier(solver="highs", kernel="rbf", gamma=0.5, kernel_rank=3).fit(X, y)
+    assert clf.solution_.extra["kernel_rank"]["rank"] == 3

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..api import split_solve_options
 from ..data import as_matrix
 from ..errors import DataError, MissingDependencyError, ParameterError, SVMError
 from ..formulations import get as lookup
@@ -36,9 +37,11 @@ from ..status import Status
 from .paths import fit_path
 from .radius import fit as fit_one
 
-#: The hyperparameters passed to the formulation (those it takes; see the registry).
-HYPERPARAMETERS = ("C", "kernel", "gamma", "degree", "coef0", "lam", "kernels", "pairs",
-                   "radius", "g_bounds", "form", "quad_form")
+#: The hyperparameters passed to the formulation (those it takes; see the registry): every
+#: registered builder parameter but ``max_vars`` (which ``fit`` sets for the backend); a test
+#: keeps this list equal to the registry's.
+HYPERPARAMETERS = ("C", "kernel", "gamma", "degree", "coef0", "kernel_rank", "lam", "kernels",
+                   "pairs", "radius", "g_bounds", "form", "quad_form")
 #: The kernels each kernel parameter acts on.
 _KERNEL_USES = {"gamma": ("poly", "rbf"), "degree": ("poly",), "coef0": ("poly",)}
 #: Multiclass schemes: one-vs-rest and one-vs-one.
@@ -449,7 +452,14 @@ def cross_validate(X, y, formulation: str = "soft_l1_dual", solver: str = "ipopt
     backend(solver)  # a misspelt name is refused here, not recorded in every row
     if "C" in params:
         raise ParameterError("give the values of C as Cs=[...] (the path walked on each model)")
-    solve_kw = {k: params.pop(k) for k in list(params) if k not in HYPERPARAMETERS}
+    solve_kw = split_solve_options(params)
+    if "batch" in params:   # constraint generation's batch size (radius-margin fit)
+        solve_kw["batch"] = params.pop("batch")
+    unknown = sorted(set(params) - set(HYPERPARAMETERS))
+    if unknown:   # refused here, not recorded as a failure in every row
+        raise ParameterError(f"cross_validate takes no parameter(s) {unknown}; hyperparameters "
+                             f"are {', '.join(HYPERPARAMETERS[1:])} (C as Cs=[...]), solver "
+                             "options tol, time_limit, iter_limit, threads, options")
     grid = {k: v for k, v in params.items() if _is_grid(k, v)}
     if any(len(v) == 0 for v in grid.values()):
         raise ParameterError(f"an empty grid: {[k for k, v in grid.items() if not v]}")
