@@ -249,16 +249,17 @@ def c_path(solutions, X, y, *, path=None):
     return _save(fig, path)
 
 
-def _svm_value(M: np.ndarray, y: np.ndarray, solver: str) -> float:
+def _svm_value(M: np.ndarray, y: np.ndarray, solver: str, time_limit: float) -> float:
     """``D``: the optimum of the hard-margin dual with the precomputed kernel ``M``
     (+inf where that hard margin does not exist: its dual is unbounded)."""
     try:
-        return float(solve(build("hard_dual", M, y, kernel="precomputed"), solver).objective)
+        return float(solve(build("hard_dual", M, y, kernel="precomputed"), solver,
+                           time_limit=time_limit).objective)
     except NotSeparableError:
         return float("inf")
 
 
-def c_tuning_bound(solution, X, y, *, solver=None, n_grid=25, path=None):
+def c_tuning_bound(solution, X, y, *, solver=None, n_grid=25, path=None, time_limit=60.0):
     """The bound ``D(g)`` of a C-tuning solution over its range of g, with g* and the optimum.
 
     ``D(g)`` is the optimum of the SVM with the kernel fixed at ``M(g) = (1-g) K/r + g I/l``
@@ -278,6 +279,8 @@ def c_tuning_bound(solution, X, y, *, solver=None, n_grid=25, path=None):
         Number of equally spaced g in ``[g_lo, g_hi]`` (g* is added to them).
     path : str or path-like, optional
         Save the figure there.
+    time_limit : float
+        Seconds allowed for each of the ``n_grid + 1`` solves (a SolveFailedError beyond).
 
     Returns
     -------
@@ -313,7 +316,7 @@ def c_tuning_bound(solution, X, y, *, solver=None, n_grid=25, path=None):
     K = (K + K.T) / 2                                    # then every M(g) is exactly symmetric
     g_lo, g_hi, g_star = solution.g_lo, solution.g_hi, float(solution.g)
     grid = np.union1d(np.linspace(g_lo, g_hi, n_grid), [g_star])
-    D = np.array([_svm_value(M_of_g(K, g), data.y, solver) for g in grid])
+    D = np.array([_svm_value(M_of_g(K, g), data.y, solver, time_limit) for g in grid])
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(7.2, 4.8))
     finite = np.isfinite(D)
