@@ -113,7 +113,9 @@ def solve(model, solver: str = "ipopt", *, raise_on_failure: bool = True, _state
     (``"auto"``/``"fast"``/``"general"``). Returns the :class:`~svm_models.solution.Solution`
     of the SVM block; a non-optimal end is a typed error (or, with
     ``raise_on_failure=False``, a Solution with that status and NaN values). Numerical
-    trouble is retried once with a looser tolerance (``extra["retry"]``); a reported optimum
+    trouble is retried once with a looser tolerance, a stop at the backend's own iteration
+    limit (no ``iter_limit`` given) once with :data:`~svm_models.tolerances.RETRY_ITER_LIMIT`
+    iterations, both within the time limit (``extra["retry"]``); a reported optimum
     whose own duality gap is far off is numerical trouble too (status ``numerical_error``,
     its values kept).
     """
@@ -139,7 +141,7 @@ def solve(model, solver: str = "ipopt", *, raise_on_failure: bool = True, _state
         if raise_on_failure:
             _raise_for(svm, f, info.status, info.message)
         return failed_solution(svm, info)
-    tol = info.retry["tol"] if info.retry else opts.tol
+    tol = info.retry.get("tol", opts.tol) if info.retry else opts.tol
     ctx = Context(solver=info.solver, interface=info.interface, path=info.path, time=info.time,
                   status=info.status, tol=tol, duals=info.duals, verified=info.verified,
                   reason=info.proof, objective=info.objective)
@@ -148,7 +150,7 @@ def solve(model, solver: str = "ipopt", *, raise_on_failure: bool = True, _state
         sol.extra["general_path_reason"] = info.path_reason
     if info.retry is not None:
         sol.extra["retry"] = info.retry
-    solved_to = info.retry["tol"] if info.retry else opts.tolerance   # a retry loosens it
+    solved_to = info.retry.get("tol", opts.tolerance) if info.retry else opts.tolerance
     return _refuse_uncertified(sol, svm, f, solved_to, raise_on_failure)
 
 

@@ -99,9 +99,8 @@ def encode_labels(y) -> tuple[np.ndarray, np.ndarray]:
         raise DataError(f"the labels in y cannot be compared with each other ({exc}): use "
                         "labels of one type (numbers or strings), without None") from None
     if classes.size == 1:
-        raise DataError(
-            f"y has a single class ({classes[0]!r}); an SVM needs examples of two classes"
-        )
+        raise DataError(f"y has a single class ({classes[0].item()!r}); an SVM needs examples "
+                        "of two classes")
     if classes.size != 2:
         shown = ", ".join(repr(c.item()) for c in classes[:6]) + (", ..." if classes.size > 6 else "")
         raise DataError(

@@ -78,6 +78,11 @@ SCALE_COLUMN_SPREAD = 1e6
 RETRY_TOL_FACTOR = 1e3
 RETRY_TOL = 1e-6
 
+#: a solve stopped by the backend's own iteration limit (the user set none) is tried once
+#: more with this many iterations (PIQP's default, 250, stopped the hard dual of two 1-D
+#: points 0.0117 apart, alpha = 1.5e4; 1000 solve it, found by fuzzing; Clarabel's is 200)
+RETRY_ITER_LIMIT = 10_000
+
 #: a backend's "optimal" is refused (status numerical_error) when the solution's own
 #: relative duality gap exceeds max(CERTIFICATE_GAP, CERTIFICATE_GAP_PER_TOL * solver tol)
 #: (found by fuzzing: HiGHS "optimal" on a hard margin of width ~1e-10, gap 1.0)
@@ -141,6 +146,17 @@ WS_REDUCED_COST_REL = 1e-8
 #: a working set may be empty (every variable at a bound) when the model has at most this many
 #: rows: their multipliers are then found by a small LP
 WS_MAX_ROW_LP = 50
+#: a re-solve of a QP whose rows are all equalities first tries the previous solution's
+#: active set directly: the KKT system of the free variables solved as one dense linear
+#: system, the active set corrected (primal-dual active set) for at most this many rounds...
+WS_ACTIVE_SET_ROUNDS = 25
+#: ...while the free variables plus rows are at most this many (one dense factorisation each)
+WS_ACTIVE_SET_MAX_FREE = 2000
+#: a free variable beyond its bound by more than this (relative to the box) is held at it;
+#: within it, the solution is clipped onto the bound (a round-off difference)
+WS_ACTIVE_SET_BOUND_REL = 1e-12
+#: the linear system's relative residual above which its solution is not trusted
+WS_ACTIVE_SET_RESIDUAL = 1e-9
 
 # ---------------------------------------------------------------------------------------
 # Radius-margin SVMs

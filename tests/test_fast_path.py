@@ -429,3 +429,30 @@ def test_fit_path_with_every_alpha_at_C_is_proved_without_a_solve(solver):
     path = sm.fit_path(Xu, yu, Cs[:2], formulation="soft_l1_dual", solver=solver,
                        kernel="rbf", gamma=0.5)
     assert path[1].interface != "working set"
+
+
+@pytest.mark.parametrize("solver", ["piqp", "highs", "clarabel"])
+def test_fit_path_re_solves_on_the_previous_active_set(solver):
+    """Along a C path the free set changes little: a re-solve holds the previous solution's
+    bounded variables, solves the KKT system of the free ones directly, and corrects the
+    active set (primal-dual active set) until every optimality condition holds. Each answer
+    equals a fresh fit; with the linear kernel many free points make the system singular
+    and the re-solve falls back to the working set / the solver."""
+    require(solver)
+    rng = np.random.default_rng(5)
+    X = np.vstack([rng.normal(-0.4, 1.0, (45, 4)), rng.normal(0.4, 1.0, (45, 4))])
+    y = np.r_[-np.ones(45), np.ones(45)]
+    Cs = np.logspace(-1.5, 2.5, 12).tolist()
+    for kernel, kw in (("rbf", {"gamma": 0.7}), ("linear", {})):
+        path = sm.fit_path(X, y, Cs, formulation="soft_l1_dual", solver=solver, kernel=kernel,
+                           **kw)
+        used = [s.interface == "active set" for s in path[1:]]
+        if kernel == "rbf":
+            assert sum(used) >= 8, [s.interface for s in path]
+        for C, s in zip(Cs, path):
+            ref = sm.fit(X, y, "soft_l1_dual", solver, C=C, kernel=kernel, **kw)
+            assert s.objective == pytest.approx(ref.objective, rel=1e-8), (kernel, C)
+            np.testing.assert_allclose(s.alpha, ref.alpha, atol=1e-6 * C)
+            assert s.b == pytest.approx(ref.b, abs=1e-6)
+            assert s.duality_gap is not None and abs(s.duality_gap) <= 1e-8
+            assert s.kkt["primal_infeasibility"] <= 1e-8 * max(1.0, C)

@@ -15,10 +15,14 @@ def fit_path(X, y, Cs, formulation: str = "soft_l1_dual", solver: str = "highs",
     """Solutions along a path of C values, building the model once.
 
     The mutable parameter ``C`` is changed in place between solves. On the fast path the
-    assembled matrices are kept, and each re-solve starts from a working set: variables that
-    sat at a bound are held at their new bound, the smaller problem is solved, and held
-    variables whose optimality conditions fail are released until none do (falling back to
-    the full solve when that is safer). HiGHS does not warm-start QPs itself.
+    assembled matrices are kept, and each re-solve starts from the previous active set: for
+    the duals (equality rows only) the KKT system of the free variables is solved directly and
+    the active set corrected until every optimality condition holds (no backend call,
+    ``Solution.interface == "active set"``); otherwise, or when that does not converge, a
+    working set: variables that sat at a bound are held at their new bound, the smaller
+    problem is solved by the backend, and held variables whose optimality conditions fail are
+    released until none do (falling back to the full solve when that is safer). See
+    :mod:`svm_models.solvers.working_set`. HiGHS does not warm-start QPs itself.
     ``progress``: ``True`` draws a progress bar on stderr (:class:`~svm_models.progress.Progress`,
     one step per C), ``False`` nothing, a callable is called as ``progress(k, n, C, solution)``
     after each solve (k from 1); default: a bar when the path has more than 5 points and stderr

@@ -34,7 +34,7 @@ from ..model.reader import NotConvex, NotQuadratic, from_pyomo
 from ..model.record import verify
 from ..model.standard_form import assemble
 from ..status import Status
-from ..tolerances import RETRY_TOL, RETRY_TOL_FACTOR
+from ..tolerances import RETRY_ITER_LIMIT, RETRY_TOL, RETRY_TOL_FACTOR
 from .base import SolverOptions, drained_output, preserved_fpu
 from .working_set import solve_with_working_set
 
@@ -94,18 +94,41 @@ def solve_model(model, solver: str = "ipopt", *, record=None, problem_class=None
         out.path_reason = reason
         return out
 
+    t0 = time.perf_counter()
     info = run(opts)
+    # numerical trouble: once more with a looser tolerance (an interior-point method stalls
+    # near its round-off floor); the backend's own iteration limit (the user set none): once
+    # more with more iterations, then with the looser tolerance too (PIQP ran 10,000
+    # iterations on a hard dual of three 1-D points, 91, 91.01 and a near-twin, without
+    # reaching 1e-9; at 1e-6 it solves in 0.01 s). Within what is left of the time limit;
+    # reported in the Solution's extra["retry"]
+    looser = max(RETRY_TOL_FACTOR * opts.tolerance, RETRY_TOL)
     if info.status is Status.numerical_error:
-        # numerical trouble: once more with a looser tolerance (an interior-point method
-        # stalls near its round-off floor), reported in the Solution's extra["retry"]
-        safer = replace(opts, tol=max(RETRY_TOL_FACTOR * opts.tolerance, RETRY_TOL))
-        first = info
+        ladder = [{"tol": looser}]
+    elif info.status is Status.iteration_limit and opts.iter_limit is None:
+        ladder = [{"iter_limit": RETRY_ITER_LIMIT}, {"iter_limit": RETRY_ITER_LIMIT, "tol": looser}]
+    else:
+        ladder = []
+    first, attempts = info, 0
+    for what in ladder:
+        safer = replace(opts, **what)
+        if opts.seconds is not None:
+            left = opts.seconds - (time.perf_counter() - t0)
+            if left <= 0:
+                break
+            safer = replace(safer, time_limit=left)
         info = run(safer)
+        attempts += 1
         info.retry = {"first_status": first.status.value, "first_message": first.message,
-                      "tol": safer.tol, "status": info.status.value}
-        if info.status is not Status.optimal:
-            info.message = (f"{info.message}; also after a retry with tol={safer.tol:g} "
-                            f"(first attempt: {first.message})")
+                      **what, "status": info.status.value, "attempts": attempts}
+        if info.status is Status.optimal:
+            break
+    if attempts and info.status is not Status.optimal:
+        said = ", ".join(f"{k}={v:g}" for k, v in info.retry.items()
+                         if k in ("tol", "iter_limit"))
+        info.message = (f"{info.message}; also after {attempts} retr"
+                        f"{'y' if attempts == 1 else 'ies'}, the last with {said} "
+                        f"(first attempt: {first.message})")
     # rows added to the record after the build (a user's pair family) keep the fast path
     # sound, but the formulation's own mathematics (KKT rules for b, duality gaps) no longer
     # describe the model

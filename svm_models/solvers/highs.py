@@ -109,7 +109,15 @@ def _solve(sf, opts, state=None) -> MatrixResult:
               M.kTimeLimit: Status.time_limit,
               M.kIterationLimit: Status.iteration_limit,
               M.kSolveError: Status.numerical_error}.get(st, Status.error)
-    res = MatrixResult(status=status, message=h.modelStatusToString(st), interface="highspy")
+    message = h.modelStatusToString(st)
+    if st == M.kNotset and sf.quad:
+        # HiGHS's QP solver ends "Non-convex" (model status not set) on some convex models:
+        # a linear-kernel 1-norm dual, factor form, 90 points, C = 137 (found by a path test);
+        # numerical trouble -- the retry with a looser tolerance solves it
+        status = Status.numerical_error
+        message = ("HiGHS's QP solver stopped without a model status (it declares some convex "
+                   "QPs non-convex when its Hessian is singular)")
+    res = MatrixResult(status=status, message=message, interface="highspy")
     if status is Status.optimal:
         sol = h.getSolution()
         res.x = np.asarray(sol.col_value)

@@ -3,13 +3,21 @@
 None of the QP backends warm-starts usefully after a change of bounds or costs (HiGHS's QP
 solver restarts its active set from scratch; interior-point methods gain little from a
 starting point). What carries over from one C to the next is *which* variables sit at a
-bound: a re-solve (``state`` holding an earlier solution of the same model) fixes the
-variables that were at a bound at their new bound, solves the much smaller problem in the
-others, and checks the full problem's optimality conditions -- the reduced cost
-``r = grad f(x) - A' mu`` must be >= 0 at a lower bound and <= 0 at an upper bound --
-releasing every variable that violates them, until none does. The answer is therefore an
-optimum of the full problem (to the backend's tolerance); when the working set would not be
-small, the reduced problem fails, or the rounds run out, the full problem is solved as usual.
+bound. A re-solve (``state`` holding an earlier solution of the same model) tries, in order:
+
+1. for a QP whose rows are all equalities (the SVM duals): the primal-dual active-set
+   method from the previous active set -- the KKT system of the free variables solved
+   directly as one dense linear system, the active set corrected until every optimality
+   condition holds (no backend call; exact to round-off);
+2. the working set: the variables that were at a bound fixed at their new bound, the much
+   smaller problem in the others solved by the backend, and the full problem's optimality
+   conditions checked -- the reduced cost ``r = grad f(x) - A' mu`` must be >= 0 at a lower
+   bound and <= 0 at an upper bound -- releasing every variable that violates them, until
+   none does;
+3. the full problem, as usual (when the working set would not be small, the reduced
+   problem fails, or the rounds run out).
+
+Either answer is an optimum of the full problem, its optimality conditions checked.
 """
 
 from __future__ import annotations
@@ -17,8 +25,9 @@ from __future__ import annotations
 import numpy as np
 
 from ..status import Status
-from ..tolerances import (WS_AT_BOUND_REL, WS_MAX_FRACTION, WS_MAX_ROUNDS, WS_MAX_ROW_LP,
-                          WS_REDUCED_COST_REL)
+from ..tolerances import (WS_ACTIVE_SET_BOUND_REL, WS_ACTIVE_SET_MAX_FREE,
+                          WS_ACTIVE_SET_RESIDUAL, WS_ACTIVE_SET_ROUNDS, WS_AT_BOUND_REL,
+                          WS_MAX_FRACTION, WS_MAX_ROUNDS, WS_MAX_ROW_LP, WS_REDUCED_COST_REL)
 from .base import MatrixResult
 
 
@@ -27,7 +36,9 @@ def solve_with_working_set(adapter, sf, opts, state=None) -> MatrixResult:
     prev = None if state is None else state.get("working_set")
     res = None
     if (prev is not None and not sf.qrows and not sf.cones and prev["n"] == sf.n and prev["m"] == sf.m):
-        res = _solve_on_working_set(adapter, sf, opts, prev)
+        res = _solve_on_active_set(sf, opts, prev)
+        if res is None:
+            res = _solve_on_working_set(adapter, sf, opts, prev)
     if res is None:
         res = adapter(sf, opts, state)
     if (state is not None and res.status is Status.optimal and not sf.qrows and not sf.cones
@@ -37,8 +48,9 @@ def solve_with_working_set(adapter, sf, opts, state=None) -> MatrixResult:
     return res
 
 
-def _solve_on_working_set(adapter, sf, opts, prev) -> MatrixResult | None:
-    n = sf.n
+def _previous_bounds(sf, prev):
+    """Which variables sat at their lower / upper bound in the previous solution, and the
+    start point: the previous x moved to the new bounds."""
     x0, lx0, ux0 = prev["x"], prev["lx"], prev["ux"]
     width = np.where(np.isfinite(lx0) & np.isfinite(ux0), ux0 - lx0, np.inf)
     width = np.maximum(1.0, np.where(np.isfinite(width), width, np.maximum(np.abs(x0), 1.0)))
@@ -47,6 +59,86 @@ def _solve_on_working_set(adapter, sf, opts, prev) -> MatrixResult | None:
     x = np.clip(x0, sf.lx, sf.ux)
     x[at_lo] = sf.lx[at_lo]
     x[at_up] = sf.ux[at_up]
+    return at_lo, at_up, x
+
+
+def _reduced_cost_tolerance(g, tol) -> float:
+    return max(WS_REDUCED_COST_REL, 10.0 * tol) * max(1.0, float(np.max(np.abs(g), initial=0.0)))
+
+
+def _solve_on_active_set(sf, opts, prev) -> MatrixResult | None:
+    """A QP whose rows are all equalities (an SVM dual: ``y'alpha = 0``, and the factor
+    rows), re-solved by the primal-dual active-set method from the previous solution's
+    active set: hold the variables at their bounds, solve the KKT system of the others,
+    ``[P_FF A_F'; A_F 0] [x_F; -mu] = [-c_F; b]`` (the held ones moved into c and b), as one
+    dense linear system; free variables that leave their box are held at the bound they
+    crossed, held ones whose reduced cost ``g - A' mu`` has the wrong sign are freed; until
+    nothing changes. The answer then satisfies every optimality condition of the full
+    problem (checked, to round-off rather than to a solver's tolerance). Along a C path the
+    free set changes little from one C to the next: one or a few dense solves of the free
+    variables, instead of a full solve. None when not applicable or not converged (the
+    working-set method and the full solve follow)."""
+    if not sf.quad or sf.m == 0 or not np.all(np.isfinite(sf.lA) & (sf.lA == sf.uA)):
+        return None
+    at_lo, at_up, x = _previous_bounds(sf, prev)
+    held_lo, held_up = at_lo.copy(), at_up.copy()
+    tol = max(opts.tolerance, 1e-12)
+    span = np.maximum(1.0, np.abs(np.where(np.isfinite(sf.lx), sf.lx, 0.0))
+                      + np.abs(np.where(np.isfinite(sf.ux), sf.ux, 0.0)))
+    AT = sf.A.T.tocsr()
+    seen = set()
+    for rounds in range(1, WS_ACTIVE_SET_ROUNDS + 1):
+        F = np.flatnonzero(~(held_lo | held_up))
+        key = (F.tobytes(), np.flatnonzero(held_up).tobytes())
+        if key in seen or F.size + sf.m > WS_ACTIVE_SET_MAX_FREE:
+            return None     # cycling, or too large for a dense solve
+        seen.add(key)
+        x = x.copy()
+        x[held_lo] = sf.lx[held_lo]
+        x[held_up] = sf.ux[held_up]
+        sub = sf.restrict(F, x)
+        AF = sub.A.toarray()
+        k = F.size
+        K = np.zeros((k + sf.m, k + sf.m))
+        K[:k, :k] = sub.hessian_dense() if k else 0.0
+        K[k:, :k] = AF
+        K[:k, k:] = AF.T
+        rhs = np.concatenate([-sub.c, sub.lA])
+        try:
+            z = np.linalg.solve(K, rhs)
+        except np.linalg.LinAlgError:
+            return None
+        if not np.all(np.isfinite(z)) or (np.linalg.norm(K @ z - rhs)
+                                          > WS_ACTIVE_SET_RESIDUAL * max(1.0, np.linalg.norm(rhs))):
+            return None     # singular (e.g. duplicate free points): not unique this way
+        x[F] = z[:k]
+        mu = -z[k:]
+        g = sf.gradient(x)
+        rc = g - AT @ mu
+        eps = _reduced_cost_tolerance(g, tol)
+        slack = WS_ACTIVE_SET_BOUND_REL * span[F]
+        below = np.zeros(sf.n, dtype=bool)
+        above = np.zeros(sf.n, dtype=bool)
+        below[F] = x[F] < sf.lx[F] - slack
+        above[F] = x[F] > sf.ux[F] + slack
+        wrong_lo = held_lo & (rc < -eps)
+        wrong_up = held_up & (rc > eps)
+        if not (below.any() or above.any() or wrong_lo.any() or wrong_up.any()):
+            x = np.clip(x, sf.lx, sf.ux)
+            return MatrixResult(
+                status=Status.optimal, x=x, row_duals=mu, qrow_duals=None,
+                objective=sf.objective(x), iterations=0,
+                message=f"active set from the previous solution ({k} free of {sf.n} variables, "
+                        f"{rounds} round{'s' if rounds > 1 else ''}), optimality checked",
+                interface="active set", extra={"working_set": int(k), "rounds": rounds})
+        held_lo = (held_lo & ~wrong_lo) | below
+        held_up = (held_up & ~wrong_up) | above
+    return None
+
+
+def _solve_on_working_set(adapter, sf, opts, prev) -> MatrixResult | None:
+    n = sf.n
+    at_lo, at_up, x = _previous_bounds(sf, prev)
     tol = max(opts.tolerance, 1e-12)
     AT = sf.A.T.tocsr()
     fixed = at_lo | at_up
@@ -69,7 +161,7 @@ def _solve_on_working_set(adapter, sf, opts, prev) -> MatrixResult | None:
         g = sf.gradient(x)
         # optimality of the full problem: reduced costs of the fixed variables
         rc = g - AT @ np.asarray(r.row_duals, dtype=float)
-        eps = max(WS_REDUCED_COST_REL, 10.0 * tol) * max(1.0, float(np.max(np.abs(g), initial=0.0)))
+        eps = _reduced_cost_tolerance(g, tol)
         viol = fixed & ((at_lo & (rc < -eps)) | (at_up & (rc > eps)))
         if not viol.any():
             return MatrixResult(
@@ -101,7 +193,7 @@ def _all_at_bounds(sf, AT, x, at_lo, at_up, tol, rounds) -> MatrixResult | None:
     bounds = [(None, None) if a and b else (0.0, None) if a else (None, 0.0) if b else (0.0, 0.0)
               for a, b in zip(lo, up)]
     g = sf.gradient(x)
-    eps = max(WS_REDUCED_COST_REL, 10.0 * tol) * max(1.0, float(np.max(np.abs(g), initial=0.0)))
+    eps = _reduced_cost_tolerance(g, tol)
     A = sf.A.toarray()
     # at a lower bound g - A'mu >= -eps, i.e. A'mu <= g + eps; at an upper bound -A'mu <= eps - g
     res = linprog(np.zeros(sf.m), A_ub=np.vstack([A.T[at_lo], -A.T[at_up]]),
