@@ -15,7 +15,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy.optimize import lsq_linear
 
 from .status import Status
 
@@ -229,6 +228,8 @@ def recover_alpha(y: np.ndarray, family: str, design: np.ndarray, target: np.nda
     rhs = np.concatenate([target - D[:, fixed_c] @ alpha[fixed_c], [-(y[fixed_c] @ alpha[fixed_c])]])
     M = np.vstack([D[:, unknown], y[None, unknown]])
     ub = C if family == "soft_l1" else np.inf
+    from scipy.optimize import lsq_linear   # (0.6 s to import: only when needed)
+
     sol = lsq_linear(M, rhs, bounds=(0.0, ub), lsmr_tol="auto", method="bvls")
     alpha[unknown] = sol.x
     return alpha

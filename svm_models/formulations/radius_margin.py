@@ -66,7 +66,6 @@ from types import SimpleNamespace
 import numpy as np
 import pyomo.environ as pyo
 import scipy.sparse as sp
-from scipy.optimize import lsq_linear
 
 from ..data import validate
 from ..errors import InfeasibleError, ParameterError
@@ -770,6 +769,8 @@ def recover_multipliers(design, target, y, active, xi, C, xi_thr, extra_cols=Non
     ub = np.concatenate([np.full(unk.size, np.inf if C is None else C), np.full(ne, np.inf)])
     if M.shape[1] == 0:
         return alpha, np.zeros(0)
+    from scipy.optimize import lsq_linear   # (0.6 s to import: only when needed)
+
     sol = lsq_linear(M, r, bounds=(np.zeros(M.shape[1]), ub), method="bvls")
     alpha[unk] = sol.x[:unk.size]
     return alpha, sol.x[unk.size:]

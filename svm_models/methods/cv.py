@@ -293,10 +293,12 @@ def _run_joblib(job, keys, n_jobs, bar):
     from joblib import Parallel, delayed
 
     done = set()
+    cost: dict = {}     # setting -> the fit time of a finished task of it
     try:
-        for res in Parallel(n_jobs=n_jobs, return_as="generator_unordered")(
-                delayed(_task)(job, key) for key in keys):
+        for res in Parallel(n_jobs=n_jobs, return_as="generator_unordered", pre_dispatch="n_jobs")(
+                delayed(_task)(job, key) for key in _longest_first(keys, cost)):
             done.add(res["key"])
+            cost[res["key"][1:]] = float(np.sum(res["fit_time"]))
             bar.step(_note(job, res["key"]))
             yield res
     except BrokenExecutor as exc:  # a worker died: the finished results are kept
@@ -304,6 +306,24 @@ def _run_joblib(job, keys, n_jobs, bar):
             if key not in done:
                 bar.step(_note(job, key))
                 yield _failed(job, key, exc)
+
+
+def _longest_first(keys, cost: dict):
+    """The keys in an order that shortens the tail of a parallel run: first one task of each
+    (setting, problem), then -- as ``cost`` fills with the fit times of finished tasks,
+    which the other folds of the same setting resemble -- the most expensive first (the
+    longest-processing-time rule). The table does not depend on the order."""
+    pending = list(keys)
+    firsts = []
+    for key in pending:
+        if key[1:] not in {k[1:] for k in firsts}:
+            firsts.append(key)
+    for key in firsts:
+        pending.remove(key)
+        yield key
+    while pending:
+        best = max(range(len(pending)), key=lambda i: cost.get(pending[i][1:], 0.0))
+        yield pending.pop(best)
 
 
 def _run_dask(job, keys, client, bar):
