@@ -217,6 +217,11 @@ def fmt(v, spec=".3g"):
     return "—" if v is None else format(v, spec)
 
 
+def secs(run: dict) -> str:
+    """A measured run's seconds, or its error."""
+    return fmt(run["s"]) if "s" in run else str(run.get("error"))
+
+
 def render(res: dict) -> str:
     out = [f"# Big problems on one machine (issue 17): results of `benchmarks/big.py`", "",
            f"Run {res.get('started', '?')} UTC, load average at start {res.get('load', '?')}; "
@@ -235,8 +240,8 @@ def render(res: dict) -> str:
                     if "objective" in s and "objective" in f else None)
             libtxt = (f"{fmt(lib.get('s'))} ({lib.get('tol', '—')})" if lib.get("s") else
                       (lib.get("error", "—") if lib else ""))
-            out.append(f"| {r['form']} | {r['l']:,} | {fmt(s.get('s')) if 's' in s else s.get('error')} "
-                       f"| {fmt(s.get('solver_s'))} | {fmt(f.get('s')) if 's' in f else f.get('error')} "
+            out.append(f"| {r['form']} | {r['l']:,} | {secs(s)} "
+                       f"| {fmt(s.get('solver_s'))} | {secs(f)} "
                        f"| {fmt(ratio, '.2f')} | {libtxt} | {fmt(s.get('peak_mb'), '.0f')} / "
                        f"{fmt(f.get('peak_mb'), '.0f')} | {r['data_mb']:.0f} | {fmt(diff, '.1e')} |")
         out.append("")
@@ -249,7 +254,7 @@ def render(res: dict) -> str:
             s, v = r["svm"], r["svc"]
             kr = s.get("kernel_rank", {})
             out.append(f"| {r['l']:,} | {r['rank']} | {r['solver']} | "
-                       f"{fmt(s.get('s')) if 's' in s else s.get('error')} | {fmt(s.get('solver_s'))} "
+                       f"{secs(s)} | {fmt(s.get('solver_s'))} "
                        f"| {fmt(s.get('accuracy'), '.4f')} | {fmt(v.get('s'))} | "
                        f"{fmt(v.get('accuracy'), '.4f')} | {fmt(kr.get('relative_trace_error'), '.3f')} "
                        f"| {fmt(s.get('peak_mb'), '.0f')} / {fmt(v.get('peak_mb'), '.0f')} |")

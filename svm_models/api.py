@@ -91,17 +91,17 @@ def the_svm_block(model):
     return blocks[0]
 
 
-def _raise_for(svm, f, status: Status, message: str):
+def _error_for(svm, f, status: Status, message: str) -> SolveFailedError:
     """The typed error of a failed solve (the formulation may know the cause)."""
     explain = f.hook("explain_failure")
     err = explain(svm, status, message) if explain is not None else None
     if err is not None:
-        raise err
+        return err
     if status in (Status.infeasible, Status.infeasible_or_unbounded):
-        raise InfeasibleError(f"the {svm.formulation} model is {status.value.replace('_', ' ')} "
-                              f"({message})", status)
-    raise SolveFailedError(f"the solver stopped without an optimal solution: {status.value} "
-                           f"({message})", status)
+        return InfeasibleError(f"the {svm.formulation} model is {status.value.replace('_', ' ')} "
+                               f"({message})", status)
+    return SolveFailedError(f"the solver stopped without an optimal solution: {status.value} "
+                            f"({message})", status)
 
 
 def solve(model, solver: str = "ipopt", *, raise_on_failure: bool = True, _state=None,
@@ -114,8 +114,9 @@ def solve(model, solver: str = "ipopt", *, raise_on_failure: bool = True, _state
     of the SVM block; a non-optimal end is a typed error (or, with
     ``raise_on_failure=False``, a Solution with that status and NaN values). Numerical
     trouble is retried once with a looser tolerance, a stop at the backend's own iteration
-    limit (no ``iter_limit`` given) once with :data:`~svm_models.tolerances.RETRY_ITER_LIMIT`
-    iterations, both within the time limit (``extra["retry"]``); a reported optimum
+    limit (no ``iter_limit`` given) with :data:`~svm_models.tolerances.RETRY_ITER_LIMIT`
+    iterations and then also with the looser tolerance, all within the time limit
+    (``extra["retry"]``); a reported optimum
     whose own duality gap is far off is numerical trouble too (status ``numerical_error``,
     its values kept).
     """
@@ -138,8 +139,13 @@ def solve(model, solver: str = "ipopt", *, raise_on_failure: bool = True, _state
         hint = f.hook("licence_hint")
         raise LicenseLimitError(str(exc) + (hint(svm) if hint is not None else "")) from None
     if info.status is not Status.optimal:
+        err = _error_for(svm, f, info.status, info.message)
         if raise_on_failure:
-            _raise_for(svm, f, info.status, info.message)
+            raise err
+        if err.status is not None and err.status != info.status:
+            # the formulation knows better (a separable hard margin called infeasible is
+            # numerical trouble): the Solution says what the error would have said
+            info.status, info.message = Status(err.status), str(err)
         return failed_solution(svm, info)
     tol = info.retry.get("tol", opts.tol) if info.retry else opts.tol
     ctx = Context(solver=info.solver, interface=info.interface, path=info.path, time=info.time,
@@ -167,7 +173,7 @@ def _refuse_uncertified(sol: Solution, svm, f, tolerance: float, raise_on_failur
                "degenerate or badly scaled data; try another backend, a soft margin, or "
                "standardised features")
     if raise_on_failure:
-        _raise_for(svm, f, Status.numerical_error, message)
+        raise _error_for(svm, f, Status.numerical_error, message)
     return replace(sol, status=Status.numerical_error, extra={**sol.extra, "message": message})
 
 

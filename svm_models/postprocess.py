@@ -122,8 +122,9 @@ def polish_dual(svm, family: str, alpha: np.ndarray, C, thr, max_rounds: int = 1
 
     Interior-point and active-set solvers stop at their own tolerances (HiGHS's QP solver
     leaves alpha ~1e-5 off on some problems whatever its options); the polished alpha is
-    taken only if it lowers the KKT residual. Only for a model the record proves unchanged.
-    Returns ``(alpha, accepted)``."""
+    taken only if its KKT residual is no larger than the solver's alpha's and, when that
+    alpha is balanced, its dual objective no lower beyond round-off. Only for a model the
+    record proves unchanged. Returns ``(alpha, accepted)``."""
     y = svm.data.y
     Cb = C if family == "soft_l1" else np.inf
 

@@ -78,9 +78,10 @@ SCALE_COLUMN_SPREAD = 1e6
 RETRY_TOL_FACTOR = 1e3
 RETRY_TOL = 1e-6
 
-#: a solve stopped by the backend's own iteration limit (the user set none) is tried once
-#: more with this many iterations (PIQP's default, 250, stopped the hard dual of two 1-D
-#: points 0.0117 apart, alpha = 1.5e4; 1000 solve it, found by fuzzing; Clarabel's is 200)
+#: a solve stopped by the backend's own iteration limit (the user set none) is tried again
+#: with this many iterations, then also with the looser tolerance (PIQP's default, 250,
+#: stopped the hard dual of two 1-D points 0.0117 apart, alpha = 1.5e4; 1000 solve it, found
+#: by fuzzing; Clarabel's is 200)
 RETRY_ITER_LIMIT = 10_000
 
 #: a backend's "optimal" is refused (status numerical_error) when the solution's own

@@ -313,3 +313,21 @@ def test_hyperparameters_are_the_registrys_and_a_misspelt_one_is_refused_up_fron
     np.testing.assert_array_equal(a["mean_test_score"], b["mean_test_score"])
     clf = sm.SVMClassifier(solver="highs", kernel="rbf", gamma=0.5, kernel_rank=3).fit(X, y)
     assert clf.solution_.extra["kernel_rank"]["rank"] == 3
+
+
+def test_parallel_tasks_go_out_longest_first_and_each_exactly_once():
+    """joblib's order: one task of each (setting, problem) first, then the setting whose
+    finished task took longest; every key exactly once."""
+    from svm_models.methods.cv import _longest_first
+
+    keys = [(f, s, 0) for f in range(3) for s in range(3)]
+    cost: dict = {}
+    order = []
+    for key in _longest_first(keys, cost):
+        order.append(key)
+        if len(order) == 3:      # the first of each setting finished: setting 2 is slowest
+            cost.update({(0, 0): 1.0, (1, 0): 0.5, (2, 0): 9.0})
+    assert sorted(order) == sorted(keys)
+    assert order[:3] == [(0, 0, 0), (0, 1, 0), (0, 2, 0)]
+    assert order[3:5] == [(1, 2, 0), (2, 2, 0)]
+    assert order[5:] == [(1, 0, 0), (2, 0, 0), (1, 1, 0), (2, 1, 0)]

@@ -493,3 +493,25 @@ def test_the_backends_own_iteration_limit_is_retried_with_more_iterations():
     mine = sm.fit(x, y, formulation="hard_dual", solver="piqp", iter_limit=5,
                   raise_on_failure=False)
     assert mine.status == "iteration_limit" and "retry" not in mine.extra
+
+
+def test_a_separable_hard_margin_called_infeasible_is_numerical_trouble():
+    """Found by fuzzing: two points of size 1e-6 need |w| ~ 1e6; PIQP reports the hard primal
+    infeasible although an exact LP separates them. That is numerical trouble (the data are
+    separable), said so, and the Solution of raise_on_failure=False carries the same status."""
+    require("piqp")
+    X = np.array([[-7.2938151199122145e-06, -7.73560228337439e-06],
+                  [4.4491865820596744e-07, 1.3748717913822526e-06]])
+    y = np.array([-1, 1])
+    with pytest.warns(BadScaleWarning):
+        with pytest.raises(sm.SolveFailedError, match="data are separable.*standardise") as err:
+            sm.fit(X, y, formulation="hard_primal", solver="piqp")
+    assert not isinstance(err.value, sm.InfeasibleError)
+    assert err.value.status == "numerical_error"
+    with pytest.warns(BadScaleWarning):
+        sol = sm.fit(X, y, formulation="hard_primal", solver="piqp", raise_on_failure=False)
+    assert sol.status == "numerical_error" and "separable" in sol.extra["message"]
+    # standardised, it is solved, and separates the two points with margin 1
+    Z = (X - X.mean(0)) / X.std(0)
+    ok = sm.fit(Z, y, formulation="hard_primal", solver="piqp")
+    np.testing.assert_allclose(y * ok.decision_function(Z), 1.0, atol=1e-7)

@@ -554,7 +554,7 @@ def explain_failure(svm, status: str, message: str):
         return None
     if not separable(svm):
         return not_separable(svm, status, message)
-    if str(getattr(status, "value", status)) in ("infeasible", "infeasible_or_unbounded"):
+    if status in (Status.infeasible, Status.infeasible_or_unbounded):   # (a str enum)
         return SolveFailedError(
             f"the solver reported the {svm.formulation} model infeasible ({message}), but the "
             "data are separable (an exact LP separates them): numerical trouble, e.g. badly "
@@ -583,6 +583,7 @@ def extract(block, ctx) -> Solution:
     else:
         objective = _model_objective(block)
     linear_w = None
+    diagnosed = None   # (diagnostics, ||w||^2) of the point returned, when already computed
     if form == "dual":
         alpha = np.clip(var_array(block.alpha), 0.0, None if C is None or family != "soft_l1" else C)
         scale = C if family == "soft_l1" else max(float(alpha.max(initial=0.0)), 1.0)
@@ -674,18 +675,23 @@ def extract(block, ctx) -> Solution:
                    alpha / C if family == "soft_l2" else np.zeros(l))
             w2 = c2 if svm.kernel.is_linear else None
 
-            def score(*point):
+            def certify(*point):
+                """(worst certificate entry, diagnostics, ||w||^2) of a point."""
                 out: dict = {}
-                _diagnostics(svm, family, form, alpha, *point, out)
-                return max(abs(out["duality_gap"]), out["kkt"]["primal_infeasibility"],
-                           out["kkt"]["stationarity"])
+                ww = _diagnostics(svm, family, form, alpha, *point, out)
+                return (max(abs(out["duality_gap"]), out["kkt"]["primal_infeasibility"],
+                            out["kkt"]["stationarity"]), out, ww)
 
-            if score(b2, xi2, C, w2, f2, c2) <= score(b, xi, C, linear_w, fdec, cvals):
+            theirs = certify(b, xi, C, linear_w, fdec, cvals)
+            ours = certify(b2, xi2, C, w2, f2, c2)
+            if ours[0] <= theirs[0]:
                 cvals, fdec, b, xi, linear_w = c2, f2, b2, xi2, w2
                 extra["b_source"] = extra["w_source"] = "polished multipliers (kkt)"
+                diagnosed = ours[1:]
             else:
                 polished = False   # alpha is polished, the solver's point (and objective) kept
                 extra["w_source"] = "solver (its certificate beats the polished multipliers')"
+                diagnosed = theirs[1:]
         elif ctx.verified and family == "hard":
             # the b that keeps every margin best for the solver's w (at the optimum: the
             # solver's b to its tolerance)
@@ -703,9 +709,13 @@ def extract(block, ctx) -> Solution:
                   interface=ctx.interface, path=ctx.path, extra=extra)
     ww = None
     if ctx.verified and np.all(np.isfinite(alpha)):
-        ww = _diagnostics(svm, family, form, alpha, b, xi, C, linear_w,
-                          fdec if form == "primal" else None,
-                          cvals if form == "primal" else None, sol_kw)
+        if diagnosed is not None:    # computed while choosing the primal's point
+            sol_kw.update(diagnosed[0])
+            ww = diagnosed[1]
+        else:
+            ww = _diagnostics(svm, family, form, alpha, b, xi, C, linear_w,
+                              fdec if form == "primal" else None,
+                              cvals if form == "primal" else None, sol_kw)
         if polished:   # the objective at the point returned (the model's objective, verified)
             # (the primal: only when the point came from the polished multipliers)
             sol_kw["objective"] = sol_kw[f"{form}_objective"]

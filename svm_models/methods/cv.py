@@ -313,17 +313,14 @@ def _longest_first(keys, cost: dict):
     (setting, problem), then -- as ``cost`` fills with the fit times of finished tasks,
     which the other folds of the same setting resemble -- the most expensive first (the
     longest-processing-time rule). The table does not depend on the order."""
-    pending = list(keys)
-    firsts = []
-    for key in pending:
-        if key[1:] not in {k[1:] for k in firsts}:
-            firsts.append(key)
-    for key in firsts:
-        pending.remove(key)
-        yield key
-    while pending:
-        best = max(range(len(pending)), key=lambda i: cost.get(pending[i][1:], 0.0))
-        yield pending.pop(best)
+    groups: dict = {}       # (setting, problem) -> its keys not yet given out
+    for key in keys:
+        groups.setdefault(key[1:], []).append(key)
+    for group in groups.values():
+        yield group.pop(0)
+    while any(groups.values()):
+        name = max((g for g in groups if groups[g]), key=lambda g: cost.get(g, 0.0))
+        yield groups[name].pop(0)
 
 
 def _run_dask(job, keys, client, bar):

@@ -86,6 +86,7 @@ def _solve_on_active_set(sf, opts, prev) -> MatrixResult | None:
     span = np.maximum(1.0, np.abs(np.where(np.isfinite(sf.lx), sf.lx, 0.0))
                       + np.abs(np.where(np.isfinite(sf.ux), sf.ux, 0.0)))
     AT = sf.A.T.tocsr()
+    pinned = sf.lx == sf.ux     # fixed variables (a user's fix): held whatever their reduced cost
     seen = set()
     for rounds in range(1, WS_ACTIVE_SET_ROUNDS + 1):
         F = np.flatnonzero(~(held_lo | held_up))
@@ -121,8 +122,8 @@ def _solve_on_active_set(sf, opts, prev) -> MatrixResult | None:
         above = np.zeros(sf.n, dtype=bool)
         below[F] = x[F] < sf.lx[F] - slack
         above[F] = x[F] > sf.ux[F] + slack
-        wrong_lo = held_lo & (rc < -eps)
-        wrong_up = held_up & (rc > eps)
+        wrong_lo = held_lo & (rc < -eps) & ~pinned
+        wrong_up = held_up & (rc > eps) & ~pinned
         if not (below.any() or above.any() or wrong_lo.any() or wrong_up.any()):
             x = np.clip(x, sf.lx, sf.ux)
             return MatrixResult(
