@@ -269,6 +269,33 @@ class FloorPiqp:
         return qp.sign * float(0.5 * x @ P_times(qp, x) + qp.c @ x)
 
 
+class FloorIpm:
+    """svm_models' own interior-point method (``solver="ipm"``) on a linear-kernel QP built
+    with numpy: its standard form made directly from the arrays (no Pyomo model)."""
+
+    name = "floor_ipm"
+
+    def prepare(self, case, X, y):
+        return classic_qp(case.form, case.kernel, X, y)
+
+    def run(self, qp):
+        from svm_models.model.forms import QuadBlock
+        from svm_models.model.standard_form import StandardForm
+        from svm_models.solvers import ipm
+        from svm_models.solvers.base import SolverOptions
+
+        if qp.pdiag is None:
+            raise ValueError("FloorIpm takes the linear-kernel QPs (a diagonal P)")
+        sf = StandardForm(sense=1, c=qp.c, const=0.0,
+                          quad=[QuadBlock(np.arange(qp.n), diag=0.5 * qp.pdiag)],
+                          A=sp.csr_matrix(qp.A), lA=qp.lA, uA=qp.uA, lx=qp.lx, ux=qp.ux,
+                          qrows=[], var_datas=[], row_datas=[])
+        res = ipm.solve(sf, SolverOptions(tol=TOL))
+        if res.status.value != "optimal":
+            raise RuntimeError(res.message)
+        return qp.sign * float(res.objective)
+
+
 class _IpoptQP:
     """numpy callbacks for a QP (constant Jacobian and Hessian)."""
 

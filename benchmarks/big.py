@@ -3,10 +3,15 @@
     python benchmarks/big.py                      # linear and rbf parts (about 25 minutes)
     python benchmarks/big.py --parts linear       # one part
     python benchmarks/big.py --quick              # smoke run (small sizes, about 1 minute)
+    python benchmarks/big.py --parts linear --linear soft_l1_dual:1000000:ipm   # one case
+
+A run keeps the rows of earlier runs that it does not measure again (each row states when it
+was measured and the load then).
 
 Linear kernel (data of ``approaches.make_data``: d = 20, C = 1, tolerance 1e-9): for each
-formulation and size, ``svm_models.fit`` end to end against the same solver fed matrices
-directly (``approaches.FloorPiqp``: PIQP's sparse solver on arrays built with numpy), and
+formulation, size and backend (``ipm``, svm_models' own interior-point method, and PIQP),
+``svm_models.fit`` end to end against the same solver fed matrices directly
+(``approaches.FloorIpm`` / ``FloorPiqp``: the matrices built with numpy, no Pyomo model), and
 liblinear (``sklearn.svm.LinearSVC``, hinge loss) tightened until its (w, b) reaches the
 svm_models optimum to 1e-6 relative (liblinear penalises the bias: ``intercept_scaling`` 10
 makes that penalty negligible).
@@ -38,14 +43,18 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from approaches import FloorPiqp, make_data  # noqa: E402
+from approaches import FloorIpm, FloorPiqp, make_data  # noqa: E402
 
-LINEAR = [("soft_l1_dual", 1_000_000), ("soft_l1_primal", 1_000_000),
-          ("soft_l1_primal", 100_000), ("soft_l1_dual", 100_000),
-          ("soft_l2_primal", 100_000), ("soft_l2_dual", 100_000)]
-RBF = [(20_000, 1000, "clarabel"), (20_000, 300, "clarabel"), (50_000, 300, "clarabel")]
-QUICK_LINEAR = [("soft_l1_dual", 20_000), ("soft_l1_primal", 20_000)]
-QUICK_RBF = [(2_000, 100, "clarabel")]
+LINEAR = [(f, l, s) for s in ("ipm", "piqp") for f, l in [
+    ("soft_l1_dual", 1_000_000), ("soft_l1_primal", 1_000_000),
+    ("soft_l1_primal", 100_000), ("soft_l1_dual", 100_000),
+    ("soft_l2_primal", 100_000), ("soft_l2_dual", 100_000)]]
+RBF = [(20_000, 1000, "ipm"), (20_000, 300, "ipm"), (50_000, 300, "ipm"),
+       (20_000, 300, "clarabel"), (50_000, 300, "clarabel")]
+QUICK_LINEAR = [("soft_l1_dual", 20_000, "ipm"), ("soft_l1_primal", 20_000, "ipm")]
+QUICK_RBF = [(2_000, 100, "ipm")]
+#: the same solver fed matrices directly (numpy arrays, no Pyomo model)
+FLOORS = {"piqp": FloorPiqp, "ipm": FloorIpm}
 GAMMA, C = 1.0 / 20.0, 1.0
 
 
@@ -97,8 +106,8 @@ def run_svm(form, X, y, solver="piqp", **kw) -> dict:
     return out
 
 
-def run_floor(form, X, y) -> dict:
-    floor = FloorPiqp()
+def run_floor(form, X, y, solver="piqp") -> dict:
+    floor = FLOORS[solver]()
     case = SimpleNamespace(form=form, kernel="linear")
     qp = floor.prepare(case, X, y)                         # the matrices: not timed
     base = maxrss_mb()
@@ -135,17 +144,23 @@ def run_liblinear(X, y, target: float) -> dict:
 
 
 def linear_part(cases, cap) -> list:
-    rows = []
-    for form, l in cases:
+    rows, lib = [], {}
+    for form, l, solver in cases:
         X, y = make_data(l)
-        print(f"linear {form} l={l}", flush=True)
-        svm = in_child(run_svm, (form, X, y), cap)
+        print(f"linear {form} l={l} {solver}", flush=True)
+        when = {"when": time.strftime("%Y-%m-%d %H:%M", time.gmtime()),
+                "load": round(os.getloadavg()[0], 2)}
+        svm = in_child(run_svm, (form, X, y, solver), cap)
         print("  svm_models", {k: v for k, v in svm.items() if k not in ("w",)}, flush=True)
-        floor = in_child(run_floor, (form, X, y), cap)
+        floor = in_child(run_floor, (form, X, y, solver), cap)
         print("  floor", floor, flush=True)
-        row = {"form": form, "l": l, "data_mb": X.nbytes / 1e6, "svm": svm, "floor": floor}
+        row = {"form": form, "l": l, "solver": solver, "data_mb": X.nbytes / 1e6, "svm": svm,
+               "floor": floor, **when}
         if form.startswith("soft_l1") and "objective" in svm:
-            row["liblinear"] = in_child(run_liblinear, (X, y, svm["objective"]), cap)
+            # one liblinear run per size: the 1-norm primal and dual share the objective
+            if l not in lib:
+                lib[l] = in_child(run_liblinear, (X, y, svm["objective"]), cap)
+            row["liblinear"] = lib[l]
             print("  liblinear", {k: v for k, v in row["liblinear"].items() if k != "runs"},
                   flush=True)
         svm.pop("w", None)
@@ -202,10 +217,12 @@ def rbf_part(cases, cap) -> list:
         if l not in svc:
             svc[l] = in_child(run_svc, (l, Xt, yt), cap)
             print("  SVC", svc[l], flush=True)
+        when = {"when": time.strftime("%Y-%m-%d %H:%M", time.gmtime()),
+                "load": round(os.getloadavg()[0], 2)}
         out = in_child(run_rbf_accuracy, (l, r, solver, Xt, yt), cap)
         print("  svm_models", out, flush=True)
         rows.append({"l": l, "rank": r, "solver": solver, "data_mb": l * 20 * 8 / 1e6,
-                     "svm": out, "svc": svc[l]})
+                     "svm": out, "svc": svc[l], **when})
     return rows
 
 
@@ -229,10 +246,13 @@ def render(res: dict) -> str:
            "measuring child's resident-set high-water mark during the run (solver included).",
            ""]
     if res.get("linear"):
-        out += ["## Linear kernel (d = 20, C = 1, PIQP, tolerance 1e-9)", "",
-                "| formulation | l | svm_models s | solver s | floor s | svm/floor | "
-                "liblinear s (tol) | peak MB svm / floor | data MB | obj diff |",
-                "|---|---|---|---|---|---|---|---|---|---|"]
+        out += ["## Linear kernel (d = 20, C = 1, tolerance 1e-9)", "",
+                "`floor`: the same backend fed matrices built with numpy (no Pyomo model). "
+                "`when (load)`: UTC time of the row's measurement and the 1-minute load "
+                "average then.", "",
+                "| formulation | l | backend | svm_models s | solver s | floor s | svm/floor | "
+                "liblinear s (tol) | peak MB svm / floor | data MB | obj diff | when (load) |",
+                "|---|---|---|---|---|---|---|---|---|---|---|---|"]
         for r in res["linear"]:
             s, f, lib = r["svm"], r["floor"], r.get("liblinear", {})
             ratio = s["s"] / f["s"] if "s" in s and "s" in f else None
@@ -240,16 +260,17 @@ def render(res: dict) -> str:
                     if "objective" in s and "objective" in f else None)
             libtxt = (f"{fmt(lib.get('s'))} ({lib.get('tol', '—')})" if lib.get("s") else
                       (lib.get("error", "—") if lib else ""))
-            out.append(f"| {r['form']} | {r['l']:,} | {secs(s)} "
+            out.append(f"| {r['form']} | {r['l']:,} | {r.get('solver', 'piqp')} | {secs(s)} "
                        f"| {fmt(s.get('solver_s'))} | {secs(f)} "
                        f"| {fmt(ratio, '.2f')} | {libtxt} | {fmt(s.get('peak_mb'), '.0f')} / "
-                       f"{fmt(f.get('peak_mb'), '.0f')} | {r['data_mb']:.0f} | {fmt(diff, '.1e')} |")
+                       f"{fmt(f.get('peak_mb'), '.0f')} | {r['data_mb']:.0f} | {fmt(diff, '.1e')} "
+                       f"| {r.get('when', res.get('started', '?'))} ({r.get('load', '?')}) |")
         out.append("")
     if res.get("rbf"):
         out += ["## rbf kernel, low rank (gamma = 1/20, C = 1, 1-norm dual)", "",
                 "| l | rank | backend | svm_models s | solver s | accuracy | SVC s | SVC accuracy "
-                "| relative trace error | peak MB svm / SVC |",
-                "|---|---|---|---|---|---|---|---|---|---|"]
+                "| relative trace error | peak MB svm / SVC | when (load) |",
+                "|---|---|---|---|---|---|---|---|---|---|---|"]
         for r in res["rbf"]:
             s, v = r["svm"], r["svc"]
             kr = s.get("kernel_rank", {})
@@ -257,9 +278,17 @@ def render(res: dict) -> str:
                        f"{secs(s)} | {fmt(s.get('solver_s'))} "
                        f"| {fmt(s.get('accuracy'), '.4f')} | {fmt(v.get('s'))} | "
                        f"{fmt(v.get('accuracy'), '.4f')} | {fmt(kr.get('relative_trace_error'), '.3f')} "
-                       f"| {fmt(s.get('peak_mb'), '.0f')} / {fmt(v.get('peak_mb'), '.0f')} |")
+                       f"| {fmt(s.get('peak_mb'), '.0f')} / {fmt(v.get('peak_mb'), '.0f')} "
+                       f"| {r.get('when', res.get('started', '?'))} ({r.get('load', '?')}) |")
         out.append("")
     return "\n".join(out)
+
+
+def merged(old: list, new: list, key) -> list:
+    """The rows of an earlier run, those measured again replaced (a run of some cases keeps
+    the others' figures, each row with its own time and load)."""
+    fresh = {key(r) for r in new}
+    return [r for r in old if key(r) not in fresh] + new
 
 
 def main(argv=None):
@@ -268,7 +297,7 @@ def main(argv=None):
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--cap", type=float, default=900.0, help="seconds per measurement")
     ap.add_argument("--linear", default=None,
-                    help="cases form:l,form:l (default: the issue's)")
+                    help="cases form:l:backend,... (default: the issue's, ipm and piqp)")
     ap.add_argument("--rbf", default=None, help="cases l:rank:backend,... (default: the issue's)")
     ap.add_argument("--out", default=str(HERE))
     a = ap.parse_args(argv)
@@ -279,13 +308,15 @@ def main(argv=None):
     res["load"] = [round(x, 2) for x in os.getloadavg()]
     parts = a.parts.split(",")
     if "linear" in parts:
-        cases = ([(f, int(l)) for f, l in (c.split(":") for c in a.linear.split(","))]
+        cases = ([(f, int(l), s) for f, l, s in (c.split(":") for c in a.linear.split(","))]
                  if a.linear else (QUICK_LINEAR if a.quick else LINEAR))
-        res["linear"] = linear_part(cases, a.cap)
+        res["linear"] = merged(res.get("linear", []), linear_part(cases, a.cap),
+                               lambda r: (r["form"], r["l"], r.get("solver", "piqp")))
     if "rbf" in parts:
         cases = ([(int(l), int(r), s) for l, r, s in (c.split(":") for c in a.rbf.split(","))]
                  if a.rbf else (QUICK_RBF if a.quick else RBF))
-        res["rbf"] = rbf_part(cases, a.cap)
+        res["rbf"] = merged(res.get("rbf", []), rbf_part(cases, a.cap),
+                            lambda r: (r["l"], r["rank"], r["solver"]))
     path.write_text(json.dumps(res, indent=1))
     (out / "big_results.md").write_text(render(res))
     print(render(res))

@@ -175,3 +175,22 @@ TWO_STEP_GAP = 1e-10
 #: feasibility tolerances of the two-step methods' master LPs (HiGHS's default 1e-7 would
 #: stop the cutting planes at a gap of that order)
 MASTER_LP_TOL = 1e-10
+
+# ---------------------------------------------------------------------------------------
+# svm_models' own interior-point method (solvers/ipm.py)
+
+#: the largest dense system its Newton steps may reduce to (unknowns); a problem that
+#: reduces to more is refused before any iteration
+IPM_MAX_DENSE = 5000
+#: the eliminated columns of a row-mode system are kept as a dense array (BLAS products)
+#: when at least this fraction of them is non-zero
+IPM_DENSE_FILL = 0.05
+#: iterations when the user sets none (Mehrotra's method needs 15-60 on the SVMs)
+IPM_MAX_ITER = 200
+#: fraction of the step to the boundary taken
+IPM_STEP = 0.995
+#: iterates larger than this (in absolute value) have diverged: infeasible or unbounded
+IPM_DIVERGE = 1e14
+#: a solve whose worst measure (primal or dual residual, gap) has not halved in this many
+#: iterations has stalled (numerical trouble; an infeasible or unbounded problem)
+IPM_STALL = 25

@@ -28,9 +28,9 @@ import pytest
 
 import svm_models as sm
 
-QP_BACKENDS = ("highs", "gurobi", "ipopt", "scip", "piqp", "clarabel")
-FAST_BACKENDS = ("highs", "gurobi", "ipopt", "piqp", "clarabel")
-DUAL_BACKENDS = ("highs", "gurobi", "ipopt", "piqp", "clarabel")
+QP_BACKENDS = ("highs", "gurobi", "ipopt", "scip", "piqp", "clarabel", "ipm")
+FAST_BACKENDS = ("highs", "gurobi", "ipopt", "piqp", "clarabel", "ipm")
+DUAL_BACKENDS = ("highs", "gurobi", "ipopt", "piqp", "clarabel", "ipm")
 QCQP_BACKENDS = ("gurobi", "ipopt", "scip", "clarabel")
 
 #: Gurobi's size-limited (pip) licence: quadratic models up to this many variables.

@@ -1,9 +1,10 @@
 """The solver layer: one module per backend, and the layer that picks a path.
 
 A user names a backend with one flag -- ``solver="ipopt" | "gurobi" | "highs" | "scip" |
-"piqp" | "clarabel"`` (and ``cplex``, ``xpress``, ``mosek`` where Pyomo has them). Each
-backend's module (:mod:`.highs`, :mod:`.ipopt`, :mod:`.gurobi`, :mod:`.scip`, :mod:`.piqp`,
-:mod:`.clarabel`, :mod:`.others`) owns its capabilities, availability, licence limits,
+"piqp" | "clarabel"``, the library's own ``"ipm"`` (:mod:`.ipm`: an interior-point method for
+QPs that reduce to a small dense system), and ``cplex``, ``xpress``, ``mosek`` where Pyomo
+has them. Each backend's module (:mod:`.highs`, :mod:`.ipopt`, :mod:`.gurobi`, :mod:`.scip`,
+:mod:`.piqp`, :mod:`.clarabel`, :mod:`.ipm`, :mod:`.others`) owns its capabilities, availability, licence limits,
 options, status mapping, dual signs and matrix adapter; :mod:`.dispatch` checks the
 capability table, proves the fast path or takes the general one, and normalises the result.
 This package never imports a formulation: it meets them in the record.
@@ -16,16 +17,16 @@ import difflib
 import io
 
 from ..errors import CapabilityError, ParameterError, SolverUnavailableError
-from . import clarabel, gurobi, highs, ipopt, others, piqp, scip
+from . import clarabel, gurobi, highs, ipm, ipopt, others, piqp, scip
 from .base import ORDER, Backend, SolverOptions, module_present
 
 #: every backend by its flag, the project's six first
 BACKENDS: dict[str, Backend] = {b.name: b for b in [
     ipopt.BACKEND, gurobi.BACKEND, highs.BACKEND, scip.BACKEND, piqp.BACKEND, clarabel.BACKEND,
-    *others.BACKENDS]}
+    ipm.BACKEND, *others.BACKENDS]}
 
-#: the backends the project installs and tests
-PROJECT_BACKENDS = ("ipopt", "gurobi", "highs", "scip", "piqp", "clarabel")
+#: the backends the project installs (or carries) and tests
+PROJECT_BACKENDS = ("ipopt", "gurobi", "highs", "scip", "piqp", "clarabel", "ipm")
 
 
 def backend(name: str) -> Backend:
