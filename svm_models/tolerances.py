@@ -185,6 +185,8 @@ IPM_MAX_DENSE = 5000
 #: the eliminated columns of a row-mode system are kept as a dense array (BLAS products)
 #: when at least this fraction of them is non-zero
 IPM_DENSE_FILL = 0.05
+#: a row-mode product with at most this many rows runs BLAS on one thread (memory-bound)
+IPM_THIN_ROWS = 128
 #: iterations when the user sets none (Mehrotra's method needs 15-60 on the SVMs)
 IPM_MAX_ITER = 200
 #: fraction of the step to the boundary taken

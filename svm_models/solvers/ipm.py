@@ -45,7 +45,7 @@ import scipy.sparse as sp
 from ..errors import CapabilityError
 from ..status import Status
 from ..tolerances import (IPM_DENSE_FILL, IPM_DIVERGE, IPM_MAX_DENSE, IPM_MAX_ITER,
-                          IPM_STALL, IPM_STEP)
+                          IPM_STALL, IPM_STEP, IPM_THIN_ROWS)
 from .base import Backend, MatrixResult
 
 INF = float("inf")
@@ -233,7 +233,8 @@ class _Problem:
         else:
             if isinstance(self.AD, np.ndarray):
                 G = self.AD * np.sqrt(self.hD_inv)
-                W = G @ G.T
+                with _blas_threads(1 if self.m <= IPM_THIN_ROWS else None):
+                    W = G @ G.T
                 del G
             else:
                 W = (self.AD @ sp.diags(self.hD_inv) @ self.AD.T).toarray()
@@ -301,6 +302,26 @@ class _Problem:
 
     def hmul(self, v: np.ndarray) -> np.ndarray:
         return self.qmul(v) + (self.hdiag - self.qdiag) * v
+
+
+_CONTROLLER = []
+
+
+def _blas_threads(n):
+    """A context in which BLAS uses at most ``n`` threads (None: as it is). A product with
+    few rows is bound by memory, not arithmetic: one thread does it as fast, and a second
+    thread on a busy machine made it 5x slower (measured, OpenBLAS on 2 cores)."""
+    import contextlib
+
+    if n is None:
+        return contextlib.nullcontext()
+    try:
+        if not _CONTROLLER:
+            from threadpoolctl import ThreadpoolController
+            _CONTROLLER.append(ThreadpoolController())
+        return _CONTROLLER[0].limit(limits=n, user_api="blas")
+    except ImportError:   # threadpoolctl comes with scikit-learn; without it, as it is
+        return contextlib.nullcontext()
 
 
 def _factor_spd(M: np.ndarray):
