@@ -304,6 +304,9 @@ def main(argv=None):
     out = Path(a.out)
     path = out / "big_results.json"
     res = json.loads(path.read_text()) if path.exists() else {}
+    for row in res.get("linear", []) + res.get("rbf", []):   # rows of an earlier run
+        row.setdefault("when", res.get("started", "?"))
+        row.setdefault("load", (res.get("load") or ["?"])[0])
     res["started"] = time.strftime("%Y-%m-%d %H:%M", time.gmtime())
     res["load"] = [round(x, 2) for x in os.getloadavg()]
     parts = a.parts.split(",")
@@ -318,7 +321,9 @@ def main(argv=None):
         res["rbf"] = merged(res.get("rbf", []), rbf_part(cases, a.cap),
                             lambda r: (r["l"], r["rank"], r["solver"]))
     path.write_text(json.dumps(res, indent=1))
-    (out / "big_results.md").write_text(render(res))
+    notes = HERE / "big_notes.md"   # the analysis, written by hand: kept below the tables
+    (out / "big_results.md").write_text(
+        render(res) + ("\n" + notes.read_text() if notes.exists() else ""))
     print(render(res))
 
 

@@ -40,7 +40,7 @@ PROFILE = "fuzz" if os.environ.get("SVM_MODELS_FUZZ") else "default"
 #: every solve of these tests gets this time limit (seconds)
 TIME_LIMIT = 10.0
 #: the backends fuzzed (SCIP, a spatial branch and bound, is too slow for random QPs)
-SOLVERS = ("piqp", "clarabel", "highs", "ipopt", "gurobi")
+SOLVERS = ("piqp", "clarabel", "highs", "ipopt", "gurobi", "ipm")
 FORMULATIONS = ("hard_primal", "hard_dual", "soft_l1_primal", "soft_l1_dual", "soft_l2_primal",
                 "soft_l2_dual", "c_tuning_standard", "rsvm_plus_kernel", "rsvm_plus_dual")
 #: certificate: relative duality gap and margin violation allowed
