@@ -54,6 +54,9 @@ KKT_ACCEPT = 1e-5
 #: a hard margin whose "optimal" answer violates a margin by more than this is checked for
 #: separability (some interfaces report "optimal" for the unbounded dual of inseparable data)
 HARD_MARGIN_VIOLATION = 1e-4
+#: a classic SVM's "optimal" whose margins are violated by more than this (in margin units,
+#: relative to max(1, C)) is refused as numerical trouble (SolveFailedError)
+CERTIFICATE_REFUSE = 1e-3
 #: relative violation of the optimality conditions above which a backend's "optimal" for a
 #: QP is refused (seen with HiGHS on large dense QPs: every variable at a bound)
 KKT_REFUSE_REL = 1e-5

@@ -515,3 +515,39 @@ def test_a_separable_hard_margin_called_infeasible_is_numerical_trouble():
     Z = (X - X.mean(0)) / X.std(0)
     ok = sm.fit(Z, y, formulation="hard_primal", solver="piqp")
     np.testing.assert_allclose(y * ok.decision_function(Z), 1.0, atol=1e-7)
+
+
+#: found by fuzzing: data scaled by 100-400, every alpha ~1e-4; Clarabel needs the retry at
+#: 1e-6, and a support threshold floored at 1 (not relative to the largest alpha) took every
+#: support vector for a zero: b = 0, a margin violated by 1.0, reported "optimal"
+SMALL_ALPHA_X = np.array([[100.0, 0.0], [0.0, 100.0], [100.0, 400.0], [100.0, 0.0]])
+SMALL_ALPHA_Y = np.array([-1, 1, -1, -1])
+
+
+def test_support_threshold_follows_small_alphas():
+    require("clarabel"), require("piqp")
+    kw = dict(formulation="soft_l2_dual", C=1.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", BadScaleWarning)
+        sol = sm.fit(SMALL_ALPHA_X, SMALL_ALPHA_Y, solver="clarabel", **kw)
+        ref = sm.fit(SMALL_ALPHA_X, SMALL_ALPHA_Y, solver="piqp", **kw)
+    assert len(sol.support) == 4 and sol.kkt["primal_infeasibility"] < 1e-9
+    assert sol.b == pytest.approx(ref.b, abs=1e-6)
+    np.testing.assert_allclose(sol.alpha, ref.alpha, rtol=1e-6)
+
+
+def test_an_optimum_whose_margins_fail_is_numerical_trouble(monkeypatch):
+    """The last line of defence: whatever took the support vectors away (here a threshold
+    planted a million times too large), an answer whose margins are violated is refused."""
+    from svm_models.formulations import classic
+
+    monkeypatch.setattr(classic, "_alpha_scale", lambda family, alpha, C: 1e6)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", BadScaleWarning)
+        with pytest.raises(sm.SolveFailedError, match="a margin is violated by") as err:
+            sm.fit(SMALL_ALPHA_X, SMALL_ALPHA_Y, formulation="soft_l2_dual",
+                   solver=require("piqp"), C=1.0)
+        assert err.value.status == "numerical_error"
+        sol = sm.fit(SMALL_ALPHA_X, SMALL_ALPHA_Y, formulation="soft_l2_dual", solver="piqp",
+                     C=1.0, raise_on_failure=False)
+    assert sol.status == "numerical_error" and "margin is violated" in sol.extra["message"]
