@@ -10,8 +10,8 @@ Not part of the test suite.
 Data of issue 9 (``X = N(0, 1)^20 + 0.35 y``, y alternating), rbf kernel, soft_l1_dual,
 PIQP, ``Cs = logspace(-2, 2, 20)``, ``gamma in {1/80, 1/20, 1/5}``, ``StratifiedKFold(5)``.
 Each approach runs in a fresh child process (imports done before the clock starts), so its
-peak memory is its own: ``ru_maxrss`` of the child, and of each joblib worker (asked by
-tasks sent to the same reusable worker pool after the run). GridSearchCV over SVMClassifier
+peak memory is its own: ``ru_maxrss`` of the child, and of each worker (asked by tasks
+sent to the same reusable worker pool after the run). GridSearchCV over SVMClassifier
 fits every grid point from scratch; by default it runs on every 4th C (all gammas, all
 folds) and its time is scaled by 20 / 5 to the whole grid (the time of one fit varies little
 with C here: 1.4 s to 2.2 s at l = 1600). Results: ``benchmarks/cv_results.md`` and ``.json``.
@@ -42,7 +42,7 @@ def data(l: int):
 
 
 def _worker_usage(_=None):
-    """(pid, (peak MB, CPU seconds)) of the joblib worker that runs it."""
+    """(pid, (peak MB, CPU seconds)) of the worker that runs it."""
     import resource
 
     time.sleep(0.3)  # keep this worker busy so that the next call goes to another
@@ -72,12 +72,14 @@ def child(name: str, l: int, every: int) -> dict:
         out["time"] = time.perf_counter() - t0
         out["cpu"] = time.process_time() - c0
         out["refit_time"] = est.refit_time_
+        out["refit_source"] = est.refit_source_
         res = est.cv_results_
         out["status"] = sorted(set(res["status"]))
         if n_jobs:
-            from joblib import Parallel, delayed
+            from svm_models.methods.cv import _executor  # the pool that ran the tasks
 
-            usage = dict(Parallel(n_jobs=2)(delayed(_worker_usage)() for _ in range(6)))
+            pool = _executor(2)
+            usage = dict(f.result() for f in [pool.submit(_worker_usage) for _ in range(6)])
             out["worker_peak_mb"] = sorted(u[0] for u in usage.values())
             out["worker_cpu"] = sorted(u[1] for u in usage.values())
     else:
@@ -127,8 +129,10 @@ def write(results: dict, l: int, every: int, path: str) -> None:
     cs, cg = cpu["ours_serial"], cpu["gridsearch_svmclassifier"]
     par = R["ours_n_jobs_2"]
     critical = par["cpu"] + max(par["worker_cpu"])  # the main process + the busier worker
+    where = ("in a worker while the last task ran (speculative refit)"
+             if par.get("refit_source") == "speculative" else "in the main process after the tasks")
     names = {"ours_serial": "SVMClassifierCV, serial",
-             "ours_n_jobs_2": "SVMClassifierCV, n_jobs=2 (joblib processes)",
+             "ours_n_jobs_2": "SVMClassifierCV, n_jobs=2 (processes, joblib's loky executor)",
              "gridsearch_svmclassifier": "GridSearchCV(SVMClassifier(solver='piqp')), n_jobs=1",
              "gridsearch_svc": "GridSearchCV(SVC), n_jobs=1 (reference)"}
     lines = [
@@ -138,7 +142,7 @@ def write(results: dict, l: int, every: int, path: str) -> None:
         f"on this project's machine ({os.cpu_count()} cores, {platform.machine()}), shared with "
         "other jobs: the load average (1 min) before and after each run is listed. Wall times "
         "suffer from the other jobs; CPU times (user + system of the process, and of each "
-        "joblib worker) much less.",
+        "worker process) much less.",
         "",
         f"5-fold CV (StratifiedKFold, no shuffle) over 20 values of C (logspace(-2, 2)) x 3 "
         f"values of gamma (1/80, 1/20, 1/5), rbf, soft_l1_dual, PIQP, l = {l} (data of issue 9: "
@@ -183,9 +187,10 @@ def write(results: dict, l: int, every: int, path: str) -> None:
         f"{R['ours_serial']['status']}.",
         "",
         "Peak memory is `ru_maxrss` (resident set high-water mark) of the process that ran the "
-        "approach, and of each joblib worker (the worker's whole life: imports, its share of "
+        "approach, and of each worker process (the worker's whole life: imports, its share of "
         "the 15 tasks). Our times include the refit on all data "
-        f"({R['ours_serial']['refit_time']:.1f} s serially).",
+        f"({R['ours_serial']['refit_time']:.1f} s serially; with n_jobs=2 "
+        f"{par['refit_time']:.1f} s, made {where}).",
     ]
     with open(path, "w") as fh:
         fh.write("\n".join(lines) + "\n")

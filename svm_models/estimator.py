@@ -11,9 +11,9 @@ multiclass problems the same way (:func:`~svm_models.methods.cv.binary_problems`
 
 from __future__ import annotations
 
-import time
 import warnings
 from collections.abc import Mapping
+from functools import partial
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
@@ -353,6 +353,24 @@ def _solve_options(opts, owner: str) -> dict:
     return dict(opts)
 
 
+def _refit(X, y, params: dict, *, formulation, solver, multi_class, solver_options,
+           given: dict) -> tuple:
+    """:class:`SVMClassifierCV`'s refit on all data at a row's ``params``, the other
+    hyperparameters as ``given`` to the estimator: the :class:`SVMClassifier`, and for C
+    tuning the C* it learns on all data (None for the other formulations). ``cross_validate(refit=)`` calls it, in
+    a worker (speculatively) or in this process."""
+    chosen = {**{k: v for k, v in given.items() if k not in params}, **params}
+    C = chosen.pop("C", None)
+    common = dict(solver=solver, multi_class=multi_class, solver_options=solver_options)
+    if lookup(formulation).family != "c_tuning":
+        return SVMClassifier(formulation, C=C, **common, **chosen).fit(X, y), None
+    tuned = SVMClassifier(formulation, **common, **chosen).fit(X, y)
+    path = lookup("soft_l2_dual").params
+    best = tuned if C is None else SVMClassifier(
+        "soft_l2_dual", C=C, **common, **{k: v for k, v in chosen.items() if k in path}).fit(X, y)
+    return best, tuned.C_
+
+
 class SVMClassifierCV(ClassifierMixin, BaseEstimator):
     """:class:`SVMClassifier` with C and other hyperparameters chosen by k-fold
     cross-validation (as scikit-learn's ``LogisticRegressionCV``), then refitted on all data.
@@ -420,7 +438,11 @@ class SVMClassifierCV(ClassifierMixin, BaseEstimator):
     n_splits_ : int
         Number of folds.
     refit_time_ : float
-        Seconds spent refitting.
+        Seconds the refit took.
+    refit_source_ : str
+        Where the refit was made: ``"speculative"`` (over processes, by a worker that had no
+        task left while the last ones ran, for the row then best, which stayed best) or
+        ``"main"`` (in this process, after the tasks).
 
     Notes
     -----
@@ -498,12 +520,17 @@ class SVMClassifierCV(ClassifierMixin, BaseEstimator):
                 f"SVMClassifierCV takes no parameter(s) {unknown}: the values of C go in "
                 "Cs=[...], solve options in solver_options={...}, and the other "
                 f"hyperparameters are {', '.join(HYPERPARAMETERS[1:])}")
-        for name in ("best_estimator_", "solution_", "estimators_", "C_", "C_star_"):
+        for name in ("best_estimator_", "solution_", "estimators_", "C_", "C_star_", "refit_time_",
+                     "refit_source_"):
             self.__dict__.pop(name, None)  # learned by an earlier fit
-        table = cross_validate(X, y, self.formulation, self.solver, Cs=self.Cs, cv=self.cv,
-                               n_jobs=self.n_jobs, client=self.client,
-                               multi_class=self.multi_class, progress=self.progress,
-                               **params, **_solve_options(self.solver_options, "SVMClassifierCV"))
+        refit = partial(_refit, formulation=self.formulation, solver=self.solver,
+                        multi_class=self.multi_class, solver_options=self.solver_options,
+                        given=params) if self.refit else None
+        out = cross_validate(X, y, self.formulation, self.solver, Cs=self.Cs, cv=self.cv,
+                             n_jobs=self.n_jobs, client=self.client,
+                             multi_class=self.multi_class, progress=self.progress, refit=refit,
+                             **params, **_solve_options(self.solver_options, "SVMClassifierCV"))
+        table, refitted = out if self.refit else (out, None)
         self.cv_results_ = table
         self.n_splits_ = sum(k.startswith("split") and k.endswith("_test_score") for k in table)
         self.classes_ = np.unique(y)
@@ -512,23 +539,12 @@ class SVMClassifierCV(ClassifierMixin, BaseEstimator):
         self.best_score_ = float(table["mean_test_score"][self.best_index_])
         if not self.refit:
             return self
-        t0 = time.perf_counter()
-        chosen = {**{k: v for k, v in params.items() if k not in self.best_params_},
-                  **self.best_params_}
-        C = chosen.pop("C", None)
-        common = dict(solver=self.solver, multi_class=self.multi_class,
-                      solver_options=self.solver_options)
+        best, C_star = refitted["result"]
         if lookup(self.formulation).family == "c_tuning":
-            tuned = SVMClassifier(self.formulation, **common, **chosen).fit(X, y)
-            self.C_star_ = tuned.C_
-            path = lookup("soft_l2_dual").params
-            best = tuned if C is None else SVMClassifier(
-                "soft_l2_dual", C=C, **common,
-                **{k: v for k, v in chosen.items() if k in path}).fit(X, y)
-        else:
-            best = SVMClassifier(self.formulation, C=C, **common, **chosen).fit(X, y)
+            self.C_star_ = C_star
         self.best_estimator_ = best
-        self.refit_time_ = time.perf_counter() - t0
+        self.refit_time_ = refitted["time"]
+        self.refit_source_ = refitted["source"]
         self.C_ = best.C_
         if hasattr(best, "solution_"):
             self.solution_ = best.solution_

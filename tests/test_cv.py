@@ -1,16 +1,20 @@
 """Cross-validation over grids (svm_models.methods.cv, SVMClassifierCV): the serial table
-against scikit-learn's GridSearchCV (over SVMClassifier and over SVC), joblib processes and a
-Dask LocalCluster against the serial run bit for bit, the data scattered once per worker,
-failed grid points and a killed worker recorded without losing the rest, multiclass
+against scikit-learn's GridSearchCV (over SVMClassifier and over SVC), processes and a Dask
+LocalCluster against the serial run bit for bit (the table, and the refit: speculative in a
+worker when the best row stays, made again in the main process when it changes), the data
+scattered once per worker, failed grid points and a killed worker (process or Dask) recorded
+without losing the rest, multiclass
 one-vs-rest and one-vs-one against scikit-learn's OneVsRest/OneVsOne over SVC, C tuning's C*
 against svm_models.fit, clone and bad input."""
 
 from __future__ import annotations
 
+import glob
 import os
 import signal
 import threading
 import time
+from functools import partial
 
 import numpy as np
 import pytest
@@ -97,11 +101,159 @@ def test_serial_table_equals_grid_search_over_svmclassifier_and_svc(serial):
     assert_same_table(best.cv_results_, serial)
 
 
+def assert_same_refit(a, b):
+    """Two SVMClassifiers (refits) equal bit for bit: multipliers, b, decision values."""
+    X, _ = _data()
+    assert a.C_ == b.C_
+    np.testing.assert_array_equal(a.solution_.alpha, b.solution_.alpha)
+    assert a.solution_.b == b.solution_.b
+    np.testing.assert_array_equal(a.decision_function(X), b.decision_function(X))
+
+
 def test_joblib_processes_equal_serial(serial):
     X, y = _data()
     par = smcv.cross_validate(X, y, "soft_l1_dual", "piqp", Cs=CS, cv=5, n_jobs=2,
                               kernel="rbf", gamma=GAMMAS)
     assert_same_table(par, serial)
+    # the estimator: the same table, best row and refit (wherever the refit was made)
+    one = SVMClassifierCV(solver="piqp", Cs=CS, kernel="rbf", gamma=GAMMAS).fit(X, y)
+    two = SVMClassifierCV(solver="piqp", Cs=CS, kernel="rbf", gamma=GAMMAS, n_jobs=2).fit(X, y)
+    assert_same_table(two.cv_results_, serial)
+    assert one.best_params_ == two.best_params_ == {"C": 1.0, "gamma": 0.1}
+    assert one.refit_source_ == "main" and two.refit_source_ in ("speculative", "main")
+    assert_same_refit(one.best_estimator_, two.best_estimator_)
+
+
+@pytest.fixture
+def warm_pool():
+    """Both process workers started and svm_models imported in each (a worker's imports
+    would otherwise delay its first task by seconds, and change which task ends last)."""
+    X, y = _data(60)
+    smcv.cross_validate(X, y, "soft_l1_dual", "piqp", Cs=[1.0], cv=3, n_jobs=2, kernel="rbf",
+                        gamma=[0.5, 1.0])
+
+
+def _slow_and_fast_fold():
+    """Two folds: a slow one (500 training points) and a fast one (40), one setting. Over 2
+    processes the fast fold's task ends first, while the slow one runs: an idle worker then
+    refits the best row of the fast fold (no row is complete yet). Cs=[0.1, 1, 10]: the fast
+    fold prefers C=10 (0.9 vs 0.875), the two folds C=1 (0.9025 vs 0.9). Without C=10, C=1 is
+    best either way."""
+    X, y = make_classification(700, 4, n_informative=3, n_redundant=0, flip_y=0.15,
+                               random_state=5)
+    idx = np.arange(700)
+    return X, y, [(idx[:500], idx[500:600]), (idx[640:], idx[600:640])]
+
+
+def test_the_speculative_refit_is_used_when_the_best_row_stays(warm_pool):
+    X, y, folds = _slow_and_fast_fold()
+    kw = dict(solver="piqp", Cs=[0.1, 1.0], cv=folds, kernel="rbf", gamma=0.5)
+    one = SVMClassifierCV(**kw).fit(X, y)
+    two = SVMClassifierCV(**kw, n_jobs=2).fit(X, y)
+    assert one.best_params_ == two.best_params_ == {"C": 1.0}
+    assert (one.refit_source_, two.refit_source_) == ("main", "speculative")
+    assert_same_table(one.cv_results_, two.cv_results_)
+    assert_same_refit(one.best_estimator_, two.best_estimator_)
+
+
+def test_a_wrong_speculative_refit_is_made_again_in_this_process(warm_pool):
+    """The slow fold, ending last, moves the best row from C=10 (the fast fold's) to C=1:
+    the speculative refit (C=10) is dropped and C=1 refitted here, as the serial run does."""
+    from svm_models.estimator import _refit
+
+    X, y, folds = _slow_and_fast_fold()
+    kw = dict(Cs=[0.1, 1.0, 10.0], cv=folds, kernel="rbf", gamma=0.5)
+    refit = partial(_refit, formulation="soft_l1_dual", solver="piqp", multi_class="ovr",
+                    solver_options=None, given={"kernel": "rbf", "gamma": 0.5})
+    one, info1 = smcv.cross_validate(X, y, "soft_l1_dual", "piqp", refit=refit, **kw)
+    two, info2 = smcv.cross_validate(X, y, "soft_l1_dual", "piqp", refit=refit, n_jobs=2, **kw)
+    assert_same_table(one, two)
+    assert info1["index"] == info2["index"] == 1 and info2["params"] == {"C": 1.0}
+    assert (info1["source"], info1["speculated"]) == ("main", [])
+    assert (info2["source"], info2["speculated"]) == ("main", [2])  # C=10, dropped
+    assert_same_refit(info1["result"][0], info2["result"][0])
+    # the estimator, the same way
+    est = SVMClassifierCV(solver="piqp", n_jobs=2, **kw).fit(X, y)
+    assert est.best_params_ == {"C": 1.0} and est.refit_source_ == "main"
+    assert_same_refit(est.best_estimator_, info1["result"][0])
+
+
+def test_the_row_refitted_speculatively_is_the_best_complete_one(serial):
+    """While the last tasks run, the refit goes to the best row among those whose folds have
+    all finished (best_index, as the final choice); while none has, among all rows, by the
+    folds finished; with no score at all, to none."""
+    from svm_models.methods.cv import _best_so_far
+
+    assert _best_so_far(serial) == smcv.best_index(serial) == 2  # C=1, gamma=0.1
+    gamma = np.array([p["gamma"] for p in serial["params"]])
+    means = serial["mean_test_score"]
+    running = {**serial, "status": np.where(gamma == 0.1, "pending", serial["status"]),
+               "mean_test_score": np.where(gamma == 0.1, 1.0, means)}  # flattering partial means
+    others = np.flatnonzero(gamma != 0.1)
+    assert _best_so_far(running) == others[np.argmax(means[others])] != 2
+    none_complete = {**running, "status": np.full(6, "pending", dtype=object)}
+    assert _best_so_far(none_complete) == 0  # rows 0, 2, 4 at 1.0: the smallest C
+    nothing = {**none_complete, "mean_test_score": np.full(6, np.nan)}
+    assert _best_so_far(nothing) is None
+
+
+def _job_workers():
+    """pids of this process's children that have the current job's file mapped (a loky
+    worker running one of its tasks; an earlier job's file is deleted)."""
+    out = []
+    for stat in glob.glob("/proc/[0-9]*/stat"):
+        try:
+            with open(stat) as fh:
+                text = fh.read()  # "pid (name) state ppid ..."
+            pid, ppid = int(text.split(" ", 1)[0]), int(text.rsplit(") ", 1)[1].split()[1])
+            if ppid != os.getpid():
+                continue
+            with open(f"/proc/{pid}/maps") as fh:
+                if any("svm_models_cv_" in line and "(deleted)" not in line for line in fh):
+                    out.append(pid)
+        except (OSError, ValueError, IndexError):
+            continue
+    return out
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="finds the workers in /proc")
+def test_a_killed_process_worker_loses_only_the_tasks_in_flight(warm_pool):
+    """SIGKILL a process worker while it runs a task of the job: the pool breaks, the tasks
+    then in flight (at most one per worker, or one more handed out as it broke) are recorded
+    as failed, and the rest run in a new pool, every other row intact."""
+    X, y = _data(120)
+    kw = dict(Cs=CS, cv=5, kernel="rbf", gamma=[0.05, 0.1, 0.5, 1.0])
+    ref = smcv.cross_validate(X, y, "soft_l1_dual", "piqp", **kw)
+    killed = threading.Event()
+
+    def kill_when_busy():
+        end = time.monotonic() + 60
+        while time.monotonic() < end:
+            for pid in _job_workers():
+                os.kill(pid, signal.SIGKILL)
+                killed.set()
+                return
+            time.sleep(0.005)
+
+    killer = threading.Thread(target=kill_when_busy)
+    killer.start()
+    try:
+        table = smcv.cross_validate(X, y, "soft_l1_dual", "piqp", n_jobs=2, **kw)
+    finally:
+        killer.join()
+    assert killed.is_set()
+    ok = table["status"] == "optimal"
+    assert 1 <= (~ok).sum() < ok.size
+    assert all(s.startswith("TerminatedWorkerError") for s in table["status"][~ok])
+    splits = np.column_stack([table[k] for k in SCORES[:5]])
+    ref_splits = np.column_stack([ref[k] for k in SCORES[:5]])
+    lost = np.isnan(splits)  # the (row, fold) whose task died: a NaN, named in the status
+    assert (lost.any(axis=1) == ~ok).all()
+    settings = [p["gamma"] for p in table["params"]]
+    lost_tasks = {(settings[r], fo) for r, fo in zip(*np.nonzero(lost))}
+    assert 1 <= len(lost_tasks) <= 3  # of 20
+    np.testing.assert_array_equal(splits[~lost], ref_splits[~lost])
+    np.testing.assert_array_equal(table["mean_test_score"][ok], ref["mean_test_score"][ok])
 
 
 def test_dask_equals_serial_and_ships_the_data_once_per_worker(serial, client, capsys):

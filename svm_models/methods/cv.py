@@ -14,16 +14,29 @@ same everywhere: the tables of a serial, a joblib and a Dask run are equal bit f
 
 What every task reads (the data, the folds, the grid: a :class:`Job`) is shipped to each
 worker once: on Dask it is scattered to every worker (``client.scatter(job,
-broadcast=True)``) and the tasks receive its future; with joblib its arrays above 1 MB are
-dumped to a file once and memory-mapped by the workers (joblib's own mechanism), the rest is
-pickled with each task.
+broadcast=True)``) and the tasks receive its future; over processes (``n_jobs``) it is dumped
+to a temporary file once, and each worker loads it (memory-mapped) the first time it runs a
+task of the job (:class:`_Pool`).
+
+Over processes the tasks are futures on joblib's reusable loky executor, ``n_jobs`` in flight,
+the next one chosen as each finishes, longest first (:func:`_longest_first`). With a ``refit``
+(:class:`~svm_models.estimator.SVMClassifierCV` gives one), the best row is refitted on all
+data (:func:`_refit`); in a parallel run, a worker that finds no task left while others still
+run refits the best row so far (*speculative refit*, :class:`_Speculation`), which is taken if
+the final best row is the same -- so the refit mostly runs in the tail of the run instead of
+after it. Either way the refit is the same call, and its result the same bit for bit.
 """
 
 from __future__ import annotations
 
+import contextlib
 import numbers
+import os
+import tempfile
 import time
+from concurrent.futures import BrokenExecutor, Future
 from dataclasses import dataclass
+from itertools import islice
 
 import numpy as np
 
@@ -165,6 +178,7 @@ class Job:
     """What every task reads (on Dask, shipped to each worker once).
 
     X : (l, d) data, or the (l, l) Gram matrix (``precomputed``);  y : (l,) class indices;
+    classes : the labels (``classes[y]`` are the labels of the points);
     folds : list of (train, test) index arrays;  problems : :func:`binary_problems`;
     settings : list of dicts (the grid without C);  Cs : the C path (empty: none);
     path_formulation : the formulation the path is walked on;  tuned_formulation : the C-tuning
@@ -174,6 +188,7 @@ class Job:
 
     X: np.ndarray
     y: np.ndarray
+    classes: np.ndarray
     folds: list
     problems: list
     settings: list
@@ -287,25 +302,172 @@ def _run_serial(job, keys, bar):
         yield res
 
 
-def _run_joblib(job, keys, n_jobs, bar):
-    from concurrent.futures import BrokenExecutor
+def _run_joblib(job, keys, pool, bar, speculation=None):
+    """The tasks over the workers of ``pool`` (a :class:`_Pool`), as futures: as many in flight
+    as there are workers, the next one chosen each time one finishes (:func:`_longest_first`,
+    by the fit times of the tasks finished so far). A worker that dies breaks the whole pool:
+    the tasks then in flight are recorded as failed (which of them killed it is unknown) and
+    the rest go on in a new pool. When no task is left to give out and a worker is idle,
+    ``speculation`` (a :class:`_Speculation`) gives it the refit of the best row so far."""
+    from concurrent.futures import FIRST_COMPLETED, wait
 
-    from joblib import Parallel, delayed
-
-    done = set()
-    cost: dict = {}     # setting -> the fit time of a finished task of it
+    cost: dict = {}     # (setting, problem) -> the fit time of a finished task of it
+    order = _longest_first(keys, cost)
+    running: dict = {}  # future -> key
     try:
-        for res in Parallel(n_jobs=n_jobs, return_as="generator_unordered", pre_dispatch="n_jobs")(
-                delayed(_task)(job, key) for key in _longest_first(keys, cost)):
-            done.add(res["key"])
-            cost[res["key"][1:]] = float(np.sum(res["fit_time"]))
-            bar.step(_note(job, res["key"]))
-            yield res
-    except BrokenExecutor as exc:  # a worker died: the finished results are kept
-        for key in keys:
-            if key not in done:
+        while True:
+            idle = pool.n_workers - len(running)
+            for key in islice(order, idle):
+                running[pool.submit(_task, key)] = key
+            if (speculation is not None and running
+                    and pool.n_workers - len(running) - speculation.running() > 0):
+                speculation.submit(pool)
+            if not running:
+                return
+            done, _ = wait(running, return_when=FIRST_COMPLETED)
+            for fut in done:
+                key = running.pop(fut)
+                try:
+                    res = fut.result()
+                except BrokenExecutor as exc:  # a worker died: recorded, the others go on
+                    res = _failed(job, key, exc)
+                else:
+                    cost[key[1:]] = float(np.sum(res["fit_time"]))
                 bar.step(_note(job, key))
-                yield _failed(job, key, exc)
+                yield res
+    finally:
+        for fut in running:  # an error, or the caller stopped early: none left queued
+            fut.cancel()
+
+
+def _executor(n_workers: int):
+    """joblib's reusable loky executor with ``n_workers`` workers (a new one if the last
+    broke): joblib's memmapping flavour, the one ``joblib.Parallel`` uses, for a plain loky
+    executor would be taken over by a later ``Parallel``, which then fails (it expects this
+    flavour). benchmarks/cv.py asks the workers' peak memory through it."""
+    from joblib.executor import get_memmapping_executor
+
+    return get_memmapping_executor(n_workers, timeout=300)
+
+
+class _Pool:
+    """Processes on this machine for one job (:func:`_executor`), with the job shipped to each
+    worker once.
+
+    On entry the job is dumped to a temporary file (``joblib.dump``); a worker loads it,
+    memory-mapped, the first time it runs a call of the job (:func:`_shipped`) and keeps it
+    for the next ones; on exit the file is removed. A broken executor (a worker died) is
+    replaced by a new one at the next :meth:`submit`.
+    """
+
+    def __init__(self, job: Job, n_workers: int):
+        self.job = job
+        self.n_workers = n_workers
+
+    def __enter__(self):
+        import joblib
+
+        self._dir = tempfile.TemporaryDirectory(prefix="svm_models_cv_",
+                                                ignore_cleanup_errors=True)
+        self.path = os.path.join(self._dir.name, "job.pkl")
+        joblib.dump(self.job, self.path)
+        return self
+
+    def __exit__(self, *exc):
+        self._dir.cleanup()
+
+    def submit(self, fn, *args) -> Future:
+        """``fn(job, *args)`` in a worker, as a future."""
+        try:
+            return _executor(self.n_workers).submit(_shipped, self.path, fn, *args)
+        except BrokenExecutor:  # it broke since it was handed out: once more, on a new one
+            return _executor(self.n_workers).submit(_shipped, self.path, fn, *args)
+
+
+_SHIPPED: dict = {}  # in a worker: the file of the job it is running -> that job
+
+
+def _shipped(path: str, fn, *args):
+    """``fn(job, *args)`` in a worker of a :class:`_Pool`, the job loaded from ``path`` the
+    first time (memory-mapped) and kept (only the latest job)."""
+    job = _SHIPPED.get(path)
+    if job is None:
+        import joblib
+
+        _SHIPPED.clear()
+        job = _SHIPPED[path] = joblib.load(path, mmap_mode="r")
+    return fn(job, *args)
+
+
+def _refit(job: Job, refit, params: dict) -> dict:
+    """The refit on all data at ``params`` (a row's): ``refit(X, labels, params)``, with one
+    BLAS thread as the tasks. The one call made for it, in a worker (speculatively) or in
+    this process. Returns ``params``, ``result`` (what ``refit`` returned) and ``time``
+    (seconds)."""
+    from threadpoolctl import threadpool_limits
+
+    t0 = time.perf_counter()
+    with threadpool_limits(limits=1):
+        result = refit(job.X, job.classes[job.y], dict(params))
+    return {"params": params, "result": result, "time": time.perf_counter() - t0}
+
+
+class _Speculation:
+    """Speculative refits of a parallel run: the refit of the best row so far, given to a
+    worker that would otherwise idle while the last tasks run.
+
+    ``table_so_far()`` is the table of the tasks finished so far (:func:`_table`); the row to
+    refit is chosen by :func:`_best_so_far` (:func:`best_index`, as the final one, among the
+    complete rows). :meth:`take` gives the refit of the final best row if one was made for it.
+    """
+
+    def __init__(self, refit, table_so_far):
+        self.refit = refit
+        self.table_so_far = table_so_far
+        self.futures: dict = {}  # row -> the future of its refit
+
+    def running(self) -> int:
+        """Refits not finished (each holds a worker)."""
+        return sum(not fut.done() for fut in self.futures.values())
+
+    def submit(self, pool: _Pool) -> None:
+        """Refit the best row so far (:func:`_best_so_far`) in a worker of ``pool``, unless it
+        already is."""
+        table = self.table_so_far()
+        row = _best_so_far(table)
+        if row is not None and row not in self.futures:
+            self.futures[row] = pool.submit(_refit, self.refit, table["params"][row])
+
+    def take(self, row: int) -> dict | None:
+        """The refit of ``row`` (waiting for it), or None: none made, or it failed (it is then
+        made again in this process, where its error, if any, is raised). The other refits
+        are cancelled (one already running finishes in its worker, unused)."""
+        for other, fut in self.futures.items():
+            if other != row:
+                fut.cancel()
+        fut = self.futures.get(row)
+        if fut is None:
+            return None
+        try:
+            return fut.result()
+        except Exception:  # noqa: BLE001 -- a failed speculation is only a missed shortcut
+            return None
+
+
+def _best_so_far(table: dict) -> int | None:
+    """The row of a table so far (:func:`_table`) whose refit is worth making before the rest
+    finish: :func:`best_index` among the rows whose tasks have all finished; while none has
+    a score, among all rows by the folds finished. (A row with a fold still running is left
+    out while others are complete: its mean over fewer folds is noisier, and the best of many
+    such means flatters.) None while no row has a score."""
+    means = np.asarray(table["mean_test_score"], dtype=float)
+    complete = table["status"] != "pending"
+    if np.isfinite(means[complete]).any():
+        table = {**table, "mean_test_score": np.where(complete, means, np.nan)}
+    try:
+        return best_index(table)
+    except SVMError:
+        return None
 
 
 def _longest_first(keys, cost: dict):
@@ -396,7 +558,7 @@ def _folds(cv, X, y):
 
 def cross_validate(X, y, formulation: str = "soft_l1_dual", solver: str = "ipopt", *, Cs=None,
                    cv=5, n_jobs=None, client=None, multi_class: str = "ovr",
-                   progress: bool | None = None, **params) -> dict:
+                   progress: bool | None = None, refit=None, **params):
     """K-fold cross-validation of an SVM over a grid of C and of other hyperparameters.
 
     One task per (fold, setting, binary problem) builds one model and walks the C path on it
@@ -430,6 +592,13 @@ def cross_validate(X, y, formulation: str = "soft_l1_dual", solver: str = "ipopt
         More than two classes: one-vs-rest or one-vs-one (see :func:`combine`).
     progress : bool or None, default=None
         A progress bar of the tasks on stderr (default: when stderr is a terminal).
+    refit : callable or None, default=None
+        Also refit the best row (:func:`best_index`) on all data: ``refit(X, labels, params)``
+        (``params`` the row's, as in ``table["params"]``), with one BLAS thread as the tasks.
+        Over processes it must pickle (a module-level function, or a ``functools.partial`` of
+        one): a worker that finds no task left while others still run refits the best row so
+        far, which is kept if the final best row is the same (else the refit is made here,
+        after the tasks). Either way the refit is the same call, with the same result.
     **params
         Hyperparameters of the formulation (``kernel``, ``gamma``, ``lam``, ...) and solve
         options (``tol``, ``time_limit``, ...). A list is a grid of values; tuples and arrays
@@ -437,7 +606,7 @@ def cross_validate(X, y, formulation: str = "soft_l1_dual", solver: str = "ipopt
 
     Returns
     -------
-    dict
+    table : dict
         scikit-learn's ``GridSearchCV.cv_results_`` layout, one row per grid point in the
         order of ``ParameterGrid({"C": Cs, **grid})`` (C outermost): ``params`` (list of
         dicts), ``param_<name>`` (masked arrays), ``split<k>_test_score`` (accuracy),
@@ -448,6 +617,12 @@ def cross_validate(X, y, formulation: str = "soft_l1_dual", solver: str = "ipopt
         the error, with the fold), whose scores are then NaN. C tuning adds
         ``split<k>_C_star`` and ``mean_C_star`` (the mean over the binary problems; NaN
         where no C corresponds to g*, and on the rows of fixed C).
+    refitted : dict
+        With ``refit`` only (the return is then ``(table, refitted)``): ``index`` (the best
+        row), ``params`` (its parameters), ``result`` (what ``refit`` returned), ``time`` (its
+        seconds), ``source``: ``"speculative"`` (made in a worker while the last tasks ran)
+        or ``"main"`` (made in this process after them), and ``speculated``: the rows refitted
+        speculatively, in order (any but ``index`` wasted).
 
     Raises
     ------
@@ -456,6 +631,8 @@ def cross_validate(X, y, formulation: str = "soft_l1_dual", solver: str = "ipopt
         ``cv``, ``n_jobs`` or ``multi_class``, both ``n_jobs`` and ``client``.
     DataError
         Unusable data. A failed solve is not raised: it is recorded in ``status``.
+    SVMError
+        With ``refit``: every row failed (and whatever the refit raises).
     """
     from sklearn.model_selection import ParameterGrid
 
@@ -491,7 +668,7 @@ def cross_validate(X, y, formulation: str = "soft_l1_dual", solver: str = "ipopt
     classes, y_index = np.unique(yy, return_inverse=True)
     if classes.size < 2:
         raise DataError(f"y has {classes.size} class; a classifier needs at least two")
-    job = Job(X=A, y=y_index, folds=_folds(cv, A, yy),
+    job = Job(X=A, y=y_index, classes=classes, folds=_folds(cv, A, yy),
               problems=binary_problems(classes.size, multi_class),
               settings=list(ParameterGrid(grid)) if grid else [{}], Cs=Cs,
               path_formulation="soft_l2_dual" if tuned else formulation,
@@ -502,31 +679,57 @@ def cross_validate(X, y, formulation: str = "soft_l1_dual", solver: str = "ipopt
             _hyperparameters(job, name, s)
     keys = [(fo, s, p) for fo in range(len(job.folds)) for s in range(len(job.settings))
             for p in range(len(job.problems))]
-    results = {}
-    with Progress(len(keys), label="cross-validation", enabled=progress) as bar:
-        if client is not None:
-            runs = _run_dask(job, keys, client, bar)
-        elif n_jobs in (None, 1):
-            runs = _run_serial(job, keys, bar)
-        else:
-            runs = _run_joblib(job, keys, n_jobs, bar)
-        for res in runs:
-            results[res["key"]] = res
-    return _table(job, classes.size, multi_class, results,
-                  [*Cs, None] if tuned else list(Cs) or [None], f.family != "hard")
+    points = [*Cs, None] if tuned else list(Cs) or [None]
+    results: dict = {}  # key -> the task's result, as they finish
+
+    def table() -> dict:  # of the tasks finished so far
+        return _table(job, classes.size, multi_class, results, points, f.family != "hard")
+
+    if client is None and n_jobs not in (None, 1):
+        from joblib import effective_n_jobs
+
+        n_jobs = effective_n_jobs(n_jobs)  # -1: every core; 1 where no process may start
+    parallel = client is None and n_jobs not in (None, 1)
+    speculation = _Speculation(refit, table) if parallel and refit is not None else None
+    with _Pool(job, n_jobs) if parallel else contextlib.nullcontext() as pool:
+        with Progress(len(keys), label="cross-validation", enabled=progress) as bar:
+            if client is not None:
+                runs = _run_dask(job, keys, client, bar)
+            elif pool is None:
+                runs = _run_serial(job, keys, bar)
+            else:
+                runs = _run_joblib(job, keys, pool, bar, speculation)
+            for res in runs:
+                results[res["key"]] = res
+        final = table()
+        if refit is None:
+            return final
+        row = best_index(final)
+        refitted = speculation.take(row) if speculation is not None else None
+    info = {"index": row, "speculated": list(speculation.futures) if speculation else []}
+    if refitted is not None:
+        return final, {**info, **refitted, "source": "speculative"}
+    return final, {**info, **_refit(job, refit, final["params"][row]), "source": "main"}
 
 
 def _table(job: Job, n_classes: int, multi_class: str, results: dict, points: list,
            has_C: bool) -> dict:
+    """The table of ``results`` (key -> a task's result). A task missing from them (not
+    finished: a table so far) leaves its fold out of its rows' mean scores, and their status
+    is ``"pending"`` (unless a finished fold failed)."""
     n_folds = len(job.folds)
     rows = [(c, s) for c in range(len(points)) for s in range(len(job.settings))]
     scores = np.full((len(rows), n_folds), np.nan)
     fit_t, score_t, c_star = (np.zeros((len(rows), n_folds)) for _ in range(3))
+    pending = np.zeros((len(rows), n_folds), dtype=bool)
     status = []
     for r, (c, s) in enumerate(rows):
         first = None
         for fo, (_, test) in enumerate(job.folds):
-            parts = [results[(fo, s, p)] for p in range(len(job.problems))]
+            parts = [results.get((fo, s, p)) for p in range(len(job.problems))]
+            if any(res is None for res in parts):
+                pending[r, fo] = True
+                continue
             fit_t[r, fo] = sum(res["fit_time"][c] for res in parts)
             score_t[r, fo] = sum(res["score_time"][c] for res in parts)
             c_star[r, fo] = np.mean([res["C"][c] for res in parts])
@@ -541,7 +744,7 @@ def _table(job: Job, n_classes: int, multi_class: str, results: dict, points: li
             pred = predicted_index(combine([res["values"][c] for res in parts], n_classes,
                                            multi_class))
             scores[r, fo] = np.mean(pred == job.y[test])
-        status.append(first or "optimal")
+        status.append(first or ("pending" if pending[r].any() else "optimal"))
     params = [({"C": points[c]} if has_C else {}) | job.settings[s] for c, s in rows]
     table: dict = {"mean_fit_time": np.mean(fit_t, axis=1), "std_fit_time": np.std(fit_t, axis=1),
                    "mean_score_time": np.mean(score_t, axis=1),
@@ -555,7 +758,8 @@ def _table(job: Job, n_classes: int, multi_class: str, results: dict, points: li
     table["params"] = params
     for fo in range(n_folds):
         table[f"split{fo}_test_score"] = scores[:, fo]
-    table["mean_test_score"] = np.average(scores, axis=1)
+    table["mean_test_score"] = np.average(scores, axis=1) if not pending.any() else \
+        np.ma.average(np.ma.masked_array(scores, pending), axis=1).filled(np.nan)
     table["std_test_score"] = np.sqrt(np.average(
         (scores - table["mean_test_score"][:, None]) ** 2, axis=1))
     means = table["mean_test_score"]
