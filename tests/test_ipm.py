@@ -162,3 +162,22 @@ def test_time_and_iteration_limits():
     assert res.status == "time_limit" and res.x is None
     res = ipm.solve(sf, SolverOptions())
     assert res.status == "optimal" and 5 <= res.iterations <= 80
+
+
+def test_models_without_rows_or_with_one():
+    """No rows at all (nothing kept dense), and one row with a free variable: the optimum by
+    hand. (A model without rows crashed with an IndexError before.)"""
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(bounds=(1, 3))
+    m.o = pyo.Objective(expr=(m.x - 2) ** 2 + m.x)          # minimum at x = 1.5
+    info = solve_model(m, "ipm", problem_class="QP")
+    assert info.status == "optimal" and pyo.value(m.x) == pytest.approx(1.5, abs=1e-7)
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(bounds=(1, 3))
+    m.y = pyo.Var()
+    m.c = pyo.Constraint(expr=m.x + m.y == 1)
+    m.o = pyo.Objective(expr=(m.x - 2) ** 2 + m.y ** 2)     # x = 1.5, y = -0.5
+    info = solve_model(m, "ipm", problem_class="QP")
+    assert info.status == "optimal"
+    assert (pyo.value(m.x), pyo.value(m.y)) == pytest.approx((1.5, -0.5), abs=1e-7)
+    assert info.duals[m.c] == pytest.approx(-1.0, abs=1e-6)   # d(optimum)/d(rhs)

@@ -226,7 +226,7 @@ class _Problem:
         self.hD_inv = 1.0 / hD
         HS = self.QS + np.diag(hdiag[S] - self.qdiag[S])
         if self.mode == "column":
-            w = np.bincount(self.D_row, self.D_coef ** 2 * self.hD_inv, minlength=self.m)
+            w = self._AD_mul(self.D_coef * self.hD_inv)
             self.w_inv = 1.0 / w
             G = self.AS * np.sqrt(self.w_inv)[:, None]
             self._chol, self._lu = _factor_spd(HS + G.T @ G)
@@ -251,18 +251,24 @@ class _Problem:
                 self._lu = la.lu_factor(K, check_finite=False)
 
     def _dense_solve(self, rhs: np.ndarray) -> np.ndarray:
+        if rhs.size == 0:   # nothing kept dense (no rows, no shared variable)
+            return np.zeros(0)
         if self._chol is not None:
             return la.cho_solve(self._chol, rhs, check_finite=False)
         return la.lu_solve(self._lu, rhs, check_finite=False)
 
     def _AD_mul(self, vD: np.ndarray) -> np.ndarray:
         """``Abar_D vD`` (m)."""
+        if self.m == 0:
+            return np.zeros(0)
         if self.mode == "column":
             return np.bincount(self.D_row, self.D_coef * vD, minlength=self.m)
         return self.AD @ vD
 
     def _ADT_mul(self, y: np.ndarray) -> np.ndarray:
         """``Abar_D' y`` (|D|)."""
+        if self.m == 0:
+            return np.zeros(len(self.D))
         if self.mode == "column":
             return self.D_coef * y[self.D_row]
         return self.AD.T @ y
@@ -327,6 +333,8 @@ def _blas_threads(n):
 def _factor_spd(M: np.ndarray):
     """``(Cholesky, None)`` of a positive definite M; ``(None, LU)`` when round-off has made
     it indefinite."""
+    if M.shape[0] == 0:
+        return None, None
     try:
         return la.cho_factor(M, lower=True, check_finite=False), None
     except la.LinAlgError:
