@@ -166,8 +166,7 @@ def _refuse_uncertified(sol: Solution, svm, f, tolerance: float, raise_on_failur
     trouble: a typed error, or the Solution with status ``numerical_error``."""
     allowed = max(CERTIFICATE_GAP, CERTIFICATE_GAP_PER_TOL * tolerance)
     gap = sol.duality_gap
-    kkt = sol.kkt if isinstance(sol.kkt, dict) else {}
-    violated = kkt.get("primal_infeasibility", 0.0) / max(1.0, sol.C or 1.0)
+    violated = sol.kkt.get("primal_infeasibility", 0.0) / max(1.0, sol.C or 1.0)
     if gap is not None and (abs(gap) > allowed or math.isnan(gap)):
         what = f"its relative duality gap is {gap:.3g} (at most {allowed:g} is accepted)"
     elif violated > CERTIFICATE_REFUSE or math.isnan(violated):

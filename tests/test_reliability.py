@@ -541,7 +541,7 @@ def test_an_optimum_whose_margins_fail_is_numerical_trouble(monkeypatch):
     planted a million times too large), an answer whose margins are violated is refused."""
     from svm_models.formulations import classic
 
-    monkeypatch.setattr(classic, "_alpha_scale", lambda family, alpha, C: 1e6)
+    monkeypatch.setattr(classic, "alpha_scale", lambda alpha, box=None: 1e6)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", BadScaleWarning)
         with pytest.raises(sm.SolveFailedError, match="a margin is violated by") as err:

@@ -97,6 +97,7 @@ from ..tolerances import (
     ETA_SUM_TOL,
     G_BOUND_SLACK,
     IDENTITY_REL,
+    alpha_scale,
     support_threshold,
 )
 
@@ -704,7 +705,7 @@ def extract(block, ctx) -> Solution:
     qI = float(alpha @ alpha) / l          # alpha'alpha / l
     q_hi = (1.0 - g_hi) * qK + g_hi * qI
     q_lo = (1.0 - g_lo) * qK + g_lo * qI
-    thr = support_threshold(max(float(alpha.max(initial=0.0)), 1.0), ctx.tol)
+    thr = support_threshold(alpha_scale(alpha), ctx.tol)
     support = np.flatnonzero(alpha > thr)
     extra: dict = {"variant": facts["variant"], "form": facts["form"], "r": r,
                    "lam_min": facts["lam_min"], "lam_max": facts["lam_max"],

@@ -63,6 +63,7 @@ from ..tolerances import (
     ACTIVE_MARGIN_REL,
     HARD_MARGIN_VIOLATION,
     KKT_ACCEPT,
+    alpha_scale,
     support_threshold,
 )
 
@@ -586,7 +587,7 @@ def extract(block, ctx) -> Solution:
     diagnosed = None   # (diagnostics, ||w||^2) of the point returned, when already computed
     if form == "dual":
         alpha = np.clip(var_array(block.alpha), 0.0, None if C is None or family != "soft_l1" else C)
-        thr = support_threshold(_alpha_scale(family, alpha, C), ctx.tol)
+        thr = support_threshold(alpha_scale(alpha, C if family == "soft_l1" else None), ctx.tol)
         polished = False
         if ctx.verified:  # never polish away a user's own constraint
             alpha, polished = polish_dual(svm, family, alpha, C, thr)
@@ -653,7 +654,7 @@ def extract(block, ctx) -> Solution:
                     alpha_source = ("not available: the model was changed, the backend reports "
                                     "no multipliers, and the SVM's KKT conditions do not hold")
         alpha = np.clip(alpha, 0.0, None if C is None or family != "soft_l1" else C)
-        thr = support_threshold(_alpha_scale(family, alpha, C), ctx.tol)
+        thr = support_threshold(alpha_scale(alpha, C if family == "soft_l1" else None), ctx.tol)
         polished = False
         if ctx.verified and alpha_source == "multipliers":
             # multipliers carry the solver's dual accuracy (HiGHS: ~1e-5 with its QP
@@ -732,17 +733,6 @@ def extract(block, ctx) -> Solution:
     if "kernel_rank" in svm.facts:
         extra["kernel_rank"] = _low_rank_report(svm.facts["kernel_rank"], alpha)
     return Solution(**sol_kw)
-
-
-def _alpha_scale(family: str, alpha: np.ndarray, C) -> float:
-    """The scale of alpha the support threshold is relative to: C for the 1-norm box, the
-    largest alpha otherwise (not floored at 1: on data scaled by 100-400 every alpha is
-    ~1e-4, and a floor of 1 took every support vector for a zero; found by fuzzing)."""
-    if family == "soft_l1":
-        return C
-    with np.errstate(invalid="ignore"):
-        top = float(np.nanmax(alpha, initial=0.0)) if alpha.size else 0.0
-    return max(top, np.finfo(float).tiny)
 
 
 def _low_rank_report(facts: dict, alpha: np.ndarray) -> dict:

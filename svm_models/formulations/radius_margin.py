@@ -91,7 +91,7 @@ from ..model.record import LinearTerm, QuadTerm, Record, RowGroup, Scale
 from ..postprocess import bias_from_kkt, polish_dual, var_array
 from ..solution import RadiusDetails, Solution
 from ..status import Status
-from ..tolerances import ACTIVE_MARGIN_REL, support_threshold
+from ..tolerances import ACTIVE_MARGIN_REL, alpha_scale, support_threshold
 
 PAIRS = ("all", "seed")
 RADIUS = ("compact", "pairwise")
@@ -803,8 +803,7 @@ def _finish(svm, block, ctx, *, w, b, alpha, dual_coef, xi, details, extra, kern
             thr_scale=None, objective=None, diag=None):
     data = svm.data
     C = current_C(svm)
-    scale = C if C is not None else max(float(np.max(np.abs(alpha), initial=0.0)), 1.0)
-    thr = support_threshold(scale if thr_scale is None else thr_scale, ctx.tol)
+    thr = support_threshold(alpha_scale(alpha, C) if thr_scale is None else thr_scale, ctx.tol)
     support = np.flatnonzero(np.abs(alpha) > thr)
     dual_coef = np.where(np.abs(alpha) > thr, dual_coef, 0.0)
     extra["support_threshold"] = thr
@@ -929,7 +928,7 @@ def _extract_plus_dual(block, svm, ctx):
     lam = float(pyo.value(block.lam))
     D = svm.facts["D"]
     t = 1.0 + D.T @ beta
-    thr = support_threshold(C if C is not None else max(float(alpha.max(initial=0.0)), 1.0), ctx.tol)
+    thr = support_threshold(alpha_scale(alpha, C), ctx.tol)
     family = "soft_l1" if C is not None else "hard"
     extra = {"variant": "plus_dual", "polished": False}
     if ctx.verified:

@@ -36,6 +36,7 @@ from ..tolerances import (
     PAIR_LITERAL_MAX,
     PAIR_VIOLATION_REL,
     TWO_STEP_GAP,
+    alpha_scale,
     support_threshold,
 )
 
@@ -376,8 +377,7 @@ def _two_step_beta(data, formulation, C, lam, solver, opts, tol, max_iter):
 
 def _solution(data, name, solver, w, b, alpha, C, objective, details, extra, kernel, dual_coef,
               xi=None):
-    scale = C if C is not None else max(float(alpha.max(initial=0.0)), 1.0)
-    thr = support_threshold(scale)
+    thr = support_threshold(alpha_scale(alpha, C))
     support = np.flatnonzero(alpha > thr)
     dual_coef = np.where(alpha > thr, dual_coef, 0.0)
     if xi is None:

@@ -121,16 +121,15 @@ class _Problem:
         self.l = np.concatenate([sf.lx, lA[ineq]])
         self.u = np.concatenate([sf.ux, uA[ineq]])
         self.bbar = np.where(eq, lA, 0.0)
-        slack = sp.csr_matrix((-np.ones(k), (ineq, np.arange(k))), shape=(mk, k))
-        A = sp.csr_matrix(A)
-        Abar = A if k == 0 else sp.hstack([A, slack], format="csr")
+        # Abar = [A, -I on the inequality rows], by columns (the reduction reads columns)
+        slack = sp.csc_matrix((-np.ones(k), (ineq, np.arange(k))), shape=(mk, k))
+        Ac = sp.csc_matrix(A) if k == 0 else sp.hstack([A, slack], format="csc")
+        del A
         self.has_l, self.has_u = np.isfinite(self.l), np.isfinite(self.u)
         self.qdiag = qdiag
         self.dense_blocks = dense_blocks
         # which variables can be eliminated: H = Q + Theta diagonal and positive on them
         no_h = (qdiag == 0.0) & ~self.has_l & ~self.has_u & ~in_block
-        Ac = Abar.tocsc()
-        del Abar, A
         self._choose(in_block | no_h, np.diff(Ac.indptr), Ac)
 
     # -- the reduction ----------------------------------------------------------------
@@ -310,24 +309,16 @@ class _Problem:
         return self.qmul(v) + (self.hdiag - self.qdiag) * v
 
 
-_CONTROLLER = []
-
-
 def _blas_threads(n):
     """A context in which BLAS uses at most ``n`` threads (None: as it is). A product with
     few rows is bound by memory, not arithmetic: one thread does it as fast, and a second
-    thread on a busy machine made it 5x slower (measured, OpenBLAS on 2 cores)."""
+    thread on a busy machine made it 5x slower (measured, OpenBLAS on 2 cores). threadpoolctl
+    comes with scikit-learn; entering the limit costs ~0.4 ms."""
     import contextlib
 
-    if n is None:
-        return contextlib.nullcontext()
-    try:
-        if not _CONTROLLER:
-            from threadpoolctl import ThreadpoolController
-            _CONTROLLER.append(ThreadpoolController())
-        return _CONTROLLER[0].limit(limits=n, user_api="blas")
-    except ImportError:   # threadpoolctl comes with scikit-learn; without it, as it is
-        return contextlib.nullcontext()
+    from threadpoolctl import threadpool_limits
+
+    return contextlib.nullcontext() if n is None else threadpool_limits(limits=n, user_api="blas")
 
 
 def _factor_spd(M: np.ndarray):
