@@ -127,6 +127,7 @@ def solve(model, solver: str = "ipopt", *, raise_on_failure: bool = True, _state
     _refuse_part_of_a_larger_model(model)
     blk = the_svm_block(model)
     svm = blk._svm
+    svm.data.check_unchanged()
     f = lookup(svm.formulation)
     b = backend(solver)
     check = f.hook("check_before_solve")
@@ -261,6 +262,7 @@ def extract(block, *, solver: str = "", duals=None, tol=None) -> Solution:
 
     blk = the_svm_block(block)
     svm = blk._svm
+    svm.data.check_unchanged()
     f = lookup(svm.formulation)
     for vd in svm.record.var_datas():
         if vd.value is None:

@@ -14,8 +14,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import operator
+
 import numpy as np
 
+from .model.record import members
 from .status import Status
 
 
@@ -48,7 +51,13 @@ class Context:
 
 
 def var_array(var) -> np.ndarray:
-    return np.array([np.nan if vd.value is None else vd.value for vd in var.values()], dtype=float)
+    """The values of an indexed variable (NaN where it has none), in its order."""
+    return values_of(members(var))
+
+
+def values_of(var_datas: list) -> np.ndarray:
+    """The values of variable data objects, NaN where there is none."""
+    return np.array(list(map(operator.attrgetter("_value"), var_datas)), dtype=float)  # None: NaN
 
 
 def bias_from_kkt(family: str, alpha, y, f, C, thr) -> float:

@@ -302,11 +302,15 @@ def test_reading_the_model_keeps_it_proved():
 
 def test_added_member_of_a_recorded_constraint_is_seen():
     m = sm.build("soft_l1_primal", TOY_X, TOY_Y, C=1.0)
-    m.I.add(6)
-    m.margin.add(6, m.b >= 0.2)
-    assert "'I'" in verify(m._svm.record)
+    with pytest.raises(AttributeError):
+        m.I.add(6)              # the points are a RangeSet: no point can be added to them
+    # a recorded constraint over an ordinary Set: the factor rows of the linear dual
+    m = sm.build("soft_l1_dual", TOY_X, TOY_Y, C=1.0)
+    m.R.add(9)
+    m.factor.add(9, m.alpha[0] <= 0.2)
+    assert "'R'" in verify(m._svm.record)
     sol = sm.solve(m, require("highs"))
-    assert sol.path == "general" and sol.b >= 0.2 - 1e-7
+    assert sol.path == "general" and sol.alpha[0] <= 0.2 + 1e-7
 
 
 def test_discrete_variable_is_seen():

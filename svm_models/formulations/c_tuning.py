@@ -292,9 +292,10 @@ def _build_norm(b, layout, data, K, rng, g_lo, g_hi):
     ``q_lo``, ``cone_hi``, ``cone_lo``."""
     l, r, y = data.n_points, rng.r, data.y
     if 0.0 <= g_lo and g_hi <= 1.0:
-        F, lam = (factor(K) * y[:, None]).T, None
+        Lf, lam = factor(K), None
     else:
-        F, lam = (rng.V * y[:, None]).T, rng.lam
+        Lf, lam = rng.V, rng.lam
+    F = (Lf * y[:, None]).T
     declare_factor(b, F.shape[0])
     zpos = layout.add(b.z)
     b.s = pyo.Var(bounds=(0, None), initialize=0.0,
@@ -302,7 +303,7 @@ def _build_norm(b, layout, data, K, rng, g_lo, g_hi):
                       "alpha'G(M(g))alpha)")
     spos = layout.add(b.s)
     apos = layout.pos["alpha"]
-    rows = [add_factor_rows(b, layout, b.alpha, F)]
+    rows = [add_factor_rows(b, layout, b.alpha, Lf, y)]
     zl, al = list(b.z.values()), list(b.alpha.values())
     cones = []
     for end, g in (("hi", g_hi), ("lo", g_lo)):

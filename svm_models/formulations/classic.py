@@ -27,10 +27,10 @@ import numpy as np
 import pyomo.environ as pyo
 
 from ..errors import NotSeparableError, ParameterError, SolveFailedError
-from ..kernels import check_rank, factor
+from ..kernels import check_rank, factor, kernel_factor
 from ..model.built import BuiltSVM, SignedGram
 from ..model.forms import QuadBlock
-from ..model.lazy import linear_form
+from ..model.lazy import LazyObjective, linear_form
 from ..model.pieces import (
     Layout,
     add_balance,
@@ -46,15 +46,15 @@ from ..model.pieces import (
     low_rank,
     new_block,
     prepare,
-    signed_factor,
     sum_of_squares,
 )
-from ..model.record import LinearTerm, QuadTerm, Record, Scale, unchanged
+from ..model.record import LinearTerm, QuadTerm, Record, Scale, members, unchanged
 from ..postprocess import (
     bias_from_kkt,
     dual_kkt_residual,
     polish_dual,
     recover_alpha,
+    values_of,
     var_array,
 )
 from ..solution import Solution
@@ -113,10 +113,11 @@ def build_dual(X, y, family: str, *, C=1.0, kernel="linear", gamma="scale", degr
     yv = data.y
     doc = "alpha' G(K) alpha with G_ij = y_i y_j K_ij"
     if form == "factor":
-        F = signed_factor(kern, data, K, L)
-        declare_factor(b, F.shape[0])
+        # a'G(K)a = ||F a||^2 with F = L' D_y, K = L L' (L = X for the linear kernel)
+        Lf = kernel_factor(kern, data.X, K) if L is None else L
+        declare_factor(b, Lf.shape[1])
         layout.add(b.z)
-        qf = add_quadratic_form(b, layout, "quad", b.alpha, F=F, doc=doc)
+        qf = add_quadratic_form(b, layout, "quad", b.alpha, L=Lf, y=yv, doc=doc)
     else:
         # the kernel matrix is kept once, as G = D_y K D_y (signed in place unless it is the
         # user's precomputed matrix, which the dataset keeps anyway)
@@ -125,13 +126,14 @@ def build_dual(X, y, family: str, *, C=1.0, kernel="linear", gamma="scale", degr
         K = K if kern.name == "precomputed" else SignedGram(G, yv)
         qf = add_quadratic_form(b, layout, "quad", b.alpha, M=G, doc=doc)
     rows = qf.rows + [add_balance(b, layout, b.alpha, yv)]
-    expr = linear_form(np.ones(data.n_points), list(b.alpha.values())) - 0.5 * b.quad
     quadratic = [QuadTerm(q, Scale(-0.5)) for q in qf.blocks]
     if family == "soft_l2":
         sum_of_squares(b, "ridge", b.alpha, doc="alpha'alpha (the I/C part of G(K + I/C))")
-        expr = expr - 0.5 / b.C * b.ridge
         quadratic.append(QuadTerm(QuadBlock(apos, diag=np.ones(len(apos))), Scale(-0.5, "C", -1)))
-    b.objective = pyo.Objective(expr=expr, sense=pyo.maximize,
+    # lazy: the l terms of e'alpha are built only when something reads the objective
+    b.objective = LazyObjective(recipe=(_dual_objective, (b.alpha, b.quad, b.component("ridge"),
+                                                          b.component("C"))),
+                                sense=pyo.maximize,
                                 doc="dual objective e'alpha - 1/2 alpha'G alpha")
     record = Record(block=b, variables=layout.variables, objective=b.objective, sense=-1,
                     linear=[LinearTerm(apos, 1.0)], quadratic=quadratic, rows=rows,
@@ -139,6 +141,22 @@ def build_dual(X, y, family: str, *, C=1.0, kernel="linear", gamma="scale", degr
     b._svm = BuiltSVM(formulation=f"{family}_dual", data=data, kernel=kern, block=b,
                       record=record, K=K, L=L, facts={"quad_form": form, **facts})
     return b
+
+
+def _dual_objective(alpha, quad, ridge, C):
+    """``e'alpha - 1/2 quad`` (``- 1/(2C) ridge`` for the 2-norm soft margin)."""
+    expr = linear_form(np.ones(len(alpha)), members(alpha)) - 0.5 * quad
+    return expr if ridge is None else expr - 0.5 / C * ridge
+
+
+def _primal_objective(ww, xi, xi_sq, C):
+    """``1/2 ww`` plus ``C sum xi`` (1-norm) or ``C/2 xi_sq`` (2-norm)."""
+    expr = 0.5 * ww
+    if xi_sq is not None:
+        return expr + 0.5 * C * xi_sq
+    if xi is not None:
+        return expr + C * linear_form(np.ones(len(xi)), members(xi))
+    return expr
 
 
 def _sign_in_place(K: np.ndarray, y: np.ndarray) -> np.ndarray:
@@ -187,18 +205,19 @@ def build_primal(X, y, family: str, *, C=1.0, kernel="linear", gamma="scale", de
                         doc="f_i = w.x_i" if linear else "f_i = (L v)_i = (K beta)_i = w.phi(x_i)")
     sum_of_squares(b, "ww", coef, doc="||w||^2" if linear else "||w||^2 = ||v||^2 = beta'K beta")
     rows = [add_margin(b, layout, b.f, M, coef.local_name, data.y, xi)]
-    expr = 0.5 * b.ww
     quadratic = [QuadTerm(QuadBlock(cpos, diag=np.ones(len(cpos))), Scale(0.5))]
     linear_terms = []
     if family == "soft_l1":
-        expr = expr + b.C * linear_form(np.ones(data.n_points), list(xi.values()))
         linear_terms.append(LinearTerm(layout.pos["xi"], 1.0, Scale(1.0, "C")))
     elif family == "soft_l2":
         sum_of_squares(b, "xi_sq", xi, doc="sum_i xi_i^2")
-        expr = expr + 0.5 * b.C * b.xi_sq
         quadratic.append(QuadTerm(QuadBlock(layout.pos["xi"], diag=np.ones(data.n_points)),
                                   Scale(0.5, "C")))
-    b.objective = pyo.Objective(expr=expr, sense=pyo.minimize, doc="primal objective")
+    # lazy: the l terms of C sum xi are built only when something reads the objective
+    b.objective = LazyObjective(recipe=(_primal_objective, (b.ww, xi, b.component("xi_sq"),
+                                                            b.component("C"))),
+                                sense=pyo.minimize,
+                                doc="primal objective")
     record = Record(block=b, variables=layout.variables, objective=b.objective, sense=1,
                     linear=linear_terms, quadratic=quadratic, rows=rows,
                     problem_class="QP").seal()
@@ -576,7 +595,7 @@ def extract(block, ctx) -> Solution:
     y, l = data.y, data.n_points
     C = float(pyo.value(block.C)) if family != "hard" else None
     extra: dict = {}
-    x = np.array([np.nan if vd.value is None else vd.value for vd in svm.record.var_datas()])
+    x = values_of(svm.record.var_datas())
     if ctx.objective is not None:
         objective = ctx.objective
     elif ctx.verified:

@@ -25,9 +25,14 @@ from __future__ import annotations
 
 import weakref
 
+from collections.abc import Mapping
+
+import numpy as np
 from pyomo.common.gc_manager import PauseGC
-from pyomo.core.base.constraint import ConstraintData, IndexedConstraint
+from pyomo.core.base.constraint import ConstraintData, IndexedConstraint, ScalarConstraint
 from pyomo.core.base.expression import ExpressionData, IndexedExpression, ScalarExpression
+from pyomo.core.base.objective import ObjectiveData, ObjectiveSense, ScalarObjective
+from pyomo.core.base.param import IndexedParam
 from pyomo.core.expr.numeric_expr import (
     LinearExpression,
     MonomialTermExpression,
@@ -37,6 +42,7 @@ from pyomo.core.expr.numeric_expr import (
 )
 
 _ARGS_SLOT = ExpressionData.__dict__["_args_"]
+_OBJ_ARGS_SLOT = ObjectiveData.__dict__["_args_"]
 _EXPR_SLOT = ConstraintData.__dict__["_expr"]
 
 
@@ -70,6 +76,10 @@ _PENDING = type("Pending", (), {"__repr__": lambda self: "<pending recipe>"})()
 
 def _store_args(self, expr):
     _ARGS_SLOT.__set__(self, (expr,))
+
+
+def _store_objective(self, expr):
+    _OBJ_ARGS_SLOT.__set__(self, (expr,))
 
 
 class _Proof:
@@ -111,15 +121,19 @@ class _LazyIndexed:
     """What the indexed lazy components share: a recipe per index, members created at
     construction (and by :meth:`add_lazy` for indices added later)."""
 
-    def __init__(self, index_set, *, recipe, doc=None, name=None):
+    def __init__(self, index_set, *, recipe, keys=None, doc=None, name=None):
         super().__init__(index_set, doc=doc, name=name)
         self._lazy_recipe = recipe
+        self._keys = keys
 
     def construct(self, data=None):
         if self._constructed:
             return
         self._constructed = True
-        self.add_lazy(self.index_set())
+        keys, self._keys = self._keys, None
+        if keys is None or len(keys) != len(self.index_set()):
+            keys = self.index_set()
+        self.add_lazy(keys)
 
     def add_lazy(self, indices) -> None:
         """New lazy members for ``indices`` (already in the index set); each calls the
@@ -141,6 +155,8 @@ class LazyExpression(_LazyIndexed, IndexedExpression):
     """An indexed ``Expression`` whose members are :class:`LazyExpressionData`.
 
     ``recipe(index)`` returns ``(function, args)``; ``function(*args)`` builds the member.
+    ``keys``: optionally the keys of another component over the same index set, whose
+    objects the members' keys then share (a million int keys cost 32 MB per component).
     """
 
     @staticmethod
@@ -154,8 +170,9 @@ class LazyExpression(_LazyIndexed, IndexedExpression):
         return m
 
 
-class LazyScalarExpression(_Proof, ScalarExpression):
-    """A scalar ``Expression`` built from ``recipe = (function, args)`` on first access."""
+class _LazyScalar(_Proof):
+    """What the scalar lazy components share: the recipe ``(function, args)`` is installed
+    when the component is constructed (on the block), and runs on first access."""
 
     def __init__(self, *, recipe, doc=None, name=None):
         self._recipe = None
@@ -166,12 +183,52 @@ class LazyScalarExpression(_Proof, ScalarExpression):
     def construct(self, data=None):
         if self._constructed:
             return
-        super().construct(data)
-        self._recipe = self._pending
-        self._pending = None
+        super().construct(data)          # no rule: nothing set yet
+        recipe, self._pending = self._pending, None
+        self._install(recipe)
+
+    def _install(self, recipe) -> None:
+        self._recipe = recipe
+
+
+class LazyScalarExpression(_LazyScalar, ScalarExpression):
+    """A scalar ``Expression`` built from ``recipe = (function, args)`` on first access."""
 
     _args_ = _lazy_attribute(_ARGS_SLOT, _store_args)
     _lazy = (_ARGS_SLOT, "_args_")
+
+
+class LazyObjective(_LazyScalar, ScalarObjective):
+    """A scalar ``Objective`` whose expression is built from ``recipe = (function, args)``
+    on first access (a writer, ``expr``, ``value``, ``pprint``...), then kept.
+
+    An SVM's objective has a linear sum over its l points (``sum alpha_i``,
+    ``C sum xi_i``): l Python term objects that the fast path never reads."""
+
+    def __init__(self, *, recipe, sense, doc=None, name=None):
+        super().__init__(recipe=recipe, doc=doc, name=name)
+        self._pending_sense = ObjectiveSense(sense)
+
+    def _install(self, recipe) -> None:
+        self._data[None] = self
+        self._sense = self._pending_sense
+        self._recipe = recipe
+
+    _args_ = _lazy_attribute(_OBJ_ARGS_SLOT, _store_objective)
+    _lazy = (_OBJ_ARGS_SLOT, "_args_")
+
+
+class LazyScalarConstraint(_LazyScalar, ScalarConstraint):
+    """A scalar ``Constraint`` whose relational expression is built from
+    ``recipe = (function, args)`` on first access, then kept (``balance: y'alpha = 0``
+    has l terms)."""
+
+    def _install(self, recipe) -> None:
+        self._data[None] = self
+        self._recipe = recipe
+
+    _expr = _lazy_attribute(_EXPR_SLOT, ConstraintData.set_value)
+    _lazy = (_EXPR_SLOT, "_expr")
 
 
 class LazyConstraintData(_Proof, ConstraintData):
@@ -191,7 +248,8 @@ class LazyConstraint(_LazyIndexed, IndexedConstraint):
 
     ``recipe(index)`` returns ``(function, args)``; ``function(*args)`` returns the member's
     relational expression (``<=``, ``>=``, ``==`` or a tuple). :meth:`add_lazy` appends
-    members after construction (a growing family of rows).
+    members after construction (a growing family of rows). ``keys`` as for
+    :class:`LazyExpression`.
     """
 
     @staticmethod
@@ -229,6 +287,73 @@ def first_changed(comp, *, constraint: bool = False) -> list:
             if (constraint and not d._active) or not d.is_pristine:
                 return [d]
     return []
+
+
+# ---------------------------------------------------------------------------------------
+# A parameter whose values live in an array
+
+
+class _ArrayValues(Mapping):
+    """The read-only mapping ``i -> float(values[i])``, ``i`` in ``range(len(values))``:
+    what an immutable Param keeps in its ``_data`` dict, without an entry per index."""
+
+    __slots__ = ("array",)
+
+    def __init__(self, values: np.ndarray):
+        self.array = values
+
+    def __getitem__(self, i):
+        if isinstance(i, (int, np.integer)) and not isinstance(i, bool) and 0 <= i < len(self.array):
+            return float(self.array[i])
+        raise KeyError(i)
+
+    def __contains__(self, i):
+        try:
+            self[i]
+        except KeyError:
+            return False
+        return True
+
+    def __len__(self):
+        return len(self.array)
+
+    def __iter__(self):
+        return iter(range(len(self.array)))
+
+    def keys(self):
+        return range(len(self.array))
+
+    def values(self):
+        return iter(self.array.tolist())
+
+    def items(self):
+        return zip(range(len(self.array)), self.array.tolist())
+
+    def __reduce__(self):
+        return (_ArrayValues, (self.array,))
+
+    def __deepcopy__(self, memo):
+        return self          # read-only, over a read-only array
+
+
+class ArrayParam(IndexedParam):
+    """An immutable indexed ``Param`` over ``range(len(values))`` (a RangeSet) whose values
+    are the read-only array ``values``: ``p[i]`` is ``float(values[i])``, as with any
+    immutable Param, but no dict entry is made per index (a label per point at l = 10^6
+    would cost ~110 MB)."""
+
+    def __init__(self, index_set, *, values: np.ndarray, doc=None, name=None):
+        super().__init__(index_set, doc=doc, name=name)
+        self._array = values
+
+    def construct(self, data=None):
+        if self._constructed:
+            return
+        super().construct(data)
+        self._data = _ArrayValues(self._array)
+
+    def is_reference(self) -> bool:
+        return False     # it owns its data (Pyomo takes a non-dict ``_data`` for a reference)
 
 
 # ---------------------------------------------------------------------------------------

@@ -24,20 +24,21 @@ from ..kernels import (
     Kernel,
     check_psd,
     incomplete_cholesky,
-    kernel_factor,
     low_rank_kernel,
     make_kernel,
 )
 from .forms import QuadBlock
 from .lazy import (
+    ArrayParam,
     LazyConstraint,
     LazyExpression,
+    LazyScalarConstraint,
     LazyScalarExpression,
     dense_quadratic_form,
     diagonal_quadratic_form,
     linear_form,
 )
-from .record import RowGroup
+from .record import RowGroup, members
 
 INF = float("inf")
 
@@ -103,12 +104,10 @@ class Layout:
 
 
 def add_points(b, data: Dataset) -> None:
-    """Sets ``I`` (points) and the label parameter ``y``."""
-    b.I = pyo.Set(initialize=range(data.n_points), ordered=True, doc="training points i")
-    b.y = pyo.Param(b.I, doc="label y_i in {-1, +1}")
-    # filled in bulk: an immutable Param keeps plain values (the per-item validation of
-    # ``initialize`` costs ~40 us a point; the labels are validated already)
-    b.y._data.update(zip(range(data.n_points), data.y.tolist()))
+    """The points ``I = 0..l-1`` (a RangeSet: nothing stored per point) and the label
+    parameter ``y`` (immutable, its values the dataset's read-only label array)."""
+    b.I = pyo.RangeSet(0, data.n_points - 1, doc="training points i")
+    b.y = ArrayParam(b.I, values=data.y, doc="label y_i in {-1, +1}")
 
 
 def add_features(b, d: int) -> None:
@@ -124,15 +123,27 @@ def _row_recipe(M, var_list, i):
     return linear_form(M[i], var_list)
 
 
+def point_keys(b):
+    """The keys of a per-point component already on ``b`` (its ``xi``, ``alpha`` or ``f``),
+    for the next one to share their int objects (32 B a point each), or None."""
+    for name in ("xi", "alpha", "f"):
+        comp = b.component(name)
+        if comp is not None and comp.is_indexed() and comp.index_set() is b.I:
+            return comp._data.keys()
+    return None
+
+
 def add_decision_values(b, name: str, M: np.ndarray, var, doc: str):
     """Lazy expressions ``name[i] = sum_j M[i, j] var[j]`` over the points ``I``."""
-    var_list = list(var.values())
-    comp = LazyExpression(b.I, recipe=lambda i: (_row_recipe, (M, var_list, i)), doc=doc)
+    var_list = members(var)
+    comp = LazyExpression(b.I, recipe=lambda i: (_row_recipe, (M, var_list, i)),
+                          keys=point_keys(b), doc=doc)
     b.add_component(name, comp)
     return comp
 
 
-def _margin_relation(yi, fi, bias, xii):
+def _margin_relation(y, fi, bias, xii, i):
+    yi = float(y[i])
     if xii is None:
         return yi * (fi + bias) >= 1
     return yi * (fi + bias) + xii >= 1
@@ -145,25 +156,35 @@ def add_margin(b, layout: Layout, f, f_matrix: np.ndarray, f_var: str, y: np.nda
     Lazy: each member's expression is built only when something reads it (never on the fast
     path); a member costs a small constant to create instead of ~10 us of operators."""
     bias = b.b
-    yl = y.tolist()
     b.margin = LazyConstraint(
-        b.I, recipe=lambda i: (_margin_relation, (yl[i], f[i], bias, None if xi is None else xi[i])),
+        b.I, recipe=lambda i: (_margin_relation, (y, f[i], bias, None if xi is None else xi[i], i)),
+        keys=point_keys(b),
         doc="margin: y_i (f(x_i) + b) >= 1" + (" - xi_i" if xi is not None else ""))
     l = len(y)
-    yf = sp.diags(y) @ f_matrix if sp.issparse(f_matrix) else y[:, None] * f_matrix
-    blocks = [(layout.pos[f_var], sp.csr_matrix(yf)),
-              (layout.pos["b"], sp.csr_matrix(y[:, None]))]
-    if xi is not None:
-        blocks.append((layout.pos[xi.local_name], sp.identity(l, format="csr")))
-    return RowGroup(b.margin, list(b.margin.values()), place(blocks, l, layout.n),
-                    np.ones(l), np.full(l, INF))
+    if sp.issparse(f_matrix):
+        blocks = [(layout.pos[f_var], sp.csr_matrix(sp.diags(y) @ f_matrix)),
+                  (layout.pos["b"], sp.csr_matrix(y[:, None]))]
+        if xi is not None:
+            blocks.append((layout.pos[xi.local_name], sp.identity(l, format="csr")))
+        A = place(blocks, l, layout.n)
+    else:
+        # one entry per row: b's column (every row) and xi_i's
+        single = [(layout.pos["b"], y)]
+        if xi is not None:
+            single.append((layout.pos[xi.local_name], np.ones(l)))
+        A = dense_rows(l, layout.n, [(layout.pos[f_var], f_matrix, y[:, None])], single)
+    return RowGroup(b.margin, members(b.margin), A, np.ones(l), np.full(l, INF))
+
+
+def _balance_relation(y, alpha):
+    return linear_form(y, members(alpha)) == 0
 
 
 def add_balance(b, layout: Layout, alpha, y: np.ndarray) -> RowGroup:
-    """``balance:  sum_i y_i alpha_i = 0``."""
-    b.balance = pyo.Constraint(expr=linear_form(y, list(alpha.values())) == 0,
-                               doc="balance: sum_i y_i alpha_i = 0")
-    A = place([(layout.pos[alpha.local_name], sp.csr_matrix(y[None, :]))], 1, layout.n)
+    """``balance:  sum_i y_i alpha_i = 0`` (lazy: its l terms are built when read)."""
+    b.balance = LazyScalarConstraint(recipe=(_balance_relation, (y, alpha)),
+                                     doc="balance: sum_i y_i alpha_i = 0")
+    A = dense_rows(1, layout.n, [(layout.pos[alpha.local_name], y[None, :], 1.0)])
     return RowGroup(b.balance, [b.balance], A, np.zeros(1), np.zeros(1))
 
 
@@ -175,6 +196,42 @@ def place(blocks, m: int, n: int) -> sp.csr_matrix:
         rows.append(M.row); cols.append(np.asarray(pos)[M.col]); vals.append(M.data)
     return sp.csr_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))),
                          shape=(m, n))
+
+
+def dense_rows(m: int, n: int, dense, single=()) -> sp.csr_matrix:
+    """An m x n CSR matrix made in place from dense column blocks and diagonals, without
+    the COO temporaries of :func:`place` (at l = 10^6 those are several times the matrix).
+
+    ``dense``: ``[(positions, M, scale)]``, ``M`` m x k (or its transpose's view) placed
+    at the columns ``positions`` and multiplied by ``scale`` (a number, or an array that
+    broadcasts against ``M``); ``single``: ``[(column, values)]``, one entry per row,
+    ``values[i]`` at column ``column[i]`` of row i (``column`` of length m: a diagonal;
+    of length 1: the same column in every row). Each row stores every entry of its blocks
+    (exact zeros are dropped afterwards, in place)."""
+    width = sum(len(pos) for pos, _, _ in dense) + len(single)
+    itype = np.int32 if max(n, m * width) < np.iinfo(np.int32).max else np.int64
+    data = np.empty((m, width))
+    indices = np.empty((m, width), dtype=itype)
+    col = 0
+    for pos, M, scale in dense:
+        k = len(pos)
+        np.multiply(M, scale, out=data[:, col:col + k])
+        indices[:, col:col + k] = pos
+        col += k
+    for pos, values in single:
+        data[:, col] = values
+        indices[:, col] = pos
+        col += 1
+    ordered = all(np.all(indices[a:a + 65536, 1:] > indices[a:a + 65536, :-1])
+                  for a in range(0, m, 65536))
+    indptr = np.arange(0, m * width + 1, width, dtype=itype)
+    A = sp.csr_matrix((data.reshape(-1), indices.reshape(-1), indptr), shape=(m, n))
+    del data, indices
+    A.has_sorted_indices = ordered
+    if not ordered:
+        A.sort_indices()
+    A.eliminate_zeros()
+    return A
 
 
 @dataclass(eq=False)
@@ -222,50 +279,50 @@ def declare_factor(b, r: int):
 
 
 def add_quadratic_form(b, layout: Layout, name: str, var, *, M: np.ndarray | None = None,
-                       F: np.ndarray | None = None, doc: str = "") -> QuadraticForm:
+                       L: np.ndarray | None = None, y: np.ndarray | None = None,
+                       doc: str = "") -> QuadraticForm:
     """``name = v'Mv`` for the variable ``var``: dense (lazy) when ``M`` is given, or via the
-    factor ``M = F'F`` (``F`` r x l, ``z`` declared by :func:`declare_factor`) as
-    ``sum_k z_k^2`` with constraints ``factor[k]: z_k = (F v)_k``."""
+    factor ``M = F'F`` with ``F = L' D_y`` (``L`` l x r, ``z`` declared by
+    :func:`declare_factor`) as ``sum_k z_k^2`` with constraints ``factor[k]: z_k = (F v)_k``."""
     vpos = layout.pos[var.local_name]
-    var_list = list(var.values())
-    if F is None:
+    if L is None:
+        var_list = members(var)
         expr = LazyScalarExpression(recipe=(dense_quadratic_form, (M, var_list)), doc=doc)
         b.add_component(name, expr)
         return QuadraticForm(expr, [QuadBlock(vpos, matrix=M)], [], "dense")
-    row = add_factor_rows(b, layout, var, F)
+    row = add_factor_rows(b, layout, var, L, y)
     expr = sum_of_squares(b, name, b.z, doc=doc + " (factor form: sum_k z_k^2)")
     return QuadraticForm(expr, [QuadBlock(layout.pos["z"], diag=np.ones(len(b.z)))], [row],
                          "factor")
 
 
-def add_factor_rows(b, layout: Layout, var, F: np.ndarray) -> RowGroup:
-    """``factor[k]:  z_k = (F v)_k`` for the variable ``var`` (``z`` declared by
-    :func:`declare_factor`), with the lazy images ``Fv[k]``; returns the row group."""
+def _factor_row(L, y, var_list, k):
+    return linear_form(L[:, k] * y, var_list)
+
+
+def add_factor_rows(b, layout: Layout, var, L: np.ndarray, y: np.ndarray) -> RowGroup:
+    """``factor[k]:  z_k = (F v)_k`` with ``F = L' D_y`` for the variable ``var`` (``z``
+    declared by :func:`declare_factor`), with the lazy images ``Fv[k]``; returns the row
+    group. ``F`` is never formed: the rows read ``L`` (the data themselves for the linear
+    kernel) and the labels."""
     z = b.z
-    var_list = list(var.values())
-    b.Fv = LazyExpression(b.R, recipe=lambda k: (_row_recipe, (F, var_list, k)),
+    var_list = members(var)
+    b.Fv = LazyExpression(b.R, recipe=lambda k: (_factor_row, (L, y, var_list, k)),
                           doc="(F v)_k, the factor image of the variables")
     b.factor = pyo.Constraint(b.R, rule=lambda m, k: z[k] - m.Fv[k] == 0,
                               doc="factor: z_k = (F v)_k")
-    r = F.shape[0]
-    A = place([(layout.pos["z"], sp.identity(r, format="csr")),
-               (layout.pos[var.local_name], sp.csr_matrix(-F))], r, layout.n)
-    return RowGroup(b.factor, list(b.factor.values()), A, np.zeros(r), np.zeros(r))
+    r = L.shape[1]
+    A = dense_rows(r, layout.n, [(layout.pos[var.local_name], L.T, -y[None, :])],
+                   [(layout.pos["z"], np.ones(r))])
+    return RowGroup(b.factor, members(b.factor), A, np.zeros(r), np.zeros(r))
 
 
 def sum_of_squares(b, name: str, var, doc: str):
     """``name = sum_k var_k^2`` as a lazy named expression."""
     expr = LazyScalarExpression(
-        recipe=(diagonal_quadratic_form, (np.ones(len(var)), list(var.values()))), doc=doc)
+        recipe=(diagonal_quadratic_form, (np.ones(len(var)), members(var))), doc=doc)
     b.add_component(name, expr)
     return expr
-
-
-def signed_factor(kernel: Kernel, data: Dataset, K, L: np.ndarray | None = None) -> np.ndarray:
-    """``F = L' Y`` with ``K = L L'`` (``L`` given, or computed): then ``a'G(K)a = ||F a||^2``."""
-    if L is None:
-        L = kernel_factor(kernel, data.X, K)
-    return (L * data.y[:, None]).T.copy()
 
 
 def low_rank(kernel, data: Dataset, kernel_rank):

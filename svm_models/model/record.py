@@ -39,7 +39,7 @@ from pyomo.core.base.constraint import Constraint, ConstraintData
 from pyomo.core.base.expression import Expression
 from pyomo.core.base.objective import Objective
 from pyomo.core.base.param import Param
-from pyomo.core.base.set import Set
+from pyomo.core.base.set import RangeSet, Set
 from pyomo.core.base.var import Var
 from pyomo.core.expr.numvalue import value as pyo_value
 
@@ -154,7 +154,7 @@ class Record:
         # the bound and domain objects the builder set: the fast path reads bounds live, but
         # the formulation's post-processing holds only for the bounds it was built with
         vds = self.var_datas()
-        self.bound_tokens = [[getattr(vd, a) for vd in vds] for a in _BOUND_SLOTS]
+        self.bound_tokens = [attribute(vds, a) for a in _BOUND_SLOTS]
         # rows recorded before later variables were declared get zero columns for them
         for g in self.rows:
             g.A = _widen(g.A, n)
@@ -175,7 +175,7 @@ class Record:
                     f"({', '.join(self.extensions)})")
         vds = self.var_datas()
         for a, before in zip(_BOUND_SLOTS, self.bound_tokens):
-            now = [getattr(vd, a) for vd in vds]
+            now = attribute(vds, a)
             if not all(map(operator.is_, now, before)):
                 k = next(i for i, (p, q) in enumerate(zip(now, before)) if p is not q)
                 return f"the bounds or domain of variable {vds[k].name} were changed"
@@ -184,7 +184,7 @@ class Record:
     def var_datas(self) -> list:
         out = []
         for v in self.variables:
-            out.extend(v.values())
+            out.extend(members(v))
         return out
 
     def objective_parts(self):
@@ -204,6 +204,38 @@ class Record:
         (or materialising) the O(l^2) terms of a lazy quadratic form."""
         c, const, quad = self.objective_parts()
         return float(const + c @ x + sum(q.value(x) for q in quad))
+
+
+def members(comp) -> list:
+    """``list(comp.values())``: the members in Pyomo's order (the index set's), read at C
+    speed when the members' dict is already in that order, as built over a RangeSet of
+    points (10^6 variables: ~30 ms, against ~1 s through the RangeSet's iterator)."""
+    if not comp.is_indexed():
+        return list(comp.values())
+    data, idx = comp._data, comp.index_set()
+    r = _as_range(idx)
+    if (r is not None and type(data) is dict and len(data) == len(r)
+            and all(map(operator.eq, data, r))):
+        return list(data.values())
+    return list(comp.values())
+
+
+def _as_range(idx) -> range | None:
+    """``idx`` as a Python range when it is a RangeSet of consecutive integers."""
+    if not isinstance(idx, RangeSet) or not idx.isfinite():
+        return None
+    rs = list(idx.ranges())
+    if len(rs) != 1:
+        return None
+    r = rs[0]
+    if r.step != 1 or type(r.start) is not int or type(r.end) is not int:
+        return None
+    return range(r.start, r.end + 1)
+
+
+def attribute(datas: list, name: str) -> list:
+    """``[getattr(d, name) for d in datas]`` at C speed."""
+    return list(map(operator.attrgetter(name), datas))
 
 
 def _widen(A, n: int) -> sp.csr_matrix:
@@ -330,10 +362,10 @@ def _check_sizes(record: Record) -> str | None:
 def _check_variables(record: Record) -> str | None:
     vds = record.var_datas()
     n = len(vds)
-    if any(vd._fixed for vd in vds):
+    if any(map(operator.attrgetter("_fixed"), vds)):
         vd = next(vd for vd in vds if vd._fixed)
         return f"variable {vd.name} is fixed"
-    doms = [vd._domain for vd in vds]
+    doms = attribute(vds, "_domain")
     runs = [0] + [k + 1 for k, same in enumerate(map(operator.is_, doms[1:], doms[:-1]))
                   if not same] if n else []
     for k in runs:

@@ -292,7 +292,7 @@ def bounds(var_datas) -> tuple[np.ndarray, np.ndarray]:
         return lx, ux
     same = np.ones(n - 1, dtype=bool)
     for attr in ("_lb", "_ub", "_domain"):
-        objs = [getattr(vd, attr) for vd in var_datas]
+        objs = list(map(operator.attrgetter(attr), var_datas))
         same &= np.fromiter(map(operator.is_, objs[1:], objs[:-1]), dtype=bool, count=n - 1)
     starts = np.concatenate([[0], np.flatnonzero(~same) + 1, [n]])
     for a, b in zip(starts[:-1].tolist(), starts[1:].tolist()):
@@ -320,7 +320,13 @@ def assemble(record) -> StandardForm:
         if rows is not None:
             groups.append(rows)
         qrows.extend(fam.quad_rows(n))
-    if groups:
+    if len(groups) == 1 and sp.isspmatrix_csr(groups[0][0]):
+        # the record's own matrix, not a copy (a million margin rows: 264 MB at d = 20);
+        # backends read A and never change it
+        A = groups[0][0]
+        lA, uA = np.array(groups[0][1], dtype=float), np.array(groups[0][2], dtype=float)
+        row_datas = list(groups[0][3])
+    elif groups:
         A = sp.vstack([g[0] for g in groups], format="csr")
         lA = np.concatenate([g[1] for g in groups])
         uA = np.concatenate([g[2] for g in groups])
