@@ -258,3 +258,25 @@ def test_hard_dual_on_alternating_toy_labels_is_refused_quickly(solver):
     with pytest.raises(sm.NotSeparableError, match="not separable"):
         sm.fit(X, y, formulation="hard_dual", solver=solver, time_limit=30)
     assert time.perf_counter() - t0 < 10
+
+
+def test_a_users_own_ipopt_solve_does_not_spoil_a_later_gurobi_solve():
+    """Found by running test files in another order: a user's own
+    ``SolverFactory("cyipopt").solve`` leaves the x87 unit at 53-bit precision, and the
+    C-tuning QCQP on Gurobi's general path then ended with status 'other'. svm_models
+    restored the floating-point environment after its own Ipopt calls only; every backend
+    call now runs in the default environment."""
+    from svm_models.datasets import benchmark_data
+
+    require("ipopt")
+    require("gurobi")
+    X, y = data_for("hard_primal", seed=23, l=30)
+    m = sm.build("hard_primal", X, y)
+    res = pyo.SolverFactory("cyipopt").solve(m, options={"tol": 1e-11, "bound_relax_factor": 0.0})
+    assert str(res.solver.termination_condition) == "optimal"
+    Xc, yc = benchmark_data(40, 20, shift=0.2)
+    kw = {"formulation": "c_tuning_standard", "kernel": "rbf", "gamma": 1 / 20}
+    sol = sm.fit(Xc, yc, solver="gurobi", path="general", **kw)
+    ref = sm.fit(Xc, yc, solver="ipopt", **kw)
+    assert sol.objective == pytest.approx(ref.objective, rel=1e-6)
+    assert sol.g == pytest.approx(ref.g, abs=1e-4)

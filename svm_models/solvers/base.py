@@ -182,12 +182,16 @@ _FENV = None
 
 @contextlib.contextmanager
 def preserved_fpu():
-    """Restore the floating-point environment after a call into a backend.
+    """Run a backend in the default floating-point environment, and restore the caller's
+    afterwards.
 
     Ipopt (through cyipopt) leaves the x87 unit at 53-bit precision; Gurobi's barrier then
     ends 'sub-optimal' on later solves in the same process. Saving the environment with
     fegetenv and restoring it with fesetenv (glibc's libm, via ctypes) keeps backends
-    independent of the order in which they are used."""
+    independent of the order in which they are used; setting the default one
+    (``FE_DFL_ENV``) for the call keeps them independent of what the process did before too
+    (a user's own ``SolverFactory("cyipopt").solve`` followed by a Gurobi solve through
+    svm_models failed so: the C-tuning QCQP, status 'other')."""
     global _FENV
     if _FENV is None:
         try:
@@ -200,11 +204,15 @@ def preserved_fpu():
         return
     buf = ctypes.create_string_buffer(256)  # fenv_t is 28 bytes on x86-64 glibc
     _FENV[0](buf)
+    _FENV[1](_FE_DFL_ENV)
     try:
         yield
     finally:
         _FENV[1](buf)
 
+
+#: glibc's ``FE_DFL_ENV``: ``(const fenv_t *) -1``
+_FE_DFL_ENV = ctypes.c_void_p(-1)
 
 _DRAIN_LOCK = threading.Lock()
 _DRAIN = {"depth": 0, "saved": [], "sink": None}
