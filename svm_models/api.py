@@ -256,7 +256,10 @@ def extract(block, *, solver: str = "", duals=None, tol=None) -> Solution:
     sensitivity convention d(objective)/d(bound); interfaces differ in sign, see each
     backend's ``dual_sign``) gives a primal's alpha from multipliers; without it alpha is
     recovered from the KKT conditions. ``tol`` is the tolerance the block was solved to (it
-    scales the support-vector threshold; default 1e-9).
+    scales the support-vector threshold; default 1e-9). On a block that is still the
+    formulation, values whose own certificate is far off (a relative duality gap or a margin
+    violation beyond what :func:`solve` accepts) come back with status ``numerical_error``
+    and the reason in ``extra["message"]``, never as ``optimal``.
     """
     from .model.record import verify
 
@@ -270,4 +273,7 @@ def extract(block, *, solver: str = "", duals=None, tol=None) -> Solution:
     proof = verify(svm.record) or svm.record.extension_reason()
     ctx = Context(solver=solver, interface="user", path="user", tol=tol, duals=duals,
                   verified=proof is None, reason=proof)
-    return f.extractor(blk, ctx)
+    sol = f.extractor(blk, ctx)
+    if proof is None:   # the formulation itself: its certificate must hold, as after solve()
+        sol = _refuse_uncertified(sol, svm, f, 1e-9 if tol is None else tol, False)
+    return sol

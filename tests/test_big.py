@@ -367,3 +367,69 @@ def test_the_model_costs_little_more_than_its_variables():
     # lazy members per point (margin, f) whose keys are xi's own int objects
     assert per_point["soft_l1_dual"] < 300, per_point
     assert per_point["soft_l1_primal"] < 520, per_point
+
+
+def test_a_model_read_while_the_array_was_changed_is_still_the_built_one(monkeypatch):
+    """Found by review: with X referred to (not copied), a model whose lazy rows were first
+    read (written to a file) while the caller's X was changed, then X restored exactly, was
+    the changed model under a matching checksum: extract() returned a wrong 'optimal'. The
+    lazy rows now read the recorded rows, frozen at the build."""
+    import pyomo.environ as pyo
+
+    import svm_models.data as data_module
+
+    X, y = data(l=30, d=3, sep=0.3)
+    X = np.ascontiguousarray(X)
+    monkeypatch.setattr(data_module, "SHARE_ABOVE_BYTES", 0)
+    for name in ("soft_l1_primal", "soft_l1_dual"):
+        ref = sm.fit(X.copy(), y, name, SOLVER, C=1.0)
+        m = sm.build(name, X, y, C=1.0)
+        saved = X[:5].copy()
+        X[:5] *= 3.0
+        text = io_text(m)                 # every lazy row built now, while X is changed
+        X[:5] = saved
+        assert text == io_text(sm.build(name, X.copy(), y, C=1.0))
+        pyo.SolverFactory("highs").solve(m)
+        sol = sm.extract(m)
+        assert sol.status.value == "optimal"
+        assert sol.objective == pytest.approx(ref.objective, rel=1e-6)
+        assert sol.b == pytest.approx(ref.b, abs=1e-5)
+
+
+def io_text(m) -> str:
+    import io
+
+    out = io.StringIO()
+    for c in ("margin", "f", "factor", "Fv", "balance", "objective"):
+        comp = m.component(c)
+        if comp is not None:
+            comp.pprint(ostream=out)
+    return out.getvalue()
+
+
+def test_extract_marks_values_whose_certificate_fails():
+    """extract() after the user's own solve: values far from optimal on a model proved to be
+    the formulation are not called optimal (as solve() refuses them)."""
+    import pyomo.environ as pyo
+
+    X, y = data(l=30, d=3, sep=0.3)
+    m = sm.build("soft_l1_dual", X, y, C=1.0)
+    pyo.SolverFactory("highs").solve(m)
+    assert sm.extract(m).status.value == "optimal"
+    for i in range(0, 30, 3):                # the user's values, moved off the optimum
+        m.alpha[i].set_value(0.5 * (m.alpha[i].value or 0.0) + 0.25)
+    sol = sm.extract(m)
+    assert sol.status.value == "numerical_error" and "duality gap" in sol.extra["message"]
+
+
+def test_a_deleted_balance_row_is_explained_not_a_traceback():
+    """Found by review: deleting ``balance`` and solving raised an AttributeError from the
+    extractor. The model is solved as it is (general path) and b is reported unavailable."""
+    X, y = data(l=30, d=3, sep=0.3)
+    m = sm.build("soft_l1_dual", X, y, C=1.0)
+    m.del_component(m.balance)
+    sol = sm.solve(m, SOLVER)
+    assert sol.path == "general" and "balance" in sol.extra["general_path_reason"]
+    assert np.isnan(sol.b) and "not available" in sol.extra["b_source"]
+    # without y'alpha = 0 the dual's optimum is at least the SVM's
+    assert sol.objective >= sm.fit(X, y, "soft_l1_dual", SOLVER, C=1.0).objective - 1e-7

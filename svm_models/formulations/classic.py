@@ -35,7 +35,6 @@ from ..model.pieces import (
     Layout,
     add_balance,
     add_C,
-    add_decision_values,
     add_features,
     add_margin,
     add_points,
@@ -201,10 +200,9 @@ def build_primal(X, y, family: str, *, C=1.0, kernel="linear", gamma="scale", de
                        initialize=0.0, doc="slack xi_i of point i's margin")
         xi = b.xi
         layout.add(xi)
-    add_decision_values(b, "f", M, coef,
-                        doc="f_i = w.x_i" if linear else "f_i = (L v)_i = (K beta)_i = w.phi(x_i)")
+    fdoc = "f_i = w.x_i" if linear else "f_i = (L v)_i = (K beta)_i = w.phi(x_i)"
+    rows = [add_margin(b, layout, ("f", fdoc), M, coef.local_name, data.y, xi)]
     sum_of_squares(b, "ww", coef, doc="||w||^2" if linear else "||w||^2 = ||v||^2 = beta'K beta")
-    rows = [add_margin(b, layout, b.f, M, coef.local_name, data.y, xi)]
     quadratic = [QuadTerm(QuadBlock(cpos, diag=np.ones(len(cpos))), Scale(0.5))]
     linear_terms = []
     if family == "soft_l1":
@@ -625,7 +623,9 @@ def extract(block, ctx) -> Solution:
             if res <= KKT_ACCEPT:
                 extra["b_source"] = "kkt (the solution satisfies the SVM's optimality conditions)"
             else:
-                b = ctx.dual(block.balance) if unchanged(svm.record, block.balance) else None
+                bal = block.component("balance")     # None when the user deleted it
+                kept = bal is not None and bal is svm.record.components.get("balance")
+                b = ctx.dual(bal) if kept and unchanged(svm.record, bal) else None
                 if b is None:
                     b = float("nan")
                     extra["b_source"] = ("not available: the model was changed, the solution "

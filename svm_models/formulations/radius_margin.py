@@ -78,7 +78,6 @@ from ..model.pieces import (
     Layout,
     add_balance,
     add_C,
-    add_decision_values,
     add_margin,
     add_points,
     check_positive,
@@ -230,8 +229,8 @@ def _feature_model(X, y, name, C, lam, kernels, pairs, block):
 
 
 def _common_rows_and_objective(b, layout, data, Phi_all, xi):
-    add_decision_values(b, "f", Phi_all, b.w, doc="f_i = w . x_i (the decision value minus b)")
-    return [add_margin(b, layout, b.f, Phi_all, "w", data.y, xi)]
+    return [add_margin(b, layout, ("f", "f_i = w . x_i (the decision value minus b)"), Phi_all,
+                       "w", data.y, xi)]
 
 
 def _radius_family(b, record, cols, features, I0, J0):

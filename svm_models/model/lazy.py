@@ -303,9 +303,15 @@ class _ArrayValues(Mapping):
         self.array = values
 
     def __getitem__(self, i):
-        if isinstance(i, (int, np.integer)) and not isinstance(i, bool) and 0 <= i < len(self.array):
-            return float(self.array[i])
-        raise KeyError(i)
+        # a dict's semantics: any key equal to an integer index finds it (1.0, True, np.int64)
+        try:
+            j = int(i)
+            found = j == i and 0 <= j < len(self.array)
+        except (TypeError, ValueError, OverflowError):
+            found = False
+        if not found:
+            raise KeyError(i)
+        return float(self.array[j])
 
     def __contains__(self, i):
         try:

@@ -133,13 +133,32 @@ def point_keys(b):
     return None
 
 
-def add_decision_values(b, name: str, M: np.ndarray, var, doc: str):
-    """Lazy expressions ``name[i] = sum_j M[i, j] var[j]`` over the points ``I``."""
-    var_list = members(var)
-    comp = LazyExpression(b.I, recipe=lambda i: (_row_recipe, (M, var_list, i)),
-                          keys=point_keys(b), doc=doc)
-    b.add_component(name, comp)
-    return comp
+class FrozenRows:
+    """The rows of a recorded row group read back as coefficient rows over a contiguous
+    block of its columns, times ``scale`` (a number, or one per row).
+
+    The lazy decision values and factor images read these -- the record's own values,
+    fixed when the model was built -- instead of the arrays they were computed from: a
+    model never follows the caller's ``X`` (which is not copied above 32 MB,
+    :func:`~svm_models.data.validate`), whenever its expressions are first read. Exact:
+    the scales are +-1."""
+
+    def __init__(self, group: RowGroup, cols: np.ndarray, scale=1.0):
+        cols = np.asarray(cols)
+        self.group, self.scale = group, scale
+        self.c0, self.k = (int(cols[0]) if len(cols) else 0), len(cols)
+        if not np.array_equal(cols, np.arange(self.c0, self.c0 + self.k)):
+            raise ValueError("FrozenRows reads a contiguous block of columns")
+
+    def __getitem__(self, i) -> np.ndarray:
+        A = self.group.A          # read now: seal() may have widened it (same columns)
+        s, e = A.indptr[i], A.indptr[i + 1]
+        idx, val = A.indices[s:e], A.data[s:e]
+        sel = (idx >= self.c0) & (idx < self.c0 + self.k)
+        row = np.zeros(self.k)
+        row[idx[sel] - self.c0] = val[sel]
+        sc = self.scale if np.ndim(self.scale) == 0 else self.scale[i]
+        return row if sc == 1.0 else row * sc
 
 
 def _margin_relation(y, fi, bias, xii, i):
@@ -153,13 +172,12 @@ def add_margin(b, layout: Layout, f, f_matrix: np.ndarray, f_var: str, y: np.nda
                xi=None) -> RowGroup:
     """``margin[i]:  y_i (f_i + b) + xi_i >= 1``; returns the row group ``[y_i M_i | y_i | e_i]``.
 
+    ``f``: the decision values, a component over the points; or ``(name, doc)``: they are
+    made here, as lazy expressions ``name[i] = sum_j M_ij v_j`` (``v`` the variable
+    ``f_var``) that read the row group's frozen values (:class:`FrozenRows`).
+
     Lazy: each member's expression is built only when something reads it (never on the fast
     path); a member costs a small constant to create instead of ~10 us of operators."""
-    bias = b.b
-    b.margin = LazyConstraint(
-        b.I, recipe=lambda i: (_margin_relation, (y, f[i], bias, None if xi is None else xi[i], i)),
-        keys=point_keys(b),
-        doc="margin: y_i (f(x_i) + b) >= 1" + (" - xi_i" if xi is not None else ""))
     l = len(y)
     if sp.issparse(f_matrix):
         blocks = [(layout.pos[f_var], sp.csr_matrix(sp.diags(y) @ f_matrix)),
@@ -173,7 +191,20 @@ def add_margin(b, layout: Layout, f, f_matrix: np.ndarray, f_var: str, y: np.nda
         if xi is not None:
             single.append((layout.pos[xi.local_name], np.ones(l)))
         A = dense_rows(l, layout.n, [(layout.pos[f_var], f_matrix, y[:, None])], single)
-    return RowGroup(b.margin, members(b.margin), A, np.ones(l), np.full(l, INF))
+    group = RowGroup(None, [], A, np.ones(l), np.full(l, INF))
+    if isinstance(f, tuple):
+        name, doc = f
+        rows, var_list = FrozenRows(group, layout.pos[f_var], y), members(b.component(f_var))
+        f = LazyExpression(b.I, recipe=lambda i: (_row_recipe, (rows, var_list, i)),
+                           keys=point_keys(b), doc=doc)
+        b.add_component(name, f)
+    bias = b.b
+    b.margin = LazyConstraint(
+        b.I, recipe=lambda i: (_margin_relation, (y, f[i], bias, None if xi is None else xi[i], i)),
+        keys=point_keys(b),
+        doc="margin: y_i (f(x_i) + b) >= 1" + (" - xi_i" if xi is not None else ""))
+    group.component, group.datas = b.margin, members(b.margin)
+    return group
 
 
 def _balance_relation(y, alpha):
@@ -296,25 +327,24 @@ def add_quadratic_form(b, layout: Layout, name: str, var, *, M: np.ndarray | Non
                          "factor")
 
 
-def _factor_row(L, y, var_list, k):
-    return linear_form(L[:, k] * y, var_list)
-
-
 def add_factor_rows(b, layout: Layout, var, L: np.ndarray, y: np.ndarray) -> RowGroup:
     """``factor[k]:  z_k = (F v)_k`` with ``F = L' D_y`` for the variable ``var`` (``z``
     declared by :func:`declare_factor`), with the lazy images ``Fv[k]``; returns the row
-    group. ``F`` is never formed: the rows read ``L`` (the data themselves for the linear
-    kernel) and the labels."""
+    group. ``F`` is never formed: the rows are written from ``L`` (the data themselves for
+    the linear kernel) and the labels, and the images ``Fv`` read them back
+    (:class:`FrozenRows`)."""
     z = b.z
-    var_list = members(var)
-    b.Fv = LazyExpression(b.R, recipe=lambda k: (_factor_row, (L, y, var_list, k)),
+    r = L.shape[1]
+    vpos = layout.pos[var.local_name]
+    A = dense_rows(r, layout.n, [(vpos, L.T, -y[None, :])], [(layout.pos["z"], np.ones(r))])
+    group = RowGroup(None, [], A, np.zeros(r), np.zeros(r))
+    rows, var_list = FrozenRows(group, vpos, -1.0), members(var)   # F_k = -(row k on v)
+    b.Fv = LazyExpression(b.R, recipe=lambda k: (_row_recipe, (rows, var_list, k)),
                           doc="(F v)_k, the factor image of the variables")
     b.factor = pyo.Constraint(b.R, rule=lambda m, k: z[k] - m.Fv[k] == 0,
                               doc="factor: z_k = (F v)_k")
-    r = L.shape[1]
-    A = dense_rows(r, layout.n, [(layout.pos[var.local_name], L.T, -y[None, :])],
-                   [(layout.pos["z"], np.ones(r))])
-    return RowGroup(b.factor, members(b.factor), A, np.zeros(r), np.zeros(r))
+    group.component, group.datas = b.factor, members(b.factor)
+    return group
 
 
 def sum_of_squares(b, name: str, var, doc: str):

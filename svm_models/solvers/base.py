@@ -204,15 +204,17 @@ def preserved_fpu():
         return
     buf = ctypes.create_string_buffer(256)  # fenv_t is 28 bytes on x86-64 glibc
     _FENV[0](buf)
-    _FENV[1](_FE_DFL_ENV)
+    if _FE_DFL_ENV is not None:
+        _FENV[1](_FE_DFL_ENV)
     try:
         yield
     finally:
         _FENV[1](buf)
 
 
-#: glibc's ``FE_DFL_ENV``: ``(const fenv_t *) -1``
-_FE_DFL_ENV = ctypes.c_void_p(-1)
+#: ``FE_DFL_ENV``, ``(const fenv_t *) -1`` in glibc and musl (Linux); elsewhere (macOS,
+#: BSD: the address of a libm symbol) the environment is only restored, not reset
+_FE_DFL_ENV = ctypes.c_void_p(-1) if sys.platform.startswith("linux") else None
 
 _DRAIN_LOCK = threading.Lock()
 _DRAIN = {"depth": 0, "saved": [], "sink": None}
