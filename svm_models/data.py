@@ -25,7 +25,9 @@ class Dataset:
     Attributes
     ----------
     X : ndarray of shape (l, d)
-        Feature matrix (for ``kernel="precomputed"``: the l x l Gram matrix).
+        Feature matrix (for ``kernel="precomputed"``: the l x l Gram matrix), read-only: a
+        copy of the caller's array, or above :data:`SHARE_ABOVE_BYTES` a view of it
+        (``shared_crc`` set, :meth:`check_unchanged`).
     y : ndarray of shape (l,)
         Labels encoded as -1.0 / +1.0.
     classes : ndarray of shape (2,)
@@ -152,12 +154,12 @@ def validate(X, y, *, precomputed: bool = False) -> Dataset:
         )
     crc = None
     if isinstance(X, np.ndarray) and np.may_share_memory(A, X):
-        # the model reads its data lazily, so it must not follow later changes to the
-        # caller's array: it keeps a frozen copy -- or, for a contiguous array above
-        # SHARE_ABOVE_BYTES, where a copy would cost as much as the data (160 MB at
-        # l = 10^6, d = 20), a read-only view and its CRC-32 (~55 ms at that size), which
-        # every solve and extraction checks: a change in place is then refused
-        # (DataError), never solved as a different model
+        # a solution is read against the data (w, b, support vectors), so they must not
+        # follow later changes to the caller's array: a frozen copy -- or, for a contiguous
+        # array above SHARE_ABOVE_BYTES, where a copy would cost as much as the data (160 MB
+        # at l = 10^6, d = 20), a read-only view and its CRC-32 (~55 ms at that size), which
+        # every solve and extraction checks: a change in place is then refused (DataError).
+        # (The model itself never reads X after the build: its rows are recorded.)
         if A.flags.c_contiguous and A.nbytes > SHARE_ABOVE_BYTES:
             A = A.view()
             crc = _crc(A)

@@ -216,10 +216,6 @@ def optimize(model, solver: str = "ipopt", **options) -> SolveInfo:
     if n_obj != 1:
         raise ParameterError(f"optimize needs exactly one active objective; the model has "
                              f"{n_obj} (add one with pyo.Objective, or deactivate the others)")
-    for blk in model.block_data_objects(active=True, descend_into=True):
-        svm = getattr(blk, "_svm", None)
-        if svm is not None and svm.block is blk:
-            svm.data.check_unchanged()   # its lazy rows read the data when written out
     opts = SolverOptions.from_kwargs(**options)
     info = solve_model(model, solver, problem_class=_problem_class(model), options=opts)
     if info.status in (Status.infeasible, Status.infeasible_or_unbounded):

@@ -326,8 +326,10 @@ def test_a_changed_training_array_is_refused_not_solved(name, monkeypatch):
     with pytest.raises(DataError, match="changed in place"):
         sm.extract(m)
     from svm_models.embed import optimize
+    info = optimize(m, SOLVER)          # the model itself is the built one (recorded rows)
+    assert info.objective == pytest.approx(before.objective, rel=1e-6)
     with pytest.raises(DataError, match="changed in place"):
-        optimize(m, SOLVER)
+        sm.extract(m)                    # reading a solution against X is refused
     X[5, 1] -= 0.5                                  # restored exactly: the same model again
     assert sm.solve(m, SOLVER).objective == pytest.approx(before.objective, rel=1e-10)
     # an array that is not contiguous is copied: changing it changes nothing

@@ -5,9 +5,12 @@ built as data for the builder's :class:`~svm_models.model.record.Record`, so the
 descriptions cannot drift apart.
 
 Pieces: the point/feature sets and labels, mutable hyperparameters, decision values ``f[i]``
-(``sum_j M_ij v_j``, built lazily), the margin constraints ``y_i (f_i + b) + xi_i >= 1``,
-the balance constraint ``y'alpha = 0``, and the quadratic form ``v'Mv`` (dense and lazy, or
-through a factor ``M = F'F`` with auxiliary variables ``z = F v``).
+(``sum_j M_ij v_j``, built lazily from the recorded margin rows), the margin constraints
+``y_i (f_i + b) + xi_i >= 1``, the balance constraint ``y'alpha = 0``, and the quadratic
+form ``v'Mv`` (dense and lazy, or through a factor ``M = F'F`` with auxiliary variables
+``z = F v``). Nothing is stored per point but the variables and the lazy members: the
+row matrices are written in place (:func:`dense_rows`), and lazy expressions read them back
+(:class:`FrozenRows`), never the caller's arrays.
 """
 
 from __future__ import annotations
@@ -123,16 +126,6 @@ def _row_recipe(M, var_list, i):
     return linear_form(M[i], var_list)
 
 
-def point_keys(b):
-    """The keys of a per-point component already on ``b`` (its ``xi``, ``alpha`` or ``f``),
-    for the next one to share their int objects (32 B a point each), or None."""
-    for name in ("xi", "alpha", "f"):
-        comp = b.component(name)
-        if comp is not None and comp.is_indexed() and comp.index_set() is b.I:
-            return comp._data.keys()
-    return None
-
-
 class FrozenRows:
     """The rows of a recorded row group read back as coefficient rows over a contiguous
     block of its columns, times ``scale`` (a number, or one per row).
@@ -192,16 +185,20 @@ def add_margin(b, layout: Layout, f, f_matrix: np.ndarray, f_var: str, y: np.nda
             single.append((layout.pos[xi.local_name], np.ones(l)))
         A = dense_rows(l, layout.n, [(layout.pos[f_var], f_matrix, y[:, None])], single)
     group = RowGroup(None, [], A, np.ones(l), np.full(l, INF))
+    # the per-point members share one set of key objects (32 B a point per component)
+    keys = xi._data.keys() if xi is not None else None
     if isinstance(f, tuple):
         name, doc = f
         rows, var_list = FrozenRows(group, layout.pos[f_var], y), members(b.component(f_var))
         f = LazyExpression(b.I, recipe=lambda i: (_row_recipe, (rows, var_list, i)),
-                           keys=point_keys(b), doc=doc)
+                           keys=keys, doc=doc)
         b.add_component(name, f)
+    if keys is None and f.index_set() is b.I:
+        keys = f._data.keys()
     bias = b.b
     b.margin = LazyConstraint(
         b.I, recipe=lambda i: (_margin_relation, (y, f[i], bias, None if xi is None else xi[i], i)),
-        keys=point_keys(b),
+        keys=keys,
         doc="margin: y_i (f(x_i) + b) >= 1" + (" - xi_i" if xi is not None else ""))
     group.component, group.datas = b.margin, members(b.margin)
     return group

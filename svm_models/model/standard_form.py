@@ -24,6 +24,7 @@ import scipy.sparse as sp
 
 from ..tolerances import AT_BOUND_REL
 from .forms import QuadBlock, QuadRow, as_slice
+from .record import attribute
 
 INF = float("inf")
 
@@ -292,7 +293,7 @@ def bounds(var_datas) -> tuple[np.ndarray, np.ndarray]:
         return lx, ux
     same = np.ones(n - 1, dtype=bool)
     for attr in ("_lb", "_ub", "_domain"):
-        objs = list(map(operator.attrgetter(attr), var_datas))
+        objs = attribute(var_datas, attr)
         same &= np.fromiter(map(operator.is_, objs[1:], objs[:-1]), dtype=bool, count=n - 1)
     starts = np.concatenate([[0], np.flatnonzero(~same) + 1, [n]])
     for a, b in zip(starts[:-1].tolist(), starts[1:].tolist()):
