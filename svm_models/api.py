@@ -8,6 +8,8 @@ What loops over solves (parameter paths, checks, two-step methods) lives in
 from __future__ import annotations
 
 import math
+import numbers
+import time
 from dataclasses import replace
 
 from pyomo.common.gc_manager import PauseGC
@@ -17,7 +19,7 @@ from .errors import (InfeasibleError, LicenseLimitError, NotSeparableError, Para
                      SVMError, SolveFailedError)
 from .postprocess import Context
 from .solution import Solution
-from .solvers import SolverOptions, backend, solve_model
+from .solvers import SolverOptions, backend, capable, solve_model
 from .status import Status
 from .tolerances import CERTIFICATE_GAP, CERTIFICATE_GAP_PER_TOL, CERTIFICATE_REFUSE
 
@@ -34,8 +36,10 @@ def build(name: str, X, y, *, block=None, **params):
 
     ``params`` are the formulation's hyperparameters (``C``, ``kernel``, ``gamma``,
     ``degree``, ``coef0``, ``quad_form``, ...); an unknown one is a ParameterError.
+    ``C=math.inf`` is the hard margin: ``soft_l1_dual`` and ``soft_l2_dual`` are built as
+    ``hard_dual`` (the primals as ``hard_primal``), a radius-margin SVM with ``C=None``.
     """
-    f = lookup(name)
+    f = _hard_margin_at_infinite_C(lookup(name), params)
     unknown = set(params) - set(f.params)
     if unknown:
         raise ParameterError(f"{name} takes no parameter(s) {sorted(unknown)}; "
@@ -45,6 +49,21 @@ def build(name: str, X, y, *, block=None, **params):
         _refuse_opposite_duplicates(f.name, X, y, params.get("kernel") == "precomputed")
     with PauseGC():  # thousands of new objects and no garbage: skip collection passes
         return f.builder(X, y, block=block, **params)
+
+
+def _hard_margin_at_infinite_C(f, params: dict):
+    """``C=math.inf`` is the hard margin (as scikit-learn's SVC takes it): a 1-norm or 2-norm
+    soft margin is built as the hard margin of the same form (``hard_dual``, ``hard_primal``),
+    a radius-margin SVM with ``C=None``. Returns the formulation to build."""
+    C = params.get("C")
+    if not (isinstance(C, numbers.Real) and not isinstance(C, bool) and C == math.inf):
+        return f
+    if f.family in ("soft_l1", "soft_l2"):
+        del params["C"]
+        return lookup(f"hard_{f.form}")
+    if f.family == "radius_margin":
+        params["C"] = None
+    return f
 
 
 def _refuse_opposite_duplicates(name: str, X, y, precomputed: bool) -> None:
@@ -116,9 +135,12 @@ def solve(model, solver: str = "ipopt", *, raise_on_failure: bool = True, _state
     trouble is retried once with a looser tolerance, a stop at the backend's own iteration
     limit (no ``iter_limit`` given) with :data:`~svm_models.tolerances.RETRY_ITER_LIMIT`
     iterations and then also with the looser tolerance, all within the time limit
-    (``extra["retry"]``); a reported optimum
-    whose own duality gap is far off is numerical trouble too (status ``numerical_error``,
-    its values kept).
+    (``extra["retry"]``). A reported optimum whose own certificate is far off (for the
+    classic SVMs: the certificate of exactly the classifier returned) is numerical trouble
+    too. Either is tried once more with the formulation's exact scaling the other way round
+    (``scaling=``, on the fast path); if that fails as well, the error (or, with
+    ``raise_on_failure=False``, the Solution with status ``numerical_error``, its values
+    kept) names what was tried and the backends that take the problem class.
     """
     opts = SolverOptions.from_kwargs(**options)
     if not hasattr(model, "component_data_objects"):
@@ -133,14 +155,32 @@ def solve(model, solver: str = "ipopt", *, raise_on_failure: bool = True, _state
     check = f.hook("check_before_solve")
     if check is not None:
         check(svm, proves_unbounded=b.proves_unbounded)
-    try:
-        info = solve_model(model, solver, record=svm.record, problem_class=svm.record.problem_class,
-                           options=opts, state=_state)
-    except LicenseLimitError as exc:
-        hint = f.hook("licence_hint")
-        raise LicenseLimitError(str(exc) + (hint(svm) if hint is not None else "")) from None
-    if info.status is not Status.optimal:
-        err = _error_for(svm, f, info.status, info.message)
+    first = None
+    tried = []
+    t0 = time.perf_counter()
+    for attempt in _attempts(svm, opts):
+        run = replace(opts, **attempt)
+        if opts.seconds is not None and first is not None:
+            left = opts.seconds - (time.perf_counter() - t0)
+            if left <= 0:
+                break
+            run = replace(run, time_limit=left)
+        info, sol, why = _solve_once(model, solver, svm, f, run, opts, _state)
+        if first is None:
+            first = (info, sol, why)
+        tried.append(_describe_attempt(info, attempt, why))
+        if sol is not None and why is None:
+            if len(tried) > 1:
+                sol.extra["retry_certificate"] = tried
+            return sol
+        if not _worth_retrying(svm, info, why):
+            break
+    info, sol, why = first
+    more = "" if len(tried) < 2 else (
+        f"; tried: {'; '.join(tried)}. Backends that take this problem class ("
+        f"{svm.record.problem_class}): {', '.join(capable(svm.record.problem_class))}")
+    if sol is None:   # the solver's own status was not optimal
+        err = _error_for(svm, f, info.status, info.message + more)
         if raise_on_failure:
             raise err
         if err.status is not None and err.status != info.status:
@@ -148,37 +188,106 @@ def solve(model, solver: str = "ipopt", *, raise_on_failure: bool = True, _state
             # numerical trouble): the Solution says what the error would have said
             info.status, info.message = Status(err.status), str(err)
         return failed_solution(svm, info)
+    message = (f"the solver reported an optimal solution, but {why}: numerical trouble, e.g. "
+               "nearly degenerate or badly scaled data; try another backend, a soft margin, "
+               "or standardised features" + more)
+    if raise_on_failure:
+        raise _error_for(svm, f, Status.numerical_error, message)
+    return replace(sol, status=Status.numerical_error, extra={**sol.extra, "message": message})
+
+
+def _attempts(svm, opts: SolverOptions):
+    """The ways to solve: as asked, then (a failure or a refused certificate) with the
+    formulation's exact scaling the other way round (applied when it was not, left out when
+    it was) -- on the fast path, where the scaling applies."""
+    yield {}
+    if svm.record.scaling is not None and opts.path != "general":
+        yield {"scaling": "off" if opts.scaling in ("on", "auto") else "on"}
+
+
+def _worth_retrying(svm, info, why) -> bool:
+    """Whether another attempt can change the outcome: numerical trouble, an iteration limit,
+    a refused certificate -- not a licence, a time limit, a proof of infeasibility."""
+    if why is not None:
+        return True
+    if info.path != "fast":
+        return False
+    if info.status in (Status.numerical_error, Status.iteration_limit, Status.error,
+                       Status.unbounded):
+        return True
+    # a soft margin is feasible by construction (and its dual a box QP): "infeasible" is
+    # numerical trouble (Clarabel on the scaled 1-norm primal of data of size 1e7)
+    return (info.status in (Status.infeasible, Status.infeasible_or_unbounded)
+            and not svm.formulation.startswith("hard"))
+
+
+def _describe_attempt(info, attempt: dict, why) -> str:
+    how = ", ".join(f"{k}={v}" for k, v in attempt.items()) or "as asked"
+    scaled = f", scaled by 1/{info.scaling['s']:g}" if info.scaling else ""
+    end = info.status.value if why is None or info.status is not Status.optimal else (
+        f"optimal but {why}")
+    return f"{info.solver} {how}{scaled}: {end}"
+
+
+def _solve_once(model, solver, svm, f, opts, asked: SolverOptions, state):
+    """One solve and its extraction: ``(info, Solution or None, why refused or None)``."""
+    try:
+        info = solve_model(model, solver, record=svm.record, problem_class=svm.record.problem_class,
+                           options=opts, state=state)
+    except LicenseLimitError as exc:
+        hint = f.hook("licence_hint")
+        raise LicenseLimitError(str(exc) + (hint(svm) if hint is not None else "")) from None
+    if info.status is not Status.optimal:
+        return info, None, None
     tol = info.retry.get("tol", opts.tol) if info.retry else opts.tol
     ctx = Context(solver=info.solver, interface=info.interface, path=info.path, time=info.time,
                   status=info.status, tol=tol, duals=info.duals, verified=info.verified,
-                  reason=info.proof, objective=info.objective)
-    sol = f.extractor(blk, ctx)
+                  reason=info.proof, objective=info.objective, certify_tol=asked.tolerance)
+    sol = f.extractor(svm.block, ctx)
     if info.path_reason is not None:
         sol.extra["general_path_reason"] = info.path_reason
     if info.retry is not None:
         sol.extra["retry"] = info.retry
+    if info.scaling is not None:
+        sol.extra["scaling"] = info.scaling
     solved_to = info.retry.get("tol", opts.tolerance) if info.retry else opts.tolerance
-    return _refuse_uncertified(sol, svm, f, solved_to, raise_on_failure)
+    return info, sol, _uncertified(sol, solved_to)
+
+
+def _uncertified(sol: Solution, tolerance: float) -> str | None:
+    """Why a reported optimum is not accepted (None: it is). A classic SVM's classifier is
+    accepted when its own certificate, computed at exactly what is returned, reaches the
+    tolerance (``extra["certificate"]``); the other families' when their relative duality gap
+    is within max(CERTIFICATE_GAP, CERTIFICATE_GAP_PER_TOL * tol) and no margin is violated
+    beyond CERTIFICATE_REFUSE (e.g. a hard margin of width 1e-10 on nearly collinear points:
+    HiGHS said optimal, the gap was 100%)."""
+    cert = sol.extra.get("certificate")
+    if cert is not None:
+        if cert["certified"]:
+            return None
+        return (f"the certificate of the classifier it gives is off by {cert['worst']:.3g} "
+                f"(relative duality gap {sol.duality_gap:.3g}, balance "
+                f"{sol.kkt.get('balance', float('nan')):.3g}, margin violation "
+                f"{sol.kkt.get('primal_infeasibility', 0.0):.3g}; at most {cert['accept']:g} "
+                "is accepted)")
+    allowed = max(CERTIFICATE_GAP, CERTIFICATE_GAP_PER_TOL * tolerance)
+    gap = sol.duality_gap
+    violated = sol.kkt.get("primal_infeasibility", 0.0)
+    if gap is not None and (abs(gap) > allowed or math.isnan(gap)):
+        return f"its relative duality gap is {gap:.3g} (at most {allowed:g} is accepted)"
+    if violated > CERTIFICATE_REFUSE or math.isnan(violated):
+        return (f"a margin is violated by {violated:.3g} (at most {CERTIFICATE_REFUSE:g} is "
+                "accepted)")
+    return None
 
 
 def _refuse_uncertified(sol: Solution, svm, f, tolerance: float, raise_on_failure: bool) -> Solution:
-    """A reported optimum whose own duality gap is far off (e.g. a hard margin of width
-    1e-10 on nearly collinear points: HiGHS said optimal, the gap was 100%) is numerical
-    trouble: a typed error, or the Solution with status ``numerical_error``."""
-    allowed = max(CERTIFICATE_GAP, CERTIFICATE_GAP_PER_TOL * tolerance)
-    gap = sol.duality_gap
-    violated = sol.kkt.get("primal_infeasibility", 0.0) / max(1.0, sol.C or 1.0)
-    if gap is not None and (abs(gap) > allowed or math.isnan(gap)):
-        what = f"its relative duality gap is {gap:.3g} (at most {allowed:g} is accepted)"
-    elif violated > CERTIFICATE_REFUSE or math.isnan(violated):
-        # the margins the answer's own certificate says are violated (Clarabel after a retry
-        # at 1e-6 on data scaled by 100-400, with every support vector taken for a zero:
-        # b = 0 and a margin violated by 1.0; found by fuzzing)
-        what = (f"a margin is violated by {violated:.3g} (relative to max(1, C); at most "
-                f"{CERTIFICATE_REFUSE:g} is accepted)")
-    else:
+    """The Solution, or (its certificate refused, see :func:`_uncertified`) a typed error or
+    the Solution with status ``numerical_error``."""
+    why = _uncertified(sol, tolerance)
+    if why is None:
         return sol
-    message = (f"the solver reported an optimal solution, but {what}: numerical trouble, e.g. "
+    message = (f"the solver reported an optimal solution, but {why}: numerical trouble, e.g. "
                "nearly degenerate or badly scaled data; try another backend, a soft margin, "
                "or standardised features")
     if raise_on_failure:

@@ -29,7 +29,9 @@ class Context:
     ``duals``: mapping constraint data -> dual in the sensitivity convention (None where the
     backend gives none); ``verified``: the record proves the model is the formulation (else
     ``reason`` says what changed); ``objective``: the value of the objective the solver
-    optimised (None: compute it)."""
+    optimised (None: compute it); ``tol``: the tolerance the values were solved to (it scales
+    the support rule); ``certify_tol``: the tolerance the user asked for (what a certificate
+    must reach; None: ``tol``)."""
 
     solver: str = ""
     interface: str = ""
@@ -41,6 +43,7 @@ class Context:
     verified: bool = True
     reason: str | None = None
     objective: float | None = None
+    certify_tol: float | None = None
     extra: dict = field(default_factory=dict)
 
     def dual(self, data):
@@ -123,17 +126,21 @@ POLISH_ROUNDOFF = 1e-14
 POLISH_BALANCED = 1e-9
 
 
-def polish_dual(svm, family: str, alpha: np.ndarray, C, thr, max_rounds: int = 10):
-    """Active-set polishing of a dual solution: on the free set F found by the solver, solve
-    the KKT equations ``(H alpha)_F + b y_F = e_F`` and ``y'alpha = 0`` exactly
-    (``H = G(K)``, plus ``I/C`` for the 2-norm), with the other points held at their bound.
-    Components that leave ``[0, C]`` are clamped to the bound and the system solved again.
+def polish_dual(svm, family: str, alpha: np.ndarray, C, thr, max_rounds: int = 25, *,
+                judge: bool = True):
+    """Active-set polishing of a dual solution (a primal-dual active-set method started from
+    the solver's answer): on the free set F, solve the KKT equations
+    ``(H alpha)_F + b y_F = e_F`` and ``y'alpha = 0`` exactly (``H = G(K)``, plus ``I/C`` for
+    the 2-norm), the other points held at their bound. Free components that leave ``[0, C]``
+    are held at the bound they crossed; held points whose margin has the wrong sign for their
+    bound (``y_i f(x_i) < 1`` at 0, ``> 1`` at C) are released into F; until neither happens.
 
     Interior-point and active-set solvers stop at their own tolerances (HiGHS's QP solver
     leaves alpha ~1e-5 off on some problems whatever its options); the polished alpha is
     taken only if its KKT residual is no larger than the solver's alpha's and, when that
-    alpha is balanced, its dual objective no lower beyond round-off. Only for a model the
-    record proves unchanged. Returns ``(alpha, accepted)``."""
+    alpha is balanced, its dual objective no lower beyond round-off (``judge=False``: taken
+    whenever the active set settles, for a caller that certifies it itself). Only for a model
+    the record proves unchanged. Returns ``(alpha, accepted)``."""
     y = svm.data.y
     Cb = C if family == "soft_l1" else np.inf
 
@@ -144,13 +151,13 @@ def polish_dual(svm, family: str, alpha: np.ndarray, C, thr, max_rounds: int = 1
         dual = float(a.sum() - 0.5 * (y * a) @ f - (0.5 / C * a @ a if family == "soft_l2" else 0.0))
         # an unbalanced alpha (y'a != 0: HiGHS's multipliers, 1e-6) is not dual feasible, its
         # dual value not comparable (it can lie above the optimum): then no dual value
-        if abs(float(y @ a)) > POLISH_BALANCED * max(1.0, float(a.sum())):
+        if abs(float(y @ a)) > POLISH_BALANCED * max(float(a.sum()), 1e-300):
             dual = -np.inf
         sv = np.flatnonzero(a > 0)
         # |(ya)'K(ya)| <= (sum a)^2 max K_ii (K is PSD): the size of the terms that cancel
         size = float(a.sum()) ** 2 * float(np.max(_kernel_diagonal(svm, sv), initial=0.0))
         return (dual_kkt_residual(family, a, y, f, b, C if C else np.inf, thr), dual,
-                POLISH_ROUNDOFF * max(1.0, size, abs(dual)))
+                POLISH_ROUNDOFF * max(size, abs(dual), 1e-300))
 
     def better(new, old):
         # a KKT residual no larger, and a dual objective no lower (beyond round-off): near-twin
@@ -162,43 +169,131 @@ def polish_dual(svm, family: str, alpha: np.ndarray, C, thr, max_rounds: int = 1
     fixed = np.where(alpha >= Cb - thr, Cb, 0.0) if family == "soft_l1" else np.zeros_like(alpha)
     free = (alpha > thr) & (alpha < Cb - thr)
     start = None  # residual of the solver's alpha, computed only if a candidate needs it
-    for rounds in range(max_rounds):
+    tried = set()
+    for _ in range(max_rounds):
+        key = free.tobytes()
+        if key in tried:    # the active set cycles
+            break
+        tried.add(key)
         F = np.flatnonzero(free)
-        if F.size == 0:   # no free vector (or every candidate clamped): alpha at its bounds
-            start = residual(alpha) if start is None else start
-            return (fixed, True) if better(residual(fixed), start) else (alpha, False)
         if F.size > POLISH_MAX_FREE:  # O(|F|^3): beyond that the solver's alpha stands
             return alpha, False
-        KFF = _kernel_block(svm, F)
-        H = KFF * np.outer(y[F], y[F])
-        if family == "soft_l2":
-            H = H + np.eye(F.size) / C
-        base = fixed.copy()
-        base[F] = 0.0
-        A = np.zeros((F.size + 1, F.size + 1))
-        A[:-1, :-1] = H
-        A[:-1, -1] = y[F]
-        A[-1, :-1] = y[F]
-        rhs = np.concatenate([1.0 - y[F] * svm.kernel_times(y * base)[F], [-(y @ base)]])
-        try:
-            sol = np.linalg.solve(A, rhs)
-        except np.linalg.LinAlgError:   # free vectors not independent: alpha not unique
-            return alpha, False
-        if not np.all(np.isfinite(sol)):
-            return alpha, False
-        aF = sol[:-1]
-        low, high = aF < 0.0, aF > Cb
-        if not (low.any() or high.any()):
-            new = base
+        new = fixed.copy()
+        new[F] = 0.0
+        if F.size:
+            KFF = _kernel_block(svm, F)
+            H = KFF * np.outer(y[F], y[F])
+            if family == "soft_l2":
+                H = H + np.eye(F.size) / C
+            A = np.zeros((F.size + 1, F.size + 1))
+            A[:-1, :-1] = H
+            A[:-1, -1] = y[F]
+            A[-1, :-1] = y[F]
+            rhs = np.concatenate([1.0 - y[F] * svm.kernel_times(y * new)[F], [-(y @ new)]])
+            try:
+                sol = np.linalg.solve(A, rhs)
+                for _ in range(POLISH_REFINE):   # iterative refinement: an ill-conditioned
+                    sol = sol + np.linalg.solve(A, rhs - A @ sol)   # kernel (cond ~1e10)
+            except np.linalg.LinAlgError:   # free vectors not independent: alpha not unique
+                return alpha, False
+            if not np.all(np.isfinite(sol)):
+                return alpha, False
+            aF = sol[:-1]
+            low, high = aF < 0.0, aF > Cb
+            if low.any() or high.any():
+                free[F[low | high]] = False
+                fixed[F[high]] = Cb
+                fixed[F[low]] = 0.0
+                continue
             new[F] = aF
-            start = residual(alpha) if start is None else start
-            if better(residual(new), start):
-                return new, True
-            return alpha, False
-        free[F[low | high]] = False
-        fixed[F[high]] = Cb
-        fixed[F[low]] = 0.0
+        # the held points: a margin of the wrong sign for the bound a point is held at
+        f = svm.kernel_times(y * new)
+        b = bias_from_kkt(family, new, y, f, C, 0.0)
+        m = y * (f + b) + (new / C if family == "soft_l2" else 0.0)
+        slack = POLISH_RELEASE * max(1.0, float(np.max(np.abs(f), initial=0.0)) + abs(b))
+        held = ~free
+        wrong = held & (((new <= 0.0) & (m < 1.0 - slack)) | ((new >= Cb) & (m > 1.0 + slack)))
+        if wrong.any():
+            free |= wrong
+            continue
+        if not judge:
+            return new, True
+        start = residual(alpha) if start is None else start
+        if better(residual(new), start):
+            return new, True
+        return alpha, False
     return alpha, False
+
+
+#: steps of iterative refinement of the polish's linear system (raw breast-cancer features,
+#: linear kernel: margins 1e-7 off after one solve)
+POLISH_REFINE = 2
+#: a held point is released into the free set of the polish when its margin is on the wrong
+#: side of 1 by more than this (relative to the size of the decision values)
+POLISH_RELEASE = 1e-9
+
+
+def cut_alpha(alpha: np.ndarray, thr: float, box: float = np.inf) -> np.ndarray:
+    """alpha with the entries within ``thr`` of a bound put on it: the zeros and the bound
+    values of an interior-point answer made exact (what "support vector" and "at the bound"
+    mean for the classifier returned)."""
+    out = np.where(alpha <= thr, 0.0, alpha)
+    if np.isfinite(box):
+        out = np.where(out >= box - thr, box, out)
+    return out
+
+
+def classic_certificate(svm, family: str, alpha: np.ndarray, b: float, C, w=None) -> dict:
+    """The certificate of exactly one classic-SVM classifier: ``f(x) = w.x + b`` when ``w``
+    is given (the linear primal's own w), else ``f(x) = sum_i y_i alpha_i k(x_i, x) + b``;
+    and the dual point ``alpha``.
+
+    ``primal``: the primal objective of that classifier with its best slacks
+    ``xi_i = max(0, 1 - y_i f(x_i))`` (a shortfall within the round-off of computing
+    ``y_i f(x_i)`` is not counted, see CERT_ROUNDOFF); ``dual``: the dual objective at alpha;
+    ``gap``: ``(primal - dual) / max(|primal|, |dual|)``; ``balance``: ``|y'alpha| / sum alpha``;
+    ``violation`` (hard margin): the largest margin shortfall; ``stationarity`` (w given):
+    ``||w - X'(y alpha)|| / ||w||``; ``worst``: the largest of these in absolute value."""
+    from .tolerances import CERT_ROUNDOFF
+
+    y = svm.data.y
+    l = y.shape[0]
+    ya = y * alpha
+    Ka = svm.kernel_times(ya)
+    aKa = float(ya @ Ka)
+    dual = float(alpha.sum() - 0.5 * aKa - (0.5 / C * alpha @ alpha if family == "soft_l2" else 0.0))
+    out: dict = {}
+    if w is not None:
+        X = svm.data.X
+        f = X @ w
+        ww = float(w @ w)
+        size = np.sqrt(np.einsum("ij,ij->i", X, X)) * np.sqrt(ww)
+        xw = X.T @ ya
+        out["stationarity"] = float(np.linalg.norm(w - xw) / max(np.linalg.norm(w), 1e-300))
+    else:
+        f = Ka
+        ww = aKa
+        rd = np.sqrt(np.maximum(_kernel_diagonal(svm, np.arange(l)), 0.0))
+        size = rd * float(rd @ np.abs(alpha))
+    delta = CERT_ROUNDOFF * np.sqrt(l) * (size + abs(b) + 1.0)
+    m = y * (f + b)
+    short = np.maximum(0.0, 1.0 - m - delta)
+    if family == "soft_l1":
+        primal = 0.5 * ww + C * float(short.sum())
+    elif family == "soft_l2":
+        primal = 0.5 * ww + 0.5 * C * float(short @ short)
+    else:
+        primal = 0.5 * ww
+        out["violation"] = float(short.max(initial=0.0))
+    denom = max(abs(primal), abs(dual), 1e-300)
+    out.update(primal=float(primal), dual=dual, gap=float((primal - dual) / denom),
+               balance=float(abs(y @ alpha) / max(float(alpha.sum()), 1e-300)),
+               margins=m, slacks=short)
+    out["worst"] = max(abs(out["gap"]), out["balance"], out.get("violation", 0.0),
+                       out.get("stationarity", 0.0))
+    if not np.isfinite(out["worst"]):
+        out["worst"] = np.inf
+    return out
 
 
 def _kernel_diagonal(svm, idx: np.ndarray) -> np.ndarray:

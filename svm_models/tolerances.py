@@ -32,26 +32,27 @@ SCIP_GAP = 1e-9
 
 #: relative support-vector threshold at the default solver tolerance
 SV_REL = 1e-6
+#: ...and at most this at a loose one (at tol = 1e-2 a threshold of 10 times the largest
+#: alpha took every alpha for a zero)
+SV_REL_MAX = 1e-3
 
 
 def support_threshold(scale: float, solver_tol: float | None = None) -> float:
-    """Absolute threshold on alpha for "is a support vector" / "is free (below C)".
+    """Absolute threshold on alpha for "is a support vector" / "is free (below its bound)".
 
-    Relative to the scale of alpha (C for the 1-norm box, the largest alpha otherwise) and to
-    the solver's own tolerance, so it means the same for an active-set solver (exact zeros)
-    and an interior-point one (zeros of the order of its tolerance).
+    Relative to the solution's own scale (:func:`alpha_scale`, never the box C) and to the
+    solver's tolerance, so it means the same for an active-set solver (exact zeros) and an
+    interior-point one (zeros of the order of its tolerance), at every C and every scale.
     """
     tol = SOLVER_TOL if solver_tol is None else solver_tol
-    return max(SV_REL, 1000.0 * tol) * max(float(scale), 1e-12)
+    return max(SV_REL, min(1000.0 * tol, SV_REL_MAX)) * max(float(scale), 1e-300)
 
 
-def alpha_scale(alpha, box: float | None = None) -> float:
-    """The scale of alpha that :func:`support_threshold` is relative to: the upper bound of
-    a box (C of a 1-norm soft margin) when there is one, else the largest |alpha| -- not
-    floored at 1: on data scaled by 100-400 every alpha is ~1e-4, and a floor of 1 took every
-    support vector for a zero (found by fuzzing)."""
-    if box is not None:
-        return float(box)
+def alpha_scale(alpha) -> float:
+    """The scale of alpha that :func:`support_threshold` is relative to: the largest |alpha|
+    -- the solution's own, never C (at C = 1e6 the largest alpha of an rbf SVM was 2.31 and
+    a threshold of 1e-6 C took 49 of its 65 support vectors for zeros) and never floored at 1
+    (on data scaled by 100-400 every alpha is ~1e-4)."""
     import numpy as np
 
     with np.errstate(invalid="ignore"):
@@ -100,12 +101,52 @@ RETRY_TOL = 1e-6
 #: stopped the hard dual of two 1-D points 0.0117 apart, alpha = 1.5e4; 1000 solve it, found
 #: by fuzzing; Clarabel's is 200)
 RETRY_ITER_LIMIT = 10_000
+#: HiGHS's QP iterations when the user sets none: this plus this per variable and row (its
+#: active-set solver can cycle; each iteration moves one variable, so a solve needs about n)
+HIGHS_QP_ITER_BASE = 1000
+HIGHS_QP_ITER_PER_ROW = 10
 
 #: a backend's "optimal" is refused (status numerical_error) when the solution's own
 #: relative duality gap exceeds max(CERTIFICATE_GAP, CERTIFICATE_GAP_PER_TOL * solver tol)
-#: (found by fuzzing: HiGHS "optimal" on a hard margin of width ~1e-10, gap 1.0)
+#: (found by fuzzing: HiGHS "optimal" on a hard margin of width ~1e-10, gap 1.0); the
+#: C-tuning and radius-margin families
 CERTIFICATE_GAP = 1e-4
 CERTIFICATE_GAP_PER_TOL = 1e3
+
+#: the classic SVMs: the classifier returned (alpha, dual_coef or w, b, as returned) is
+#: certified when its relative duality gap ``(P - D) / max(|P|, |D|)``, its relative balance
+#: ``|y'alpha| / sum(alpha)`` and (hard margin) its margin violation are all at most
+#: max(CERT_REL, CERT_PER_TOL * the tolerance asked of the solver); otherwise it is refused
+CERT_REL = 1e-6
+CERT_PER_TOL = 10.0
+#: a margin ``y_i f(x_i)`` is computed with a round-off of about this times
+#: ``sqrt(l) (sum_j |dual_coef_j| sqrt(K_ii K_jj) + |b| + 1)``: a shortfall below that is
+#: round-off, not a slack (at C = 1e15 a slack of 1e-15 is a penalty of 1)
+CERT_ROUNDOFF = 8 * 2.220446049250313e-16
+
+
+def certificate_tolerance(solver_tol: float | None = None) -> float:
+    """What the certificate of a classic SVM's classifier must reach (see CERT_REL)."""
+    tol = SOLVER_TOL if solver_tol is None else solver_tol
+    return max(CERT_REL, CERT_PER_TOL * tol)
+
+
+# ---------------------------------------------------------------------------------------
+# Exact scaling before a backend sees a problem (svm_models.model.scaling)
+
+#: a formulation's scale s (rounded to a power of four) is applied unless
+#: 4**-SCALE_DEAD_BAND <= s <= 4**SCALE_DEAD_BAND: within it the problem already has entries
+#: of order one (and is handed over as built, its matrices not copied)
+SCALE_DEAD_BAND = 2
+#: a bound of the (scaled) problem beyond this is replaced by it for the solve (a 1-norm box
+#: at C = 1e15: Clarabel called the QP unbounded, Ipopt stopped at alpha = 0); the answer is
+#: kept only when it stays below PROXY_MARGIN times it, else the true bound is solved
+PROXY_BOUND = 1e6
+PROXY_MARGIN = 0.5
+#: ...when it is reached, the next proxy is this many times larger, up to PROXY_BOUND_MAX
+#: (beyond which the true bounds are solved): hard-margin alphas of 1e6-1e8 at C = 1e12
+PROXY_GROWTH = 1e3
+PROXY_BOUND_MAX = 1e10
 
 # ---------------------------------------------------------------------------------------
 # Kernels and factors

@@ -42,14 +42,18 @@ from ..model.pieces import (
     choose_form,
     declare_factor,
     gram_if_needed,
+    kernel_scale,
     low_rank,
     new_block,
     prepare,
     sum_of_squares,
 )
 from ..model.record import LinearTerm, QuadTerm, Record, Scale, members, unchanged
+from ..model.scaling import ScaleRule
 from ..postprocess import (
     bias_from_kkt,
+    classic_certificate,
+    cut_alpha,
     dual_kkt_residual,
     polish_dual,
     recover_alpha,
@@ -63,10 +67,15 @@ from ..tolerances import (
     HARD_MARGIN_VIOLATION,
     KKT_ACCEPT,
     alpha_scale,
+    certificate_tolerance,
     support_threshold,
 )
 
 FAMILIES = ("hard", "soft_l1", "soft_l2")
+
+#: a classifier is scaled onto its margins (see ``_choose``) only when they fall short of 1 by
+#: less than this: round-off, not a different classifier
+ONTO_MARGINS_MAX = 1e-6
 
 
 # ---------------------------------------------------------------------------------------
@@ -136,10 +145,26 @@ def build_dual(X, y, family: str, *, C=1.0, kernel="linear", gamma="scale", degr
                                 doc="dual objective e'alpha - 1/2 alpha'G alpha")
     record = Record(block=b, variables=layout.variables, objective=b.objective, sense=-1,
                     linear=[LinearTerm(apos, 1.0)], quadratic=quadratic, rows=rows,
-                    problem_class="QP").seal()
+                    problem_class="QP",
+                    scaling=_scale_rule(kern, data, L if form == "factor" else None, family,
+                                        layout, alpha=-1.0, z=-0.5)).seal()
     b._svm = BuiltSVM(formulation=f"{family}_dual", data=data, kernel=kern, block=b,
                       record=record, K=K, L=L, facts={"quad_form": form, **facts})
     return b
+
+
+def _scale_rule(kern, data, L, family: str, layout: Layout, **exponents) -> ScaleRule:
+    """The classic SVMs' exact scaling (:mod:`svm_models.model.scaling`): with ``s`` the
+    kernel's scale, or ``1/C`` when larger (a box narrower than the kernel's scale), the
+    problem in ``alpha = alpha~/s``, ``w = w~/sqrt(s)`` (``v``, ``z`` likewise), ``b`` and
+    ``xi`` as they are, is the same SVM with kernel ``K/s`` and parameter ``sC``, its
+    objective ``s`` times the original one."""
+    e = np.zeros(layout.n)
+    for name, power in exponents.items():
+        if name in layout.pos:
+            e[layout.pos[name]] = power
+    return ScaleRule(base=kernel_scale(kern, data, L), exponents=e,
+                     param=None if family == "hard" else "C")
 
 
 def _dual_objective(alpha, quad, ridge, C):
@@ -217,8 +242,8 @@ def build_primal(X, y, family: str, *, C=1.0, kernel="linear", gamma="scale", de
                                 sense=pyo.minimize,
                                 doc="primal objective")
     record = Record(block=b, variables=layout.variables, objective=b.objective, sense=1,
-                    linear=linear_terms, quadratic=quadratic, rows=rows,
-                    problem_class="QP").seal()
+                    linear=linear_terms, quadratic=quadratic, rows=rows, problem_class="QP",
+                    scaling=_scale_rule(kern, data, L, family, layout, w=-0.5, v=-0.5)).seal()
     b._svm = BuiltSVM(formulation=f"{family}_primal", data=data, kernel=kern, block=b,
                       record=record, K=K, L=L, facts=facts)
     return b
@@ -586,172 +611,223 @@ def explain_failure(svm, status: str, message: str):
 
 
 def extract(block, ctx) -> Solution:
-    """Solution of a solved classic-SVM block (any of the six formulations)."""
+    """Solution of a solved classic-SVM block (any of the six formulations).
+
+    On a model the record proves to be the formulation, the classifier returned is the first
+    of these candidates whose own certificate (:func:`~svm_models.postprocess.classic_certificate`:
+    relative duality gap, balance, margins, at exactly the alpha, dual_coef or w and b
+    returned) reaches :func:`~svm_models.tolerances.certificate_tolerance`: alpha polished on
+    its active set; the solver's alpha with its zeros and bound values made exact (the
+    support rule: relative to the largest alpha, never to C); the solver's own answer. When
+    none does, the best is returned with ``extra["certificate"]`` saying so, and
+    :func:`svm_models.solve` refuses it. After a user's change the model is not the
+    formulation: the values are read as they are (b and alpha from the SVM's optimality
+    conditions only where they hold) and no certificate is computed."""
     svm = block._svm
     family, form = svm.formulation.rsplit("_", 1)
     data = svm.data
     y, l = data.y, data.n_points
     C = float(pyo.value(block.C)) if family != "hard" else None
+    Cb = C if family == "soft_l1" else np.inf
     extra: dict = {}
-    x = values_of(svm.record.var_datas())
     if ctx.objective is not None:
         objective = ctx.objective
     elif ctx.verified:
-        objective = svm.record.objective_value(x)  # numpy: never materialises lazy l^2 terms
+        objective = svm.record.objective_value(values_of(svm.record.var_datas()))
     else:
         objective = _model_objective(block)
     linear_w = None
-    diagnosed = None   # (diagnostics, ||w||^2) of the point returned, when already computed
+    cvals = None
+    expansion = None   # dual_coef of a changed kernel primal without alpha
     if form == "dual":
-        alpha = np.clip(var_array(block.alpha), 0.0, None if C is None or family != "soft_l1" else C)
-        thr = support_threshold(alpha_scale(alpha, C if family == "soft_l1" else None), ctx.tol)
-        polished = False
-        if ctx.verified:  # never polish away a user's own constraint
-            alpha, polished = polish_dual(svm, family, alpha, C, thr)
-        extra["polished"] = polished
-        coef = y * alpha
-        f = svm.kernel_times(coef)   # K(y*alpha): the one kernel product of a dual
-        b = bias_from_kkt(family, alpha, y, f, C, thr)
-        extra["b_source"] = "kkt"
-        if not ctx.verified:
-            # the model was changed: b from the KKT conditions only if alpha satisfies the
-            # SVM's own optimality conditions (then it is this SVM's solution); else b is the
-            # multiplier of y'alpha = 0, as long as that constraint is the builder's
-            res = max(dual_kkt_residual(family, alpha, y, f, b, C if C else np.inf, thr),
-                      abs(float(y @ alpha)) / max(1.0, float(alpha.sum())))
-            extra["svm_kkt_residual"] = res
-            if res <= KKT_ACCEPT:
-                extra["b_source"] = "kkt (the solution satisfies the SVM's optimality conditions)"
-            else:
-                bal = block.component("balance")     # None when the user deleted it
-                kept = bal is not None and bal is svm.record.components.get("balance")
-                b = ctx.dual(bal) if kept and unchanged(svm.record, bal) else None
-                if b is None:
-                    b = float("nan")
-                    extra["b_source"] = ("not available: the model was changed, the solution "
-                                         "is not the SVM's, and b (the multiplier of balance, "
-                                         "y'alpha = 0) is not reported or balance was changed")
-                else:
-                    extra["b_source"] = "multiplier of balance"
-        if svm.kernel.is_linear:
-            linear_w = data.X.T @ coef
+        raw = np.clip(var_array(block.alpha), 0.0, Cb)
+        thr = support_threshold(alpha_scale(raw), ctx.tol)
         alpha_source = "dual variables"
-        if family == "soft_l2":
-            xi = alpha / C
-        elif family == "soft_l1":
-            xi = np.maximum(0.0, 1.0 - y * (f + b))
+        if ctx.verified:
+            f_raw = svm.kernel_times(y * raw)
+            cands = _polished(svm, family, raw, C, thr)
+            cut = cut_alpha(raw, thr, Cb)
+            cands.append(("solver's alpha, zeros and bounds made exact", cut, None, None))
+            cands.append(("solver's alpha", raw,
+                          bias_from_kkt(family, raw, y, f_raw, C, thr), None))
         else:
-            xi = np.zeros(l)
+            alpha = cut_alpha(raw, thr)
+            coef = y * alpha
+            f = svm.kernel_times(coef)
+            b = _changed_dual_bias(svm, block, ctx, family, alpha, f, C, thr, extra)
     else:
         cvar = block.w if svm.kernel.is_linear else block.v
         cvals = var_array(cvar)
-        b = float(block.b.value)
+        b_solver = float(block.b.value)
         M = data.X if svm.kernel.is_linear else svm.L
         fdec = M @ cvals
-        if svm.kernel.is_linear:
-            linear_w = cvals
-        xi = var_array(block.xi) if family != "hard" else np.zeros(l)
-        if family == "soft_l1":
-            xi = np.maximum(xi, 0.0)
-        mult = _margin_duals(svm, ctx)
+        xi_solver = var_array(block.xi) if family != "hard" else np.zeros(l)
+        mult = _margin_duals(svm, ctx, extra)
         if mult is not None:
-            alpha, alpha_source = mult, "multipliers"
+            raw, alpha_source = mult, "multipliers"
         else:
-            residual = y * (fdec + b) - 1.0 + xi
+            residual = y * (fdec + b_solver) - 1.0 + xi_solver
             active = residual <= ACTIVE_MARGIN_REL * max(1.0, float(np.abs(fdec).max(initial=0.0)))
-            thr0 = support_threshold(C if C else 1.0, ctx.tol)
-            alpha = recover_alpha(y, family, M.T, cvals, active, xi, C, thr0)
+            raw = recover_alpha(y, family, M.T, cvals, active, xi_solver, C,
+                                support_threshold(1.0, ctx.tol))
             alpha_source = "kkt_least_squares"
             if not ctx.verified:
                 # accepted only if it satisfies the SVM's stationarity and balance conditions
-                res = max(float(np.linalg.norm(cvals - M.T @ (y * alpha)))
+                res = max(float(np.linalg.norm(cvals - M.T @ (y * raw)))
                           / max(1.0, float(np.linalg.norm(cvals))),
-                          abs(float(y @ alpha)) / max(1.0, float(alpha.sum())))
+                          abs(float(y @ raw)) / max(1.0, float(raw.sum())))
                 extra["svm_kkt_residual"] = res
                 if res > KKT_ACCEPT:
-                    alpha = np.full(l, np.nan)
+                    raw = np.full(l, np.nan)
                     alpha_source = ("not available: the model was changed, the backend reports "
                                     "no multipliers, and the SVM's KKT conditions do not hold")
-        alpha = np.clip(alpha, 0.0, None if C is None or family != "soft_l1" else C)
-        thr = support_threshold(alpha_scale(alpha, C if family == "soft_l1" else None), ctx.tol)
-        polished = False
-        if ctx.verified and alpha_source == "multipliers":
-            # multipliers carry the solver's dual accuracy (HiGHS: ~1e-5 with its QP
-            # regularisation): solved exactly on their active set, kept if the KKT residual drops
-            alpha, polished = polish_dual(svm, family, alpha, C, thr)
-        extra["polished"] = polished
-        extra["b_source"] = "solver"
-        if polished:
-            # the point the polished multipliers give, (w or v, b, xi) = (M'(y alpha), KKT b,
-            # slacks), replaces the solver's when its certificate is no worse: HiGHS's QP
-            # regularisation left w 1e-5 off on shifted data (found by fuzzing); on badly
-            # scaled data the solver's own point can be the better one
-            c2 = M.T @ (y * alpha)
-            f2 = M @ c2
-            b2 = bias_from_kkt(family, alpha, y, f2, C, thr)
-            xi2 = (np.maximum(0.0, 1.0 - y * (f2 + b2)) if family == "soft_l1" else
-                   alpha / C if family == "soft_l2" else np.zeros(l))
-            w2 = c2 if svm.kernel.is_linear else None
-
-            def certify(*point):
-                """(worst certificate entry, diagnostics, ||w||^2) of a point."""
-                out: dict = {}
-                ww = _diagnostics(svm, family, form, alpha, *point, out)
-                return (max(abs(out["duality_gap"]), out["kkt"]["primal_infeasibility"],
-                            out["kkt"]["stationarity"]), out, ww)
-
-            theirs = certify(b, xi, C, linear_w, fdec, cvals)
-            ours = certify(b2, xi2, C, w2, f2, c2)
-            if ours[0] <= theirs[0]:
-                cvals, fdec, b, xi, linear_w = c2, f2, b2, xi2, w2
-                extra["b_source"] = extra["w_source"] = "polished multipliers (kkt)"
-                diagnosed = ours[1:]
-            else:
-                polished = False   # alpha is polished, the solver's point (and objective) kept
-                extra["w_source"] = "solver (its certificate beats the polished multipliers')"
-                diagnosed = theirs[1:]
-        elif ctx.verified and family == "hard":
-            # the b that keeps every margin best for the solver's w (at the optimum: the
-            # solver's b to its tolerance)
-            b = bias_from_kkt(family, alpha, y, fdec, C, thr)
-            extra["b_source"] = "kkt (the solver's w)"
+        raw = np.clip(raw, 0.0, Cb)
+        thr = support_threshold(alpha_scale(raw), ctx.tol)
+        if svm.kernel.is_linear:
+            linear_w = cvals
+        if ctx.verified:
+            cut = cut_alpha(raw, thr, Cb)
+            w_s = cvals if svm.kernel.is_linear else None
+            cands = _polished(svm, family, raw, C, thr)
+            cands += [("solver's point, alpha's zeros and bounds made exact", cut, b_solver, w_s),
+                      ("solver's w, b from the KKT conditions of exact alpha", cut, None, w_s),
+                      ("solver's point and alpha", raw, b_solver, w_s)]
+        else:
+            alpha, b = cut_alpha(raw, thr), b_solver
+            extra["b_source"] = "solver"
+            if not np.all(np.isfinite(alpha)) and not svm.kernel.is_linear:
+                # the factor form's own classifier: w = sum_k v_k e_k with K = L L', i.e.
+                # dual_coef beta with L' beta = v (the least-norm one, L of full column rank)
+                expansion = svm.L @ np.linalg.solve(svm.L.T @ svm.L, cvals)
+                extra["dual_coef_source"] = ("the expansion of the solved factor coordinates v "
+                                             "(L'dual_coef = v): alpha is not available")
     extra["alpha_source"] = alpha_source
     extra["support_threshold"] = thr
-    with np.errstate(invalid="ignore"):
-        support = np.flatnonzero(alpha > thr)
-    dual_coef = np.where(alpha > thr, y * alpha, 0.0)
-    sol_kw = dict(formulation=svm.formulation, solver=ctx.solver, status=ctx.status, w=linear_w,
-                  b=float(b), alpha=alpha, dual_coef=dual_coef, xi=xi, support=support,
-                  support_vectors=_support_vectors(svm, support), objective=objective,
-                  kernel=svm.kernel, classes=data.classes, C=C, time=ctx.time,
-                  interface=ctx.interface, path=ctx.path, extra=extra)
-    ww = None
-    if ctx.verified and np.all(np.isfinite(alpha)):
-        if diagnosed is not None:    # computed while choosing the primal's point
-            sol_kw.update(diagnosed[0])
-            ww = diagnosed[1]
-        else:
-            ww = _diagnostics(svm, family, form, alpha, b, xi, C, linear_w,
-                              fdec if form == "primal" else None,
-                              cvals if form == "primal" else None, sol_kw)
-        if polished:   # the objective at the point returned (the model's objective, verified)
-            # (the primal: only when the point came from the polished multipliers)
-            sol_kw["objective"] = sol_kw[f"{form}_objective"]
-        if family == "hard" and sol_kw["kkt"]["primal_infeasibility"] > HARD_MARGIN_VIOLATION:
+    sol_kw: dict = {}
+    if ctx.verified:
+        name, alpha, b, w, cert, accept = _choose(svm, family, C, cands, ctx)
+        if svm.kernel.is_linear:
+            linear_w = w if w is not None else data.X.T @ (y * alpha)
+        extra["b_source"] = name
+        extra["polished"] = name.startswith("polished")
+        extra["certificate"] = {"classifier": name, "worst": cert["worst"], "accept": accept,
+                                "certified": cert["worst"] <= accept}
+        xi = cert["slacks"] if family != "hard" else np.zeros(l)
+        objective = cert["dual"] if form == "dual" else cert["primal"]
+        ww = (float(linear_w @ linear_w) if linear_w is not None else
+              float((y * alpha) @ svm.kernel_times(y * alpha)))
+        m = cert["margins"]
+        kkt = {"primal_infeasibility": cert.get("violation", 0.0), "balance": cert["balance"],
+               "complementarity": float(np.max(alpha * np.abs(m - 1.0 + xi), initial=0.0))
+               / max(alpha_scale(alpha), 1e-300)}
+        if "stationarity" in cert:
+            kkt["stationarity"] = cert["stationarity"]
+        sol_kw.update(primal_objective=cert["primal"], dual_objective=cert["dual"],
+                      duality_gap=cert["gap"], kkt=kkt)
+        if family == "hard" and cert.get("violation", 0.0) > HARD_MARGIN_VIOLATION:
             err = explain_failure(svm, "optimal", "but the margins are violated")
             if err is not None:  # some interfaces report "optimal" for the unbounded dual
                 raise err
     else:
+        if form == "dual":
+            xi = (alpha / C if family == "soft_l2" else
+                  np.maximum(0.0, 1.0 - y * (f + b)) if family == "soft_l1" else np.zeros(l))
+            if svm.kernel.is_linear:
+                linear_w = data.X.T @ coef
+            ww = float(coef @ f)
+        else:
+            xi = np.maximum(xi_solver, 0.0) if family == "soft_l1" else xi_solver
+            ww = float(cvals @ cvals)
         extra["diagnostics"] = ("not computed: the model solved is not the formulation "
-                                f"({ctx.reason})" if not ctx.verified else
-                                "not computed: alpha is not available")
-    if ww is None:
-        ww = float(linear_w @ linear_w) if linear_w is not None else (
-            float(cvals @ cvals) if form == "primal" else None)
-    sol_kw["margin"] = (1.0 / np.sqrt(ww)) if ww else None
+                                f"({ctx.reason})")
+    with np.errstate(invalid="ignore"):
+        if expansion is not None:
+            support = np.flatnonzero(expansion != 0.0)
+            dual_coef = expansion
+        else:
+            support = np.flatnonzero(alpha > 0)
+            dual_coef = y * alpha if np.all(np.isfinite(alpha)) else np.zeros(l)
+    sol_kw.update(formulation=svm.formulation, solver=ctx.solver, status=ctx.status, w=linear_w,
+                  b=float(b), alpha=alpha, dual_coef=dual_coef, xi=xi, support=support,
+                  support_vectors=_support_vectors(svm, support), objective=objective,
+                  kernel=svm.kernel, classes=data.classes, C=C, time=ctx.time,
+                  interface=ctx.interface, path=ctx.path, extra=extra)
+    sol_kw["margin"] = (1.0 / np.sqrt(ww)) if ww and np.isfinite(ww) and ww > 0 else None
     if "kernel_rank" in svm.facts:
         extra["kernel_rank"] = _low_rank_report(svm.facts["kernel_rank"], alpha)
     return Solution(**sol_kw)
+
+
+def _polished(svm, family, raw, C, thr) -> list:
+    """The candidate of the polish (a list of none or one): alpha solved exactly on its active
+    set, b from its KKT conditions, w (linear kernel) its image ``X'(y alpha)``."""
+    alpha, ok = polish_dual(svm, family, raw, C, thr, judge=False)   # (_choose certifies it)
+    return [("polished alpha (kkt)", alpha, None, None)] if ok else []
+
+
+def _choose(svm, family, C, cands, ctx):
+    """``(name, alpha, b, w, certificate, accept)``: the first candidate ``(name, alpha, b, w)``
+    whose certificate reaches the tolerance (b None: from alpha's KKT conditions; w None: the
+    kernel expansion of alpha, or for the linear kernel its image X'(y alpha)); else the one
+    with the best certificate."""
+    y = svm.data.y
+    accept = certificate_tolerance(ctx.certify_tol if ctx.certify_tol is not None else ctx.tol)
+    best = None
+    for name, alpha, b, w in cands:
+        if not np.all(np.isfinite(alpha)):
+            continue
+        if b is None:
+            b = bias_from_kkt(family, alpha, y, svm.kernel_times(y * alpha), C, 0.0)
+        if w is None and svm.kernel.is_linear:
+            w = svm.data.X.T @ (y * alpha)
+        cert = classic_certificate(svm, family, alpha, b, C, w)
+        if cert["worst"] > accept and family != "soft_l2":
+            # no alpha at C (the hard margin's solution) whose margins fall short of 1 by
+            # round-off of an ill-conditioned kernel: at C = 1e8 a shortfall of 1e-9 costs
+            # 0.1. The same classifier scaled by 1/(1 - shortfall) (alpha and b alike) has
+            # every margin >= 1 and changes the dual objective only to second order
+            short = float(np.max(1.0 - cert["margins"], initial=0.0))
+            t = 1.0 / (1.0 - short) if 0.0 < short < ONTO_MARGINS_MAX else None
+            if t is not None and (family == "hard" or float(alpha.max(initial=0.0)) * t < C):
+                w_t = None if w is None else t * w
+                scaled = classic_certificate(svm, family, t * alpha, t * b, C, w_t)
+                if scaled["worst"] < cert["worst"]:
+                    name, alpha, b, w, cert = (f"{name}, scaled onto the margins", t * alpha,
+                                               t * b, w_t, scaled)
+        if best is None or cert["worst"] < best[4]["worst"]:
+            best = (name, alpha, b, w, cert, accept)
+        if cert["worst"] <= accept:
+            return name, alpha, b, w, cert, accept
+    if best is None:   # NaN everywhere: the classifier of the solver's alpha, uncertified
+        name, alpha, b, w = cands[-1]
+        nan = {"worst": np.inf, "primal": np.nan, "dual": np.nan, "gap": np.nan,
+               "balance": np.nan, "margins": np.full(len(y), np.nan),
+               "slacks": np.full(len(y), np.nan)}
+        return name, alpha, (np.nan if b is None else b), w, nan, accept
+    return best
+
+
+def _changed_dual_bias(svm, block, ctx, family, alpha, f, C, thr, extra) -> float:
+    """b of a changed dual model: from the KKT conditions if alpha satisfies the SVM's own
+    optimality conditions (then it is this SVM's solution); else the multiplier of
+    y'alpha = 0, as long as that constraint is the builder's; else NaN, said why."""
+    b = bias_from_kkt(family, alpha, y := svm.data.y, f, C, thr)
+    res = max(dual_kkt_residual(family, alpha, y, f, b, C if C else np.inf, thr),
+              abs(float(y @ alpha)) / max(1.0, float(alpha.sum())))
+    extra["svm_kkt_residual"] = res
+    if res <= KKT_ACCEPT:
+        extra["b_source"] = "kkt (the solution satisfies the SVM's optimality conditions)"
+        return b
+    bal = block.component("balance")     # None when the user deleted it
+    kept = bal is not None and bal is svm.record.components.get("balance")
+    b = ctx.dual(bal) if kept and unchanged(svm.record, bal) else None
+    if b is None:
+        extra["b_source"] = ("not available: the model was changed, the solution is not the "
+                             "SVM's, and b (the multiplier of balance, y'alpha = 0) is not "
+                             "reported or balance was changed")
+        return float("nan")
+    extra["b_source"] = "multiplier of balance"
+    return b
 
 
 def _low_rank_report(facts: dict, alpha: np.ndarray) -> dict:
@@ -765,17 +841,26 @@ def _low_rank_report(facts: dict, alpha: np.ndarray) -> dict:
     return {**facts, "objective_bound": bound}
 
 
-def _margin_duals(svm, ctx) -> np.ndarray | None:
+def _margin_duals(svm, ctx, extra: dict) -> np.ndarray | None:
     """The multipliers of the margin rows as an array (None unless the backend gave all):
-    read as one run of rows where the duals allow it (the fast path), else row by row."""
+    read as one run of rows where the duals allow it (the fast path), else row by row.
+    Duals a user hands to :func:`svm_models.extract` are read in whichever sign makes them
+    dual feasible (``>= 0`` for a ``>=`` row of a minimisation): interfaces differ (cyipopt's
+    are the opposite of gurobi_direct's)."""
     datas = svm.record.rows[0].datas
     of = getattr(ctx.duals, "of", None)
     mult = of(datas) if of is not None else None
-    if mult is not None:
-        return mult
-    margin = svm.block.margin
-    mult = [ctx.dual(margin[i]) for i in range(len(datas))]
-    return np.array(mult) if all(m is not None for m in mult) else None
+    if mult is None:
+        margin = svm.block.margin
+        vals = [ctx.dual(margin[i]) for i in range(len(datas))]
+        if not all(m is not None for m in vals):
+            return None
+        mult = np.array(vals, dtype=float)
+    if ctx.interface == "user" and float(np.sum(mult)) < 0.0:
+        mult = -mult
+        extra["dual_sign"] = ("the duals given were read with the opposite sign (theirs are "
+                              "<= 0 for the >= margin rows of a minimisation)")
+    return mult
 
 
 def _model_objective(block) -> float:
@@ -789,38 +874,3 @@ def _support_vectors(svm, support):
     if svm.kernel.name == "precomputed":
         return np.zeros((support.size, 0))
     return svm.data.X[support]
-
-
-def _diagnostics(svm, family, form, alpha, b, xi, C, linear_w, fdec, cvals, out) -> float:
-    """Primal and dual objectives, duality gap and KKT residuals of the formulation at the
-    recovered (alpha, w, b, xi); returns ``||w||^2``."""
-    y = svm.data.y
-    Ka = svm.kernel_times(y * alpha)
-    aGa = float((y * alpha) @ Ka)
-    dual_obj = float(alpha.sum() - 0.5 * aGa - (0.5 / C * alpha @ alpha if family == "soft_l2" else 0.0))
-    if linear_w is not None:
-        ww = float(linear_w @ linear_w)
-        fvals = svm.data.X @ linear_w
-    elif form == "primal":
-        ww = float(cvals @ cvals)
-        fvals = fdec
-    else:
-        ww = aGa
-        fvals = Ka
-    penalty = {"hard": 0.0, "soft_l1": (C or 0.0) * float(np.sum(xi)),
-               "soft_l2": 0.5 * (C or 0.0) * float(xi @ xi)}[family]
-    primal_obj = 0.5 * ww + penalty
-    viol = np.maximum(0.0, 1.0 - xi - y * (fvals + b))
-    kkt = {
-        "primal_infeasibility": float(viol.max(initial=0.0)),
-        "balance": float(abs(y @ alpha)),
-        "complementarity": float(np.max(np.abs(alpha * (y * (fvals + b) - 1.0 + xi)), initial=0.0)),
-    }
-    if form == "primal":
-        # stationarity: w = X'(y alpha) (linear), v = L'(y alpha) (factor form)
-        M = svm.data.X if linear_w is not None else svm.L
-        kkt["stationarity"] = float(np.linalg.norm(cvals - M.T @ (y * alpha))
-                                    / max(1.0, np.linalg.norm(cvals)))
-    out.update(primal_objective=primal_obj, dual_objective=dual_obj,
-               duality_gap=(primal_obj - dual_obj) / max(1.0, abs(primal_obj)), kkt=kkt)
-    return ww

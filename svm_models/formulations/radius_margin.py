@@ -802,7 +802,7 @@ def _finish(svm, block, ctx, *, w, b, alpha, dual_coef, xi, details, extra, kern
             thr_scale=None, objective=None, diag=None):
     data = svm.data
     C = current_C(svm)
-    thr = support_threshold(alpha_scale(alpha, C) if thr_scale is None else thr_scale, ctx.tol)
+    thr = support_threshold(alpha_scale(alpha) if thr_scale is None else thr_scale, ctx.tol)
     support = np.flatnonzero(np.abs(alpha) > thr)
     dual_coef = np.where(np.abs(alpha) > thr, dual_coef, 0.0)
     extra["support_threshold"] = thr
@@ -927,7 +927,7 @@ def _extract_plus_dual(block, svm, ctx):
     lam = float(pyo.value(block.lam))
     D = svm.facts["D"]
     t = 1.0 + D.T @ beta
-    thr = support_threshold(alpha_scale(alpha, C), ctx.tol)
+    thr = support_threshold(alpha_scale(alpha), ctx.tol)
     family = "soft_l1" if C is not None else "hard"
     extra = {"variant": "plus_dual", "polished": False}
     if ctx.verified:
@@ -951,9 +951,15 @@ def _extract_plus_dual(block, svm, ctx):
             bias_from_kkt(family, alpha, y, fvals, C if C is not None else np.inf, thr))
     extra["b_multiplier"] = bm
     xi = np.maximum(0.0, 1.0 - y * (fvals + bias)) if C is not None else None
-    # the primal's radius: the largest 1/2 sum_k w_k^2 (x_ik - x_jk)^2 over all pairs
-    d2, _, _ = farthest_pairs(X * np.abs(w)[None, :], 1)
-    r = 0.5 * float(d2[0]) if d2.size else 0.0
+    # the primal's radius: the largest 1/2 sum_k w_k^2 (x_ik - x_jk)^2 over the pairs of the
+    # model -- the dual of the primal restricted to those radius rows (every pair, or the
+    # explicit (I, J) given: then its optimum is a lower bound on the full problem's)
+    r = 0.5 * float(np.max(D @ (w * w), initial=0.0))
+    l = len(y)
+    if D.shape[0] < l * (l - 1) // 2:
+        extra["pairs"] = (f"the radius rows of the {D.shape[0]} pairs given only (of "
+                          f"{l * (l - 1) // 2}): the certificate is that of this restricted "
+                          "problem, whose optimum is a lower bound on the full problem's")
     primal = 0.5 * float(w @ w) + lam * r + (C * float(xi.sum()) if xi is not None else 0.0)
     objective = _objective(svm, block, ctx)
     diag = None

@@ -377,7 +377,7 @@ def _two_step_beta(data, formulation, C, lam, solver, opts, tol, max_iter):
 
 def _solution(data, name, solver, w, b, alpha, C, objective, details, extra, kernel, dual_coef,
               xi=None):
-    thr = support_threshold(alpha_scale(alpha, C))
+    thr = support_threshold(alpha_scale(alpha))
     support = np.flatnonzero(alpha > thr)
     dual_coef = np.where(alpha > thr, dual_coef, 0.0)
     if xi is None:

@@ -22,7 +22,7 @@ import pyomo.environ as pyo
 import scipy.sparse as sp
 
 from ..data import Dataset, validate
-from ..errors import ParameterError
+from ..errors import DataError, ParameterError
 from ..kernels import (
     Kernel,
     check_psd,
@@ -54,6 +54,8 @@ def prepare(X, y, *, kernel="linear", gamma="scale", degree=3, coef0=0.0, need_g
     precomputed = kernel == "precomputed"
     data = validate(X, y, precomputed=precomputed)
     kern = make_kernel(kernel, data.X, gamma=gamma, degree=degree, coef0=coef0)
+    if not precomputed:
+        check_kernel_finite(kern, data)
     K = None
     if precomputed:
         K = data.X
@@ -61,6 +63,23 @@ def prepare(X, y, *, kernel="linear", gamma="scale", degree=3, coef0=0.0, need_g
     elif need_gram:
         K = kern.gram(data.X)
     return data, kern, K
+
+
+def check_kernel_finite(kern, data: Dataset) -> None:
+    """DataError when the kernel's values overflow on these data (finite features near the
+    float maximum: squared norms of inf, a NaN kernel matrix). With ``|x_i|^2`` and
+    ``k(x_i, x_i)`` finite every kernel entry is (``|k(x, z)| <= sqrt(k(x, x) k(z, z))``, and
+    the rbf's distances are sums of finite squared norms)."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        sq = np.einsum("ij,ij->i", data.X, data.X)
+        diag = kern.diagonal(data.X)
+        bad = np.flatnonzero(~(np.isfinite(sq) & np.isfinite(diag)))
+    if bad.size:
+        raise DataError(
+            f"the {kern.name} kernel overflows on these data: k(x_i, x_i) or |x_i|^2 is not a "
+            f"finite float for {bad.size} point(s) (first: row {int(bad[0])}, largest |feature| "
+            f"{float(np.max(np.abs(data.X))):.3g}). Scale the features (e.g. "
+            "sklearn.preprocessing.StandardScaler) before fitting")
 
 
 def check_positive(name: str, v) -> float:
@@ -350,6 +369,18 @@ def sum_of_squares(b, name: str, var, doc: str):
         recipe=(diagonal_quadratic_form, (np.ones(len(var)), members(var))), doc=doc)
     b.add_component(name, expr)
     return expr
+
+
+def kernel_scale(kernel, data: Dataset, L: np.ndarray | None = None) -> float:
+    """The scale of the training kernel matrix: the mean of its diagonal (``K = L L'`` when
+    a factor is given), 1 for an all-zero diagonal. What the exact scaling of the classic
+    SVMs divides the kernel by (:mod:`svm_models.model.scaling`)."""
+    if L is not None:
+        diag = np.einsum("ij,ij->i", L, L)
+    else:
+        diag = kernel.diagonal(data.X)
+    k = float(np.mean(np.abs(diag))) if len(diag) else 0.0
+    return k if k > 0 and np.isfinite(k) else 1.0
 
 
 def low_rank(kernel, data: Dataset, kernel_rank):

@@ -114,6 +114,8 @@ class Record:
     ``sense`` (+1 minimise, -1 maximise). ``families`` are growing row families
     (:class:`~svm_models.model.families.PairFamily`): their current members are rows of the
     standard form. ``problem_class`` is ``LP``, ``QP``, ``SOCP``, ``QCQP`` or ``NLP``.
+    ``scaling`` is the formulation's exact scaling (a
+    :class:`~svm_models.model.scaling.ScaleRule`), or None.
     """
 
     block: Any
@@ -128,6 +130,7 @@ class Record:
     cones: list = field(default_factory=list)
     families: list = field(default_factory=list)
     problem_class: str = "QP"
+    scaling: Any = None
     components: dict = field(default_factory=dict)
     tokens: dict = field(default_factory=dict)
     set_sizes: dict = field(default_factory=dict)

@@ -93,6 +93,9 @@ class SolverOptions:
     options : raw options passed to the backend as they are
     path : ``"auto"`` (fast when the record proves the model), ``"fast"`` (raise if not
            possible), ``"general"`` (always through the Pyomo model)
+    scaling : the formulation's exact scaling on the fast path
+           (:mod:`svm_models.model.scaling`): ``"auto"`` (applied unless the problem is
+           already of order one), ``"on"`` (always), ``"off"`` (never)
     """
 
     tol: float | None = None
@@ -102,6 +105,7 @@ class SolverOptions:
     verbose: bool = False
     options: dict = field(default_factory=dict)
     path: str = "auto"
+    scaling: str = "auto"
 
     @classmethod
     def from_kwargs(cls, **kw) -> "SolverOptions":
@@ -111,6 +115,8 @@ class SolverOptions:
             raise ParameterError(f"unknown solver option(s) {sorted(bad)}; known: {sorted(known)}")
         if kw.get("path", "auto") not in ("auto", "fast", "general"):
             raise ParameterError("path must be 'auto', 'fast' or 'general'")
+        if kw.get("scaling", "auto") not in ("auto", "on", "off"):
+            raise ParameterError("scaling must be 'auto', 'on' or 'off'")
         for name in ("tol", "time_limit"):
             v = kw.get(name)
             if v is not None:

@@ -32,9 +32,11 @@ from pyomo.core.staleflag import StaleFlagManager
 from ..errors import CapabilityError, SolverError, SVMError
 from ..model.reader import NotConvex, NotQuadratic, from_pyomo
 from ..model.record import verify
+from ..model.scaling import proxy_bounds, proxy_inactive, scale, scaling_for
 from ..model.standard_form import assemble
 from ..status import Status
-from ..tolerances import RETRY_ITER_LIMIT, RETRY_TOL, RETRY_TOL_FACTOR
+from ..tolerances import (PROXY_BOUND, PROXY_BOUND_MAX, PROXY_GROWTH, RETRY_ITER_LIMIT,
+                          RETRY_TOL, RETRY_TOL_FACTOR)
 from .base import SolverOptions, drained_output, preserved_fpu
 from .working_set import solve_with_working_set
 
@@ -60,6 +62,7 @@ class SolveInfo:
     verified: bool = False
     proof: str | None = None
     retry: dict | None = None
+    scaling: dict | None = None
 
 
 def solve_model(model, solver: str = "ipopt", *, record=None, problem_class=None,
@@ -147,8 +150,11 @@ def _run(fn, opts, *args):
 def _solve_fast(record, b, opts: SolverOptions, state) -> SolveInfo:
     t0 = time.perf_counter()
     sf = assemble(record)
+    sc = None
+    if opts.scaling != "off":
+        sc = scaling_for(record.scaling, record.block, sf, force=opts.scaling == "on")
     try:
-        res = _run(solve_with_working_set, opts, b.matrix, sf, opts, state)
+        res = _run(solve_matrix, opts, b.matrix, sf, sc, opts, state)
     except SVMError:
         raise
     except Exception as exc:   # the backend's own error (a misspelt raw option, ...)
@@ -158,6 +164,51 @@ def _solve_fast(record, b, opts: SolverOptions, state) -> SolveInfo:
                      iterations=res.iterations)
     _load_matrix_result(sf, res, info)
     return info
+
+
+def solve_matrix(adapter, sf, sc, opts: SolverOptions, state=None):
+    """``adapter`` on the standard form ``sf`` scaled by ``sc`` (None: as it is), with bounds
+    far beyond the problem's scale moved in (:func:`~svm_models.model.scaling.proxy_bounds`)
+    as long as the answer stays well inside them; re-solves along a path through the working
+    set (``state``). The result is that of ``sf`` itself (mapped back exactly)."""
+    work = scale(sf, sc) if sc is not None else sf
+    if state is not None:
+        _rescale_state(state, sc, sf.n)
+    bound = PROXY_BOUND
+    while True:
+        proxied, moved = proxy_bounds(work, bound)
+        res = solve_with_working_set(adapter, proxied, opts, state)
+        if moved is None:
+            break
+        if res.status is Status.optimal and res.x is not None and proxy_inactive(res.x, moved,
+                                                                                 bound):
+            res.extra["proxy_bounds"] = int(moved[0].sum() + moved[1].sum())
+            break
+        bound *= PROXY_GROWTH   # a moved bound is reached (or the solve failed): larger ones
+        if bound > PROXY_BOUND_MAX:   # ... up to the true bounds
+            res = solve_with_working_set(adapter, work, opts, state)
+            break
+    if sc is not None:
+        sc.unscale_result(res)
+        if res.x is not None:
+            res.objective = sf.objective(res.x)
+    return res
+
+
+def _rescale_state(state: dict, sc, n: int) -> None:
+    """Keep a path's working set in the coordinates of this solve's scaling (C changes the
+    scale of a 1-norm dual below C = 1/k)."""
+    col = np.ones(n) if sc is None else sc.col
+    old = state.get("scale_col")
+    state["scale_col"] = col
+    ws = state.get("working_set")
+    if ws is None or old is None or len(old) != n or np.array_equal(old, col):
+        return
+    f = old / col     # x~_new = x_old_unscaled / col = x~_old * old / col
+    ws["x"] = ws["x"] * f
+    with np.errstate(invalid="ignore"):
+        ws["lx"] = np.where(np.isfinite(ws["lx"]), ws["lx"] * f, ws["lx"])
+        ws["ux"] = np.where(np.isfinite(ws["ux"]), ws["ux"] * f, ws["ux"])
 
 
 def _backend_failure(name: str, interface: str, exc: Exception, opts: SolverOptions) -> str:
@@ -237,6 +288,7 @@ def _load_matrix_result(sf, res, info: SolveInfo) -> None:
         vd._stale = flag
     StaleFlagManager.mark_all_as_stale(delayed=True)
     info.objective = sf.sense * res.objective
+    info.scaling = res.extra.get("scaling")
     duals = ComponentMap()
     rows = None if res.row_duals is None else sf.sense * np.asarray(res.row_duals, dtype=float)
     if res.qrow_duals is not None:
@@ -256,8 +308,8 @@ def _solve_general(model, b, opts: SolverOptions, *, verified: bool) -> SolveInf
 
     from . import pyomo_plugin
 
-    if not b.global_opt and not verified:
-        _refuse_nonconvex(model, b)
+    if not verified:
+        _refuse_before_solving(model, b)
     plugin = pyomo_plugin(b.name)
     solver = pyo.SolverFactory(plugin)
     want_duals = b.duals
@@ -328,20 +380,27 @@ def _run_plugin(b, solver, plugin: str, model, options: dict, opts: SolverOption
         return solver.solve(model, **kwargs)
 
 
-def _refuse_nonconvex(model, b) -> None:
-    """A local solver is refused a model the reader proves non-convex (its "optimal" would
-    only be a local one). Models with non-polynomial terms cannot be classified here."""
-    from . import capable
+def _refuse_before_solving(model, b) -> None:
+    """A changed model is read (:func:`~svm_models.model.reader.from_pyomo`) before a Pyomo
+    plugin sees it: a problem class the backend cannot take (a user's quadratic constraint
+    for HiGHS) is a CapabilityError naming the backends that can, not an error from inside
+    the interface; a local solver is refused a model the reader proves non-convex (its
+    "optimal" would only be a local one). Models with non-polynomial terms cannot be
+    classified here and go to the backend as they are."""
+    from . import capable, check_capability
 
     try:
-        from_pyomo(model)
+        sf = from_pyomo(model)
     except NotConvex as exc:
+        if b.global_opt:
+            return
         raise CapabilityError(
             f"{b.name} is a local solver and this model is not convex ({exc}): its answer "
             f"would be a local optimum only. Use a global solver: "
             f"{', '.join(n for n in capable('QCQP') if n in ('gurobi', 'scip'))}") from None
     except NotQuadratic:
-        pass
+        return
+    check_capability(b.name, sf.problem_class)
 
 
 def _solve_general_matrix(model, b, opts: SolverOptions) -> SolveInfo:

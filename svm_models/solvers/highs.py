@@ -14,12 +14,15 @@ factor-form dual).
 
 from __future__ import annotations
 
+import zlib
+
 import numpy as np
 
 from dataclasses import replace
 
 from ..status import Status
-from ..tolerances import KKT_REFUSE_REL, RECESSION_DESCENT
+from ..tolerances import (HIGHS_QP_ITER_BASE, HIGHS_QP_ITER_PER_ROW, KKT_REFUSE_REL,
+                          RECESSION_DESCENT)
 from .base import Backend, MatrixResult
 
 #: HiGHS's default qp_regularization_value
@@ -57,7 +60,9 @@ def _solve(sf, opts, state=None) -> MatrixResult:
     inf = highspy.kHighsInf
     h = None if state is None else state.get("highs")
     A = sf.A.tocsc()
-    if h is not None and state.get("pattern") == (sf.n, sf.m, A.nnz):
+    # the row matrix's values too: an exactly scaled problem's rows change with its scale
+    pattern = (sf.n, sf.m, A.nnz, zlib.crc32(np.ascontiguousarray(A.data)))
+    if h is not None and state.get("pattern") == pattern:
         # warm re-solve: only bounds and costs change between points of a path
         h.changeColsBounds(sf.n, np.arange(sf.n, dtype=np.int32),
                            np.where(np.isfinite(sf.lx), sf.lx, -inf),
@@ -90,13 +95,19 @@ def _solve(sf, opts, state=None) -> MatrixResult:
         h.passModel(model)
         if state is not None:
             state["highs"] = h
-            state["pattern"] = (sf.n, sf.m, A.nnz)
+            state["pattern"] = pattern
             state["hessian_key"] = _hessian_key(sf)
     # HiGHS's QP regularisation (1e-7) is left at its default: smaller values make its
     # active-set solver stall on singular Hessians; the ~1e-7 shift it causes in alpha is
     # removed by postprocess.polish_dual.
     for key, val in plugin_options("highs", opts).items():
         h.setOptionValue(key, val)
+    if sf.quad and opts.iter_limit is None:
+        # its active-set QP solver can cycle: on 79 points at C = 1e-3, exactly scaled, it
+        # ran to any time limit; stopped here, the retries (more iterations, then the other
+        # scaling) solve it in milliseconds
+        h.setOptionValue("qp_iteration_limit",
+                         int(HIGHS_QP_ITER_BASE + HIGHS_QP_ITER_PER_ROW * (sf.n + sf.m)))
     for key, val in opts.options.items():
         if h.setOptionValue(key, val) != highspy.HighsStatus.kOk:
             raise ValueError(f"HiGHS refused the option {key}={val!r}")
