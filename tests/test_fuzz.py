@@ -340,3 +340,37 @@ def test_separable_1d_data_get_the_widest_gap(a, gap, below, above, solver, form
     w, b = 2.0 / (c - a), -(c + a) / (c - a)
     assert abs(sol.w[0] - w) <= 1e-6 * max(1.0, w)
     assert abs(sol.b - b) <= 1e-6 * max(1.0, abs(b))
+
+
+# ---------------------------------------------------------------------------------------
+# Random valid 1-norm duals on every backend against libsvm (benchmarks/agreement.py's
+# generator: scales 1e-4..1e4, offsets, a feature x1e6, duplicates, constant features, string
+# labels; linear, rbf, poly; C from 1e-4 to 1e6 and inf)
+
+#: seeds per backend: a few in `make test`, many in `make fuzz`
+VALID_SEEDS = range(60) if PROFILE == "fuzz" else range(6)
+
+
+def _agreement():
+    import importlib.util
+
+    path = os.path.join(os.path.dirname(__file__), "..", "benchmarks", "agreement.py")
+    spec = importlib.util.spec_from_file_location("agreement", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+@pytest.mark.parametrize("solver", ["piqp", "clarabel", "highs", "ipopt", "gurobi", "ipm", "scip"])
+@pytest.mark.parametrize("seed", VALID_SEEDS)
+def test_valid_problems_are_answered_right_or_refused(solver, seed):
+    """Every random valid problem: libsvm's optimum, certified by brute force at the
+    classifier returned; or a typed refusal (capability, licence, no solution); or a typed
+    SolveFailedError -- never a wrong answer marked optimal."""
+    require(solver)
+    agreement = _agreement()
+    # (SCIP, a spatial branch and bound, on problems of at most 12 points)
+    out = agreement.run_one(seed, solver, 30.0, max_points=12 if solver == "scip" else 120)
+    assert out["outcome"] in ("agreed", "refused", "failed"), out
+    if out["outcome"] == "failed":
+        assert out["error"].startswith(("SolveFailedError", "InfeasibleError")), out
