@@ -56,11 +56,13 @@ class Status(str, Enum):
 
     @property
     def solution_status(self):
-        """The matching ``pyomo.contrib.solver.common.results.SolutionStatus``."""
+        """The matching ``pyomo.contrib.solver.common.results.SolutionStatus``: ``optimal``
+        for an optimum, ``noSolution`` for every other status.
+
+        Pyomo's ``SolutionStatus.infeasible`` describes a returned point that violates some
+        constraints; a model proved infeasible has no point to return, and Pyomo's own
+        interfaces (HiGHS, Gurobi, SCIP, Ipopt) report it as ``noSolution``, as this does.
+        """
         from pyomo.contrib.solver.common.results import SolutionStatus as SS
 
-        if self is Status.optimal:
-            return SS.optimal
-        if self is Status.infeasible:
-            return SS.infeasible
-        return SS.noSolution
+        return SS.optimal if self is Status.optimal else SS.noSolution
