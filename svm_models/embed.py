@@ -31,7 +31,8 @@ import pyomo.environ as pyo
 from pyomo.core.base.block import BlockData
 from pyomo.core.base.var import VarData
 
-from .errors import DataError, InfeasibleError, ParameterError, SolveFailedError, SVMError
+from .errors import (DataError, InfeasibleError, ParameterError, SolveFailedError, SVMError,
+                     plain)
 from .kernels import KernelSum
 from .solution import Solution
 from .solvers.base import SolverOptions
@@ -179,7 +180,8 @@ def add_decision_function(block, solution: Solution, inputs, *, name: str = "svm
     if sense is not None:
         sub.require = pyo.Constraint(
             expr=output >= margin if sense > 0 else output <= -margin,
-            doc=f"f(x) {'>=' if sense > 0 else '<='} {sense * margin + 0.0:g}: class {require!r}")
+            doc=(f"f(x) {'>=' if sense > 0 else '<='} {sense * margin + 0.0:g}: "
+                 f"class {plain(require)!r}"))
     return EmbeddedSVM(block=sub, output=output, expression=sub.decision,
                        constraint=sub.output_def, require=sub.component("require"), inputs=x,
                        solution=solution, linear=linear)
@@ -254,13 +256,13 @@ def _require_sense(solution: Solution, require, margin) -> int | None:
         if require is None:
             raise ParameterError("margin applies to a required class: pass require=<label> too")
         if not isinstance(margin, numbers.Real) or not np.isfinite(margin) or margin < 0:
-            raise ParameterError(f"margin must be a finite number >= 0; got {margin!r}")
+            raise ParameterError(f"margin must be a finite number >= 0; got {plain(margin)!r}")
     if require is None:
         return None
     classes = solution.classes.tolist()
     if require not in classes:
-        raise ParameterError(f"require={require!r} is not a class of this SVM; its classes are "
-                             f"{classes}")
+        raise ParameterError(f"require={plain(require)!r} is not a class of this SVM; its "
+                             f"classes are {classes}")
     return 1 if require == classes[1] else -1
 
 

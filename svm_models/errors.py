@@ -8,6 +8,24 @@ for a solver that failed), so generic handlers keep working.
 
 from __future__ import annotations
 
+import numpy as np
+
+
+def plain(value):
+    """``value`` with numpy scalars and arrays as Python numbers and lists (through lists,
+    tuples and dicts), for messages: ``f"{plain(x)!r}"`` shows ``1``, not numpy 2's
+    ``np.int64(1)``; other values are returned as they are."""
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, (list, tuple)):
+        return type(value)(plain(v) for v in value) if type(value) in (list, tuple) \
+            else value
+    if isinstance(value, dict):
+        return {plain(k): plain(v) for k, v in value.items()}
+    return value
+
 
 class SVMError(Exception):
     """Base class of every error raised by svm-models."""

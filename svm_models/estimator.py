@@ -39,6 +39,54 @@ from .solvers import SolverOptions
 SOLVER_OPTION_KEYS = tuple(SolverOptions.__dataclass_fields__) + ("batch",)
 
 
+def _validate(estimator, X, y="no_validation", *, reset=True):
+    """scikit-learn's ``validate_data``, its ValueErrors raised as
+    :class:`~svm_models.errors.DataError` (a ValueError too). The message starts with
+    scikit-learn's own first line ("Input X contains NaN.", which its checks look for); for
+    NaN or infinite values it then names the first such entry and the way out."""
+    try:
+        return validate_data(estimator, X, y, reset=reset)
+    except DataError:
+        raise
+    except ValueError as exc:
+        text = str(exc)
+        first = text.split("\n")[0]
+        if " contains NaN" in first or " contains infinity" in first:
+            labels = first.startswith(("Input y", "Input Y"))
+            way_out = ("drop the samples whose label is missing or infinite" if labels else
+                       "drop the samples with missing or infinite values, or fill them in "
+                       "(e.g. sklearn.impute.SimpleImputer in a Pipeline) first")
+            text = (f"{first.rstrip('.')}{_first_non_finite(y if labels else X)}. "
+                    f"{type(estimator).__name__} needs finite numbers: {way_out}")
+        raise DataError(text) from None
+
+
+def _check_targets(y) -> None:
+    """scikit-learn's ``check_classification_targets``, its ValueError (continuous or
+    multi-output labels) raised as :class:`~svm_models.errors.DataError` with its message."""
+    try:
+        check_classification_targets(y)
+    except DataError:
+        raise
+    except ValueError as exc:
+        raise DataError(str(exc)) from None
+
+
+def _first_non_finite(values) -> str:
+    """" (first at row i, column j)" for the first NaN or infinite entry of ``values``
+    ("" when it cannot be read as floats)."""
+    try:
+        A = np.asarray(values, dtype=float)
+    except (TypeError, ValueError):
+        return ""
+    bad = np.argwhere(~np.isfinite(np.atleast_1d(A)))
+    if bad.size == 0:
+        return ""
+    if A.ndim == 2:
+        return f" (first at row {bad[0][0]}, column {bad[0][1]})"
+    return f" (first at position {bad[0][0]})"
+
+
 class SVMClassifier(ClassifierMixin, BaseEstimator):
     """A scikit-learn classifier solving any registered SVM formulation with a chosen backend.
 
@@ -224,21 +272,21 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
         ParameterError
             A hyperparameter the formulation does not take, or out of range.
         DataError
-            Unusable data (a single class, NaN, ...); scikit-learn's ValueError for what
-            its validation catches first.
+            Unusable data (NaN or infinite values, a single class, a wrong shape, ...),
+            scikit-learn's validation included (its message kept at the start).
         SolverError
             The backend is missing, cannot take the problem, or did not solve it.
         """
-        X, y = validate_data(self, X, y)
-        check_classification_targets(y)
+        X, y = _validate(self, X, y)
+        _check_targets(y)
         params = self._formulation_params()
         solve_kw = self._solve_options()
         for name in ("solution_", "estimators_", "g_", "lam_", "r_", "mu_"):
             self.__dict__.pop(name, None)  # learned by an earlier fit
         classes, y_index = np.unique(y, return_inverse=True)
         if classes.size < 2:
-            raise DataError(f"y has 1 class ({classes[0]!r}); a classifier needs samples of at "
-                            "least two classes")
+            raise DataError(f"y has 1 class ({classes[0].item()!r}); a classifier needs "
+                            "samples of at least two classes")
         binary = classes.size == 2
         problems = binary_problems(classes.size, self.multi_class)
         self._points = [None] if binary else [
@@ -323,7 +371,7 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
         (n_samples, n_train).
         """
         sols = self._solutions()
-        X = validate_data(self, X, reset=False)
+        X = _validate(self, X, reset=False)
         if len(sols) == 1:
             return sols[0].decision_function(X)
         values = [s.decision_function(X if p is None or self.kernel != "precomputed"
@@ -335,7 +383,7 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
         """Predicted class labels, shape (n_samples,)."""
         sols = self._solutions()
         if len(sols) == 1:
-            return sols[0].predict(validate_data(self, X, reset=False))
+            return sols[0].predict(_validate(self, X, reset=False))
         return self.classes_[np.argmax(self.decision_function(X), axis=1)]
 
 
@@ -511,8 +559,8 @@ class SVMClassifierCV(ClassifierMixin, BaseEstimator):
         SVMError
             Every grid point failed (their statuses are in the message and the table).
         """
-        X, y = validate_data(self, X, y)
-        check_classification_targets(y)
+        X, y = _validate(self, X, y)
+        _check_targets(y)
         params = {k: getattr(self, k) for k in self._param_names}
         unknown = sorted(set(params) - set(HYPERPARAMETERS) | ({"C"} & set(params)))
         if unknown:

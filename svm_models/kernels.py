@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .errors import DataError, ParameterError
+from .errors import DataError, ParameterError, plain
 from .tolerances import FACTOR_TOL, PSD_TOL
 
 KERNELS = ("linear", "poly", "rbf", "precomputed")
@@ -125,25 +125,26 @@ def make_kernel(kernel="linear", X: np.ndarray | None = None, *, gamma="scale", 
         return Kernel(name=kernel)
     if isinstance(gamma, str):
         if X is None:
-            raise ParameterError(f"gamma={gamma!r} needs the training data to be resolved")
+            raise ParameterError(f"gamma={plain(gamma)!r} needs the training data to be resolved")
         if gamma == "scale":
             var = float(X.var())
             g = 1.0 / (X.shape[1] * var) if var > 0 else 1.0
         elif gamma == "auto":
             g = 1.0 / X.shape[1]
         else:
-            raise ParameterError(f"gamma must be a positive number, 'scale' or 'auto'; got {gamma!r}")
+            raise ParameterError("gamma must be a positive number, 'scale' or 'auto'; "
+                                 f"got {plain(gamma)!r}")
     else:
         g = float(gamma)
         if not np.isfinite(g) or g <= 0:
-            raise ParameterError(f"gamma must be positive; got {gamma!r}")
+            raise ParameterError(f"gamma must be positive; got {plain(gamma)!r}")
     if kernel == "poly":
         if (isinstance(degree, (bool, str)) or not isinstance(degree, (int, float, np.number))
                 or not np.isfinite(degree) or int(degree) != degree or degree < 1):
-            raise ParameterError(f"degree must be a positive integer; got {degree!r}")
+            raise ParameterError(f"degree must be a positive integer; got {plain(degree)!r}")
         if (isinstance(coef0, (bool, str)) or not isinstance(coef0, (int, float, np.number))
                 or not np.isfinite(coef0)):
-            raise ParameterError(f"coef0 must be a finite number; got {coef0!r}")
+            raise ParameterError(f"coef0 must be a finite number; got {plain(coef0)!r}")
     return Kernel(name=kernel, gamma=g, degree=int(degree), coef0=float(coef0))
 
 
@@ -280,7 +281,7 @@ def check_rank(kernel_rank, kernel) -> int:
     if isinstance(kernel_rank, (bool, np.bool_)) or not isinstance(kernel_rank, (int, np.integer)) \
             or kernel_rank <= 0:
         raise ParameterError(f"kernel_rank must be a positive integer (the rank of the factor "
-                             f"K ~= L L'); got {kernel_rank!r}")
+                             f"K ~= L L'); got {plain(kernel_rank)!r}")
     return int(kernel_rank)
 
 

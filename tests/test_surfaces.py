@@ -22,7 +22,7 @@ from sklearn.svm import SVC  # noqa: E402
 import svm_models as sm  # noqa: E402
 from svm_models import cli  # noqa: E402
 from svm_models.datasets import teaching_2d  # noqa: E402
-from svm_models.errors import DataError, ParameterError  # noqa: E402
+from svm_models.errors import DataError, ParameterError, plain  # noqa: E402
 from svm_models.estimator import SVMClassifier, SVMClassifierCV  # noqa: E402
 from svm_models.formulations import get  # noqa: E402
 from svm_models.formulations.c_tuning import M_of_g  # noqa: E402
@@ -44,6 +44,55 @@ def by_gid(ax, gid):
 
 def legend_texts(ax) -> list[str]:
     return [t.get_text() for t in ax.get_legend().get_texts()]
+
+
+# ---------------------------------------------------------------------------------------
+# 1. NaN in SVMClassifier.fit: DataError (a ValueError), scikit-learn's words kept
+
+
+def nan_data():
+    X, y = teaching_2d(20, seed=4)
+    Xn = X.copy()
+    Xn[7, 1] = np.nan
+    return X, y, Xn
+
+
+def test_fit_with_nan_raises_data_error_naming_the_entry_and_the_way_out():
+    X, y, Xn = nan_data()
+    row, col = np.argwhere(np.isnan(Xn))[0]                       # (7, 1), found by numpy
+    with pytest.raises(DataError) as info:
+        SVMClassifier(solver=require("highs"), C=1.0).fit(Xn, y)
+    text = str(info.value)
+    assert isinstance(info.value, ValueError) and isinstance(info.value, sm.SVMError)
+    assert text.startswith("Input X contains NaN")                # scikit-learn's own words
+    assert f"row {row}, column {col}" in text and "SimpleImputer" in text
+    # the way out it names works: without the row, the fit is libsvm's
+    keep = ~np.isnan(Xn).any(axis=1)
+    clf = SVMClassifier(solver="highs", C=1.0).fit(Xn[keep], y[keep])
+    ref = SVC(kernel="linear", C=1.0, tol=1e-10).fit(X[keep], y[keep])
+    np.testing.assert_allclose(clf.coef_, ref.coef_, atol=1e-5)
+    np.testing.assert_allclose(clf.intercept_, ref.intercept_, atol=1e-5)
+    # predict, infinity, NaN labels and the CV estimator say the same kind of thing
+    with pytest.raises(DataError, match=r"Input X contains NaN \(first at row 7, column 1\)"):
+        clf.predict(Xn)
+    Xi = X.copy()
+    Xi[3, 0] = np.inf
+    with pytest.raises(DataError, match=r"Input X contains infinity.*row 3, column 0"):
+        SVMClassifier(solver="highs").fit(Xi, y)
+    yn = y.astype(float)
+    yn[5] = np.nan
+    with pytest.raises(DataError, match=r"Input y contains NaN \(first at position 5\).*label"):
+        SVMClassifier(solver="highs").fit(X, yn)
+    with pytest.raises(DataError, match="Input X contains NaN"):
+        SVMClassifierCV(solver="highs", Cs=[1.0], cv=2).fit(Xn, y)
+    with pytest.raises(DataError, match="Unknown label type: continuous"):
+        SVMClassifier(solver="highs").fit(X, np.linspace(0.1, 0.9, len(y)))
+
+
+def test_scikit_learns_nan_and_inf_check_passes_with_data_error():
+    from sklearn.utils.estimator_checks import check_estimators_nan_inf
+
+    check_estimators_nan_inf("SVMClassifier", SVMClassifier(solver=require("piqp")))
 
 
 # ---------------------------------------------------------------------------------------
@@ -75,3 +124,44 @@ def test_infeasible_maps_to_pyomos_no_solution_as_pyomos_own_interface_reports_i
         sm.fit(X, [0, 0, 1, 1], formulation="hard_primal", solver="highs")
     assert info.value.status is Status.infeasible
     assert info.value.status.solution_status == SolutionStatus.noSolution
+
+
+# ---------------------------------------------------------------------------------------
+# 3. Messages print numpy scalars as plain numbers
+
+
+def test_plain_turns_numpy_values_into_python_ones():
+    value = {"a": np.int64(1), "b": [np.float64(0.5), (np.bool_(True), "s")],
+             np.str_("c"): np.array([[1, 2]])}
+    assert plain(value) == {"a": 1, "b": [0.5, (True, "s")], "c": [[1, 2]]}
+    assert repr(plain(value)) == "{'a': 1, 'b': [0.5, (True, 's')], 'c': [[1, 2]]}"
+    assert type(plain(np.int64(3))) is int and plain("x") == "x" and plain(None) is None
+
+
+def test_messages_show_plain_numbers():
+    X, y = teaching_2d(12, seed=2)
+    cases = [
+        (lambda: SVMClassifier(solver="highs").fit(X, np.full(len(y), 7)),
+         DataError, "y has 1 class (7)"),
+        (lambda: sm.fit(X, y, kernel="rbf", gamma=np.float64(-1.5), solver="highs"),
+         ParameterError, "gamma must be positive; got -1.5"),
+        (lambda: sm.fit(X, y, kernel="poly", degree=np.int64(0), solver="highs"),
+         ParameterError, "degree must be a positive integer; got 0"),
+        (lambda: sm.fit_path(X, y, np.array([-1.0, 1.0]), solver="highs"),
+         ParameterError, "got -1.0"),
+        (lambda: sm.fit(X, y, formulation="c_tuning_standard", solver="clarabel",
+                        g_bounds=(np.float64(0.2), np.float64(np.inf))),
+         ParameterError, "g_bounds must be finite; got (0.2, inf)"),
+    ]
+    for call, kind, expected in cases:
+        with pytest.raises(kind) as info:
+            call()
+        text = str(info.value)
+        assert expected in text and "np." not in text, text
+    # a label the SVM does not have, given as numpy's integer
+    sol = sm.fit(X, y, solver="highs", C=1.0)
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(range(2))
+    with pytest.raises(ParameterError) as info:
+        sm.add_decision_function(m, sol, m.x, require=np.int64(5))
+    assert "require=5 is not a class of this SVM; its classes are [-1, 1]" in str(info.value)

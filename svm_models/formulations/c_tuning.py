@@ -67,7 +67,7 @@ import numpy as np
 import pyomo.environ as pyo
 import scipy.sparse as sp
 
-from ..errors import DataError, ParameterError, SolveFailedError
+from ..errors import DataError, ParameterError, SolveFailedError, plain
 from ..kernels import factor
 from ..model.built import BuiltSVM
 from ..model.forms import Cone, QuadBlock, QuadRow
@@ -202,9 +202,10 @@ def _resolve_bounds(K: np.ndarray, variant: str, g_bounds,
     try:
         lo, hi = (float(v) for v in g_bounds)
     except (TypeError, ValueError):
-        raise ParameterError(f"g_bounds must be a pair of numbers (g_lo, g_hi); got {g_bounds!r}") from None
+        raise ParameterError("g_bounds must be a pair of numbers (g_lo, g_hi); "
+                             f"got {plain(g_bounds)!r}") from None
     if not (np.isfinite(lo) and np.isfinite(hi)):
-        raise ParameterError(f"g_bounds must be finite; got {g_bounds!r}")
+        raise ParameterError(f"g_bounds must be finite; got {plain(g_bounds)!r}")
     if not lo < hi:
         raise ParameterError(
             f"g_bounds must satisfy g_lo < g_hi; got ({lo!r}, {hi!r}). (For one fixed g, solve "

@@ -68,7 +68,7 @@ import pyomo.environ as pyo
 import scipy.sparse as sp
 
 from ..data import validate
-from ..errors import InfeasibleError, ParameterError
+from ..errors import InfeasibleError, ParameterError, plain
 from ..kernels import Kernel, KernelSum, factor, kernel_factor, make_kernel
 from ..model.built import BuiltSVM
 from ..model.families import add_pair_family, all_pairs, column_blocks, farthest_pairs, pair_sqdist
@@ -132,12 +132,13 @@ def _initial_pairs(pairs, features, Xcat, l):
     if isinstance(pairs, str):
         if pairs not in PAIRS:
             raise ParameterError(f"pairs must be one of {', '.join(PAIRS)} or (I, J) index "
-                                 f"arrays; got {pairs!r}")
+                                 f"arrays; got {plain(pairs)!r}")
         return all_pairs(l) if pairs == "all" else seed_pairs(features, Xcat)
     try:
         I, J = (np.asarray(p, dtype=int).ravel() for p in pairs)
     except (TypeError, ValueError):
-        raise ParameterError(f"pairs must be 'all', 'seed' or (I, J) index arrays; got {pairs!r}") from None
+        raise ParameterError("pairs must be 'all', 'seed' or (I, J) index arrays; "
+                             f"got {plain(pairs)!r}") from None
     if I.shape != J.shape or I.size == 0 or np.any(I >= J) or I.min() < 0 or J.max() >= l:
         raise ParameterError("pairs (I, J) must be non-empty arrays of equal length with "
                              f"0 <= I < J < l = {l}")
@@ -184,7 +185,8 @@ def _kernel_blocks(kernels, X):
         elif isinstance(spec, Kernel):
             kern = spec
         else:
-            raise ParameterError(f"a kernel must be a name, a dict or a Kernel; got {spec!r}")
+            raise ParameterError("a kernel must be a name, a dict or a Kernel; "
+                                 f"got {plain(spec)!r}")
         resolved.append(kern)
         blocks.append(kernel_factor(kern, X))
     return resolved, blocks

@@ -42,7 +42,7 @@ import numpy as np
 
 from ..api import split_solve_options
 from ..data import as_matrix
-from ..errors import DataError, MissingDependencyError, ParameterError, SVMError
+from ..errors import DataError, MissingDependencyError, ParameterError, SVMError, plain
 from ..formulations import get as lookup
 from ..progress import Progress
 from ..solvers import backend
@@ -103,7 +103,7 @@ def check_kernel_params(given: dict, way_out: str) -> None:
     for name, kernels in _KERNEL_USES.items():
         if name in given and kernel not in kernels:
             raise ParameterError(
-                f"{name}={given[name]!r} has no effect with kernel={kernel!r} (it is used "
+                f"{name}={plain(given[name])!r} has no effect with kernel={kernel!r} (it is used "
                 f"by kernel {' or '.join(map(repr, kernels))}); {way_out}")
 
 
@@ -533,13 +533,14 @@ def _check_Cs(Cs, formulation):
         return () if family == "c_tuning" else DEFAULT_CS
     if isinstance(Cs, (int, np.integer)) and not isinstance(Cs, bool):
         if Cs < 1:
-            raise ParameterError(f"Cs must be a positive integer or a list of C values; got {Cs}")
+            raise ParameterError("Cs must be a positive integer or a list of C values; "
+                                 f"got {plain(Cs)}")
         return tuple(np.logspace(-4, 4, int(Cs)).tolist())
     try:
         Cs = tuple(float(c) for c in Cs)
     except (TypeError, ValueError):
         raise ParameterError(f"Cs must be a list of positive numbers (or their number); got "
-                             f"{Cs!r}") from None
+                             f"{plain(Cs)!r}") from None
     if not Cs or not all(np.isfinite(c) and c > 0 for c in Cs):
         raise ParameterError(f"Cs must be a non-empty list of finite positive numbers; got {Cs}")
     return Cs
@@ -552,7 +553,7 @@ def _folds(cv, X, y):
         splitter = check_cv(cv, y, classifier=True)
         return [(np.asarray(tr), np.asarray(te)) for tr, te in splitter.split(X, y)]
     except ValueError as exc:
-        raise ParameterError(f"cv={cv!r} cannot split these data: {exc} (give fewer folds, "
+        raise ParameterError(f"cv={plain(cv)!r} cannot split these data: {exc} (give fewer folds, "
                              "or a splitter / a list of (train, test) index arrays)") from None
 
 
@@ -638,7 +639,7 @@ def cross_validate(X, y, formulation: str = "soft_l1_dual", solver: str = "ipopt
 
     if n_jobs is not None and (not isinstance(n_jobs, (int, np.integer)) or n_jobs == 0):
         raise ParameterError(f"n_jobs must be a non-zero integer (-1: all cores) or None; got "
-                             f"{n_jobs!r}")
+                             f"{plain(n_jobs)!r}")
     if client is not None and n_jobs not in (None, 1):
         raise ParameterError("give n_jobs (processes on this machine) or client (a Dask "
                              "cluster), not both")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 
 from ..api import build, solve, split_solve_options, the_svm_block
-from ..errors import ParameterError
+from ..errors import ParameterError, plain
 from ..model.pieces import check_C
 from ..progress import Progress
 
@@ -29,9 +29,10 @@ def fit_path(X, y, Cs, formulation: str = "soft_l1_dual", solver: str = "highs",
     is a terminal.
     """
     try:
-        Cs = [check_C(c) for c in Cs]
+        Cs = [check_C(plain(c)) for c in Cs]
     except TypeError:
-        raise ParameterError(f"Cs must be a sequence of positive numbers; got {Cs!r}") from None
+        raise ParameterError("Cs must be a sequence of positive numbers; "
+                             f"got {plain(Cs)!r}") from None
     if not Cs:
         raise ParameterError("Cs must contain at least one value of C")
     solve_kw = split_solve_options(params)

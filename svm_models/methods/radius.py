@@ -21,7 +21,7 @@ from scipy.optimize import linprog
 
 from ..api import build, fit as fit_once, solve, split_solve_options, the_svm_block
 from ..data import validate
-from ..errors import NotSeparableError, ParameterError, SolveFailedError
+from ..errors import NotSeparableError, ParameterError, SolveFailedError, plain
 from ..formulations.enclosing_ball import enclosing_ball, gram_for
 from ..formulations.radius_margin import _kernel_blocks, add_lam  # noqa: F401
 from ..kernels import Kernel, KernelSum, make_kernel
@@ -71,7 +71,7 @@ def generate_pairs(model, solver: str = "ipopt", *, batch: int | None = None,
     l = blk._svm.data.n_points
     batch = PAIR_BATCH if batch is None else int(batch)
     if batch < 1:
-        raise ParameterError(f"batch must be a positive integer; got {batch!r}")
+        raise ParameterError(f"batch must be a positive integer; got {plain(batch)!r}")
     history = []
     t0 = time.perf_counter()
     solver_time = 0.0
@@ -128,7 +128,7 @@ def fit(X, y, formulation: str = "soft_l1_dual", solver: str = "ipopt", **params
         pairs = _auto_pairs(X, solver)
     if isinstance(pairs, str) and pairs not in ("all", "generate"):
         raise ParameterError(f"pairs must be 'auto', 'all', 'generate' or (I, J) arrays to "
-                             f"start constraint generation from; got {pairs!r}")
+                             f"start constraint generation from; got {plain(pairs)!r}")
     if isinstance(pairs, str) and pairs == "all":
         return fit_once(X, y, formulation, solver, pairs="all", **params)
     solve_kw = split_solve_options(params)
@@ -144,7 +144,8 @@ def lam_path(X, y, lams, formulation: str = "rsvm_plus_primal", solver: str = "i
     try:
         lams = [check_positive("lam", v) for v in lams]
     except TypeError:
-        raise ParameterError(f"lams must be a sequence of positive numbers; got {lams!r}") from None
+        raise ParameterError("lams must be a sequence of positive numbers; "
+                             f"got {plain(lams)!r}") from None
     if not lams:
         raise ParameterError("lams must contain at least one value of lam")
     batch = params.pop("batch", None)
