@@ -165,3 +165,48 @@ def test_messages_show_plain_numbers():
     with pytest.raises(ParameterError) as info:
         sm.add_decision_function(m, sol, m.x, require=np.int64(5))
     assert "require=5 is not a class of this SVM; its classes are [-1, 1]" in str(info.value)
+
+
+# ---------------------------------------------------------------------------------------
+# 4. The demo's rbf table: no linear-only rows
+
+
+def demo_tables(out: str) -> list[tuple[str, dict, list[str]]]:
+    """(title, {formulation: row fields}, lines after the table) per table of the demo."""
+    names = set(sm.formulations())
+    tables = []
+    for block in out.split("\n== ")[1:]:
+        lines = block.splitlines()
+        rows = {ln.split()[0]: ln.split() for ln in lines if ln.split() and ln.split()[0] in names}
+        tables.append((lines[0], rows, [ln for ln in lines[3:] if ln.startswith("(")]))
+    return tables
+
+
+def test_demo_rbf_table_holds_only_the_formulations_that_take_a_kernel(capsys):
+    require("clarabel")
+    assert cli.demo("clarabel", quick=True) == 0
+    tables = demo_tables(capsys.readouterr().out)
+    assert len(tables) == 3
+    (lin_title, linear, lin_notes), (rbf_title, rbf, rbf_notes), (_, two_d, _) = tables
+    assert "linear kernel" in lin_title and "rbf kernel" in rbf_title
+    every = sm.formulations()
+    # linear only: the builder has no kernel argument (read from its signature)
+    import inspect
+
+    linear_only = [n for n in every
+                   if "kernel" not in inspect.signature(get(n).builder).parameters]
+    assert linear_only == ["rsvm_mu_plus", "rsvm_plus_primal", "rsvm_plus_dual"]
+    assert list(linear) == every and list(two_d) == every and not lin_notes
+    assert list(rbf) == [n for n in every if n not in linear_only]
+    assert rbf_notes == [f"(not in this table: {', '.join(linear_only)}, which take no kernel; "
+                         "their rows are in the linear tables)"]
+    # the rbf rows are rbf fits: the 1-norm dual's objective is libsvm's with that kernel
+    Xtr, _, ytr, _ = sm.datasets.breast_cancer()
+    Xtr, ytr = Xtr[:120], ytr[:120]
+    ref = SVC(kernel="rbf", C=1.0, gamma=1.0 / Xtr.shape[1], tol=1e-10).fit(Xtr, ytr)
+    ya = ref.dual_coef_[0]
+    G = np.exp(-((Xtr[ref.support_][:, None] - Xtr[ref.support_][None]) ** 2).sum(-1)
+               / Xtr.shape[1])
+    libsvm = np.abs(ya).sum() - 0.5 * ya @ G @ ya
+    assert float(rbf["soft_l1_dual"][2]) == pytest.approx(libsvm, rel=1e-5)
+    assert rbf["rsvm_plus_kernel"][2] != linear["rsvm_plus_kernel"][2]
