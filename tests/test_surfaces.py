@@ -210,3 +210,37 @@ def test_demo_rbf_table_holds_only_the_formulations_that_take_a_kernel(capsys):
     libsvm = np.abs(ya).sum() - 0.5 * ya @ G @ ya
     assert float(rbf["soft_l1_dual"][2]) == pytest.approx(libsvm, rel=1e-5)
     assert rbf["rsvm_plus_kernel"][2] != linear["rsvm_plus_kernel"][2]
+
+
+# ---------------------------------------------------------------------------------------
+# 5. rsvm_plus_kernel: the circled points are the solution's support, not every point
+
+
+@pytest.mark.parametrize("kernel", ["linear", "rbf"])
+def test_rsvm_plus_kernel_circles_its_support_only(kernel):
+    X, y = teaching_2d(30, seed=1)
+    sols = [sm.fit(X, y, formulation="rsvm_plus_kernel", solver=require(s), C=1.0,
+                   kernel=kernel) for s in ("clarabel", "piqp")]
+    sol = sols[0]
+    l = len(y)
+    assert 0 < len(sol.support) < l
+    # the support is where stationarity puts the representer: the points on a margin or at
+    # the largest or smallest decision value, found here from f and b alone
+    f, b = sol.extra["f"], sol.b
+    yy = np.where(y == sol.classes[1], 1.0, -1.0)
+    on_margin = yy * (f + b) <= 1 + 1e-5
+    at_end = (f >= f.max() - 1e-5) | (f <= f.min() + 1e-5)
+    np.testing.assert_array_equal(sol.support, np.flatnonzero(on_margin | at_end))
+    np.testing.assert_array_equal(sols[1].support, sol.support)     # the same on PIQP
+    # the sparse representer is the solution's classifier: K a = f, and for the linear
+    # kernel the same as w
+    K = sol.kernel.gram(X)
+    np.testing.assert_allclose(K @ sol.dual_coef, f, atol=1e-7 * max(1.0, np.abs(f).max()))
+    if kernel == "linear":
+        np.testing.assert_allclose(X.T @ sol.dual_coef, sol.w, atol=1e-9)
+    # the plot circles exactly those points
+    ax = decision_boundary(sol, X, y).axes[0]
+    circled = by_gid(ax, "support_vectors").get_offsets()
+    assert len(circled) == len(sol.support) < l
+    np.testing.assert_array_equal(circled, X[sol.support])
+    assert f"support vectors ({len(sol.support)})" in legend_texts(ax)

@@ -984,16 +984,45 @@ def _extract_kernel(block, svm, ctx):
     fvals = L @ z
     bias = float(block.b.value)
     xi = np.clip(var_array(block.xi), 0.0, None) if C is not None else None
-    # the representer coefficients: the least-norm a with L'a = z (then K a = L z = f)
-    a = np.linalg.lstsq(L.T, z, rcond=None)[0]
+    a, source = _representer(L, z, y, fvals, bias, xi, ctx.tol)
     r = float(pyo.value(block.r))
     extra = {"variant": "kernel", "radius": svm.facts["radius"],
-             "f": fvals, "spread": float(fvals.max() - fvals.min())}
+             "f": fvals, "spread": float(fvals.max() - fvals.min()), "representer": source}
     w = z.copy() if svm.kernel.is_linear else None
     details = RadiusDetails(r=r, lam=float(pyo.value(block.lam)), mu=None, beta=None, pairs=None)
     scale = max(float(np.max(np.abs(a), initial=0.0)), 1.0)
     return _finish(svm, block, ctx, w=w, b=bias, alpha=a, dual_coef=a, xi=xi, details=details,
                    extra=extra, thr_scale=scale * 1e-3)
+
+
+def _representer(L, z, y, fvals, bias, xi, tol):
+    """The representer coefficients ``a`` of the kernel form (``L'a = z``, so that
+    ``K a = L z = f``) and where they come from.
+
+    Stationarity gives ``a = (y*alpha + mu_lo - mu_hi) / 2`` with the multipliers of the
+    margin rows (alpha) and of the envelope rows (mu): ``a`` lives on the points whose margin
+    row is active or whose decision value is the largest or the smallest. ``a`` is the
+    least-norm solution of ``L_S'a_S = z`` on that set S, zero elsewhere, when it reproduces
+    the decision values (max |L (L_S'a_S - z)| within 1e-7 of their scale, plus 10 tol);
+    otherwise the least-norm ``a`` over all points (with a rank-deficient K, such as the
+    linear kernel's when l > d, that one is dense: every point would be a support vector).
+    """
+    slack = 10.0 * (tol or 0.0)
+    scale = max(1.0, float(np.max(np.abs(fvals), initial=0.0)))
+    near = ACTIVE_MARGIN_REL * scale + slack
+    on = _active(y, fvals, bias, xi, tol) | (fvals >= fvals.max() - near) \
+        | (fvals <= fvals.min() + near)
+    S = np.flatnonzero(on)
+    if S.size:
+        aS = np.linalg.lstsq(L[S].T, z, rcond=None)[0]
+        off = float(np.max(np.abs(L @ (L[S].T @ aS - z)), initial=0.0))
+        if off <= 1e-7 * scale + slack:
+            a = np.zeros(L.shape[0])
+            a[S] = aS
+            return a, (f"least-norm on the {S.size} points on a margin or at the largest or "
+                       "smallest decision value")
+    return (np.linalg.lstsq(L.T, z, rcond=None)[0],
+            "least-norm over all points (the active points did not reproduce f)")
 
 
 def explain_failure(svm, status: Status, message: str):
