@@ -497,9 +497,10 @@ def cmd_fit(args) -> int:
           else "model not saved (give -o model.json to keep it)")
     if plots is not None:
         if f.family == "c_tuning":
-            fig = plots.c_tuning_bound(sol, X, y, solver=solver, path=args.plot)
+            fig = plots.c_tuning_bound(sol, X, y, path=args.plot)   # a fast QP backend
         else:
-            fig = plots.decision_boundary(sol, X, y, path=args.plot)
+            fig = plots.decision_boundary(sol, X, y, path=args.plot,
+                                          feature_names=info["feature_names"])
         _draw(fig, args.plot)
     return 0
 

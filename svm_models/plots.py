@@ -31,12 +31,27 @@ import numpy as np
 
 from .api import build, solve
 from .data import as_matrix, validate
-from .errors import DataError, MissingDependencyError, NotSeparableError, ParameterError
+from .errors import (
+    DataError,
+    MissingDependencyError,
+    NotSeparableError,
+    ParameterError,
+    SolverUnavailableError,
+    plain,
+)
 from .formulations.c_tuning import M_of_g
 from .solution import CTuningDetails, Solution
 
 #: points per axis of the grid the decision function is evaluated on
 GRID = 200
+#: decision_boundary widens the area about its centre by these factors, in turn, until the
+#: decision function reaches both -1 and +1 on it (so that the margins are drawn)
+MARGIN_ZOOM = (1, 2, 4, 8)
+#: the QP backends the points of c_tuning_bound's curve go to by default, fastest first: the
+#: solution's own solver if it is one of them, else the first installed (Gurobi only within
+#: its licence's size limit). Never SCIP, a global branch-and-bound solver: over 60 s a
+#: point on 40 points.
+BOUND_SOLVERS = ("piqp", "clarabel", "highs", "gurobi", "ipopt")
 #: colours of the classes (classes[0] is -1, classes[1] is +1) and of the regions
 #: f < -1, -1 < f < 0, 0 < f < 1, f > 1
 CLASS_COLOURS = ("#1f5fa8", "#c0392b")
@@ -90,7 +105,7 @@ def _title(solution: Solution) -> str:
             + ", ".join(parts))
 
 
-def decision_boundary(solution, X, y, *, ax=None, path=None):
+def decision_boundary(solution, X, y, *, ax=None, path=None, feature_names=None):
     """Decision regions, the boundary ``f = 0``, the margins ``f = +-1`` and the support vectors.
 
     Parameters
@@ -100,30 +115,44 @@ def decision_boundary(solution, X, y, *, ax=None, path=None):
         ``kernel="precomputed"``), trained on 2-D data.
     X : array-like of shape (n, 2)
         The points to draw (normally the training data); the plotted area covers them and the
-        support vectors, with a 10% border.
+        support vectors, with a 10% border, widened about its centre 2, 4 or 8 times (the
+        first that does) when the decision function reaches -1 or +1 only outside it, as a
+        small C's does (C tuning often learns one): then the margins are drawn too.
     y : array-like of shape (n,)
         Their labels, among ``solution.classes`` (the legend shows these values).
     ax : matplotlib Axes, optional
         Draw on it (its figure is returned); by default a new figure.
     path : str or path-like, optional
         Save the figure there (format from the extension).
+    feature_names : sequence of two str, optional
+        The axis labels (the columns' names, as a CSV header gives them); by default
+        ``x[0]`` and ``x[1]``.
 
     Returns
     -------
     matplotlib.figure.Figure
         Contours of ``solution.decision_function`` on a ``GRID x GRID`` grid: filled regions,
-        ``f = 0`` (gid ``"boundary"``) and ``f = +-1`` (gid ``"margins"``); the points coloured
-        by class; ``solution.support_vectors`` circled (gid ``"support_vectors"``); a title
-        with formulation, solver, C and objective.
+        ``f = 0`` (gid ``"boundary"``) and ``f = +-1`` (gid ``"margins"``, its levels -1 and
+        +1; the legend says which of them the area does not reach even widened 8 times, as
+        on an rbf kernel's whose |f| stays below 1); the points coloured by class;
+        ``solution.support_vectors`` (the points of ``solution.support``) circled (gid
+        ``"support_vectors"``); a title with formulation, solver, C and objective.
 
     Raises
     ------
     ParameterError
-        ``X`` or the solution is not 2-D, or the kernel is precomputed.
+        ``X`` or the solution is not 2-D, the kernel is precomputed, or ``feature_names``
+        is not two names.
     DataError
         ``y`` does not match ``X`` or holds labels the solution was not trained on.
     """
     _check_solution(solution, "decision_boundary")
+    if feature_names is None:
+        feature_names = ("x[0]", "x[1]")
+    elif isinstance(feature_names, str) or len(feature_names) != 2 or not all(
+            isinstance(n, str) for n in feature_names):
+        raise ParameterError(f"feature_names must be the two axis labels, e.g. "
+                             f"['height', 'weight']; got {plain(feature_names)!r}")
     if solution.kernel.name == "precomputed":
         raise ParameterError(
             "decision_boundary evaluates the decision function on a grid of points, which a "
@@ -153,9 +182,7 @@ def decision_boundary(solution, X, y, *, ax=None, path=None):
     pts = np.vstack([Xp, solution.support_vectors])
     lo, hi = pts.min(axis=0), pts.max(axis=0)
     pad = 0.1 * np.maximum(hi - lo, 1e-9)
-    g0, g1 = (np.linspace(lo[k] - pad[k], hi[k] + pad[k], GRID) for k in range(2))
-    G0, G1 = np.meshgrid(g0, g1)
-    F = solution.decision_function(np.column_stack([G0.ravel(), G1.ravel()])).reshape(G0.shape)
+    g0, g1, G0, G1, F = _area(solution, lo - pad, hi + pad)
     ax.contourf(G0, G1, F, levels=[-1.0, 0.0, 1.0], colors=REGION_COLOURS, extend="both")
     ax.contour(G0, G1, F, levels=[0.0], colors="k", linewidths=1.6).set_gid("boundary")
     ax.contour(G0, G1, F, levels=[-1.0, 1.0], colors="k", linewidths=1.0,
@@ -168,14 +195,40 @@ def decision_boundary(solution, X, y, *, ax=None, path=None):
     ax.scatter(sv[:, 0], sv[:, 1], s=150, facecolors="none", edgecolors="k", linewidths=1.3,
                label=f"support vectors ({sv.shape[0]})", zorder=4, gid="support_vectors")
     ax.plot([], [], "k-", label="f(x) = 0")
-    ax.plot([], [], "k--", label="f(x) = +-1")
+    reached = [v for v in (-1.0, 1.0) if F.min() <= v <= F.max()]
+    if len(reached) == 2:
+        ax.plot([], [], "k--", label="f(x) = +-1")
+    elif reached:
+        ax.plot([], [], "k--", label=f"f(x) = {reached[0]:+g} (f = {-reached[0]:+g} not reached: "
+                                     f"f in [{F.min():.3g}, {F.max():.3g}] here)")
+    else:
+        ax.plot([], [], " ", label=f"f(x) = +-1 not reached: f in [{F.min():.3g}, "
+                                   f"{F.max():.3g}] here")
     ax.set_xlim(g0[0], g0[-1])
     ax.set_ylim(g1[0], g1[-1])
-    ax.set_xlabel("x[0]")
-    ax.set_ylabel("x[1]")
+    ax.set_xlabel(feature_names[0])
+    ax.set_ylabel(feature_names[1])
     ax.set_title(_title(solution), fontsize=10)
     ax.legend(loc="best", fontsize=8, framealpha=0.85)
     return _save(fig, path)
+
+
+def _area(solution, lo, hi):
+    """The grid of :func:`decision_boundary` and f on it: over ``[lo, hi]``, widened about its
+    centre by the first factor of :data:`MARGIN_ZOOM` with which f reaches -1 and +1 (none:
+    ``[lo, hi]`` itself)."""
+    centre, half = (lo + hi) / 2, (hi - lo) / 2
+    first = None
+    for k in MARGIN_ZOOM:
+        g0, g1 = (np.linspace(centre[j] - k * half[j], centre[j] + k * half[j], GRID)
+                  for j in range(2))
+        G0, G1 = np.meshgrid(g0, g1)
+        F = solution.decision_function(np.column_stack([G0.ravel(), G1.ravel()]))
+        grid = (g0, g1, G0, G1, F.reshape(G0.shape))
+        first = first or grid
+        if F.min() <= -1.0 and F.max() >= 1.0:
+            return grid
+    return first
 
 
 def c_path(solutions, X, y, *, path=None):
@@ -259,6 +312,25 @@ def _svm_value(M: np.ndarray, y: np.ndarray, solver: str, time_limit: float) -> 
         return float("inf")
 
 
+def _bound_solver(own: str, l: int) -> str:
+    """The default backend of :func:`c_tuning_bound`'s curve (:data:`BOUND_SOLVERS`): the
+    hard-margin dual on ``l`` points has at most ``2 l`` variables (its factor form)."""
+    from .solvers import BACKENDS, available
+
+    def fits(name):
+        limit = BACKENDS[name].max_quadratic_vars
+        return limit is None or 2 * l <= limit
+
+    names = ([own] if own in BOUND_SOLVERS else []) + list(BOUND_SOLVERS)
+    for name in names:
+        if fits(name) and available(name):
+            return name
+    raise SolverUnavailableError(
+        f"c_tuning_bound solves one QP per point of its curve and none of "
+        f"{', '.join(BOUND_SOLVERS)} is installed (or, Gurobi, licensed for {l} points): "
+        "pip install piqp, or pass solver=...")
+
+
 def c_tuning_bound(solution, X, y, *, solver=None, n_grid=25, path=None, time_limit=60.0):
     """The bound ``D(g)`` of a C-tuning solution over its range of g, with g* and the optimum.
 
@@ -274,7 +346,10 @@ def c_tuning_bound(solution, X, y, *, solver=None, n_grid=25, path=None, time_li
     X, y : array-like
         The training data it was fitted on (for ``kernel="precomputed"``: the Gram matrix).
     solver : str, optional
-        The QP backend for the points of the curve; default: the solution's own solver.
+        The QP backend for the points of the curve; default: the solution's own solver if
+        it is one of :data:`BOUND_SOLVERS` (piqp, clarabel, highs, gurobi, ipopt), else the
+        first of them installed here (a C-tuning solution solved by SCIP has its curve drawn
+        by a fast QP backend).
     n_grid : int
         Number of equally spaced g in ``[g_lo, g_hi]`` (g* is added to them).
     path : str or path-like, optional
@@ -296,6 +371,8 @@ def c_tuning_bound(solution, X, y, *, solver=None, n_grid=25, path=None, time_li
         Not a C-tuning solution, or ``n_grid`` < 2.
     DataError
         ``X, y`` are not the data the solution was fitted on (size or labels).
+    SolverUnavailableError
+        No ``solver`` given and none of :data:`BOUND_SOLVERS` is installed (or fits).
     """
     _check_solution(solution, "c_tuning_bound")
     if not isinstance(solution.details, CTuningDetails):
@@ -303,7 +380,7 @@ def c_tuning_bound(solution, X, y, *, solver=None, n_grid=25, path=None, time_li
             f"c_tuning_bound draws the bound of a C-tuning solution (c_tuning_standard, "
             f"c_tuning_general, c_tuning_general_nonneg); got one of {solution.formulation!r}")
     if isinstance(n_grid, bool) or not isinstance(n_grid, (int, np.integer)) or n_grid < 2:
-        raise ParameterError(f"n_grid must be an integer >= 2; got {n_grid!r}")
+        raise ParameterError(f"n_grid must be an integer >= 2; got {plain(n_grid)!r}")
     data = validate(X, y, precomputed=solution.kernel.name == "precomputed")
     if data.n_points != solution.alpha.shape[0]:
         raise DataError(f"the solution was fitted on {solution.alpha.shape[0]} points; X has "
@@ -311,7 +388,7 @@ def c_tuning_bound(solution, X, y, *, solver=None, n_grid=25, path=None, time_li
     if not np.array_equal(data.classes, solution.classes):
         raise DataError(f"y has the classes {data.classes.tolist()}; the solution was fitted "
                         f"with {solution.classes.tolist()}: pass the training labels")
-    solver = solver or solution.solver
+    solver = solver or _bound_solver(solution.solver, data.n_points)
     K = np.array(solution.kernel.gram(data.X), dtype=float)
     K = (K + K.T) / 2                                    # then every M(g) is exactly symmetric
     g_lo, g_hi, g_star = solution.g_lo, solution.g_hi, float(solution.g)

@@ -244,3 +244,116 @@ def test_rsvm_plus_kernel_circles_its_support_only(kernel):
     assert len(circled) == len(sol.support) < l
     np.testing.assert_array_equal(circled, X[sol.support])
     assert f"support vectors ({len(sol.support)})" in legend_texts(ax)
+
+
+# ---------------------------------------------------------------------------------------
+# 6. The margins f = +-1 of a C-tuning solution are drawn
+
+
+def test_c_tuning_plot_draws_its_margins():
+    X, y = teaching_2d(30, seed=1, separation=0.5)
+    sol = sm.fit(X, y, formulation="c_tuning_standard", solver=require("clarabel"),
+                 kernel="linear")
+    w, b = sol.w, sol.b
+    # on the data's own area (10% border) |f| < 1: a plot of that area alone has no margins
+    lo, hi = X.min(axis=0), X.max(axis=0)
+    pad = 0.1 * (hi - lo)
+    corners = np.array([[x0, x1] for x0 in (lo[0] - pad[0], hi[0] + pad[0])
+                        for x1 in (lo[1] - pad[1], hi[1] + pad[1])])
+    assert np.max(np.abs(corners @ w + b)) < 1.0
+    ax = decision_boundary(sol, X, y).axes[0]
+    margins = by_gid(ax, "margins")
+    np.testing.assert_array_equal(margins.levels, [-1.0, 1.0])
+    for level, p in zip((-1.0, 1.0), margins.get_paths()):
+        assert len(p.vertices) > 20, level
+        # every vertex is on w.x + b = level (the grid's interpolation is exact for a plane)
+        np.testing.assert_allclose(p.vertices @ w + b, level, atol=1e-6)
+    assert "f(x) = +-1" in legend_texts(ax)
+    # the widened area still holds every point
+    (x0, x1), (y0, y1) = ax.get_xlim(), ax.get_ylim()
+    assert x0 < lo[0] and x1 > hi[0] and y0 < lo[1] and y1 > hi[1]
+
+
+def test_margins_not_reached_anywhere_are_said_not_drawn():
+    X, y = teaching_2d(30, seed=1, separation=0.5)
+    sol = sm.fit(X, y, formulation="c_tuning_standard", solver=require("clarabel"),
+                 kernel="rbf")
+    ax = decision_boundary(sol, X, y).axes[0]
+    assert all(len(p.vertices) == 0 for p in by_gid(ax, "margins").get_paths())
+    # |f| < 1 on an area 16 times the data's, f computed here with numpy's exponential
+    centre, half = X.mean(axis=0), 8 * np.ptp(X, axis=0)
+    g0, g1 = np.meshgrid(*(np.linspace(centre[k] - half[k], centre[k] + half[k], 300)
+                           for k in range(2)))
+    P = np.column_stack([g0.ravel(), g1.ravel()])
+    f = np.exp(-sol.kernel.gamma * ((P[:, None] - X[None]) ** 2).sum(-1)) @ sol.dual_coef + sol.b
+    assert np.max(np.abs(f)) < 1.0
+    text = [t for t in legend_texts(ax) if "f(x) = +-1" in t]
+    assert len(text) == 1 and "not reached" in text[0]
+
+
+# ---------------------------------------------------------------------------------------
+# 7. The CLI's plot names its axes by the CSV header
+
+
+def svg_texts(path) -> list[str]:
+    """The texts matplotlib wrote into an SVG (each glyph run follows a comment with it)."""
+    return re.findall(r"<!-- (.*?) -->", path.read_text())
+
+
+def test_cli_plot_axes_take_the_csv_header_names(tmp_path, capsys):
+    require("highs")
+    X, y = teaching_2d(16, seed=5)
+    rows = "\n".join(f"{lab},{a:.17g},{b:.17g}" for lab, (a, b) in zip(y, X))
+    with_header = tmp_path / "named.csv"
+    with_header.write_text("label,height (cm),weight (kg)\n" + rows + "\n")
+    png = tmp_path / "named.svg"
+    assert cli.main(["fit", str(with_header), "--solver", "highs", "--label-column", "label",
+                     "--plot", str(png)]) == 0
+    texts = svg_texts(png)
+    assert "height (cm)" in texts and "weight (kg)" in texts
+    assert "x[0]" not in texts and "x[1]" not in texts
+    # without a header, the default names; the title holds the objective of libsvm's classifier
+    bare = tmp_path / "bare.csv"
+    bare.write_text("\n".join(f"{a:.17g},{b:.17g},{lab}" for lab, (a, b) in zip(y, X)) + "\n")
+    plain_svg = tmp_path / "bare.svg"
+    assert cli.main(["fit", str(bare), "--solver", "highs", "--plot", str(plain_svg)]) == 0
+    texts = svg_texts(plain_svg)
+    assert "x[0]" in texts and "x[1]" in texts
+    ref = SVC(kernel="linear", C=1.0, tol=1e-10).fit(X, y)
+    sol = sm.fit(X, y, solver="highs", C=1.0)
+    np.testing.assert_allclose(sol.w, ref.coef_[0], atol=1e-6)
+    assert f"objective = {sol.objective:.8g}" in " ".join(texts)
+    with pytest.raises(ParameterError, match="feature_names must be the two axis labels"):
+        decision_boundary(sol, X, y, feature_names=["only one"])
+
+
+# ---------------------------------------------------------------------------------------
+# 8. The C-tuning curve of a SCIP solution goes to a fast QP backend
+
+
+def test_c_tuning_bound_of_a_scip_solution_is_drawn_by_a_fast_qp_backend():
+    X, y = teaching_2d(10, separation=1.5)
+    sol = sm.fit(X, y, formulation="c_tuning_standard", solver=require("scip"), kernel="rbf",
+                 time_limit=20)
+    assert sol.solver == "scip" and 0 < sol.g < 1
+    require("piqp")
+    t0 = time.perf_counter()
+    ax = c_tuning_bound(sol, X, y, n_grid=9).axes[0]
+    elapsed = time.perf_counter() - t0
+    assert elapsed < 3.0, elapsed         # SCIP stops at its 60 s time limit on these QPs
+    g, D = (np.asarray(v) for v in by_gid(ax, "bound").get_data())
+    ref = c_tuning_bound(sol, X, y, n_grid=9, solver="piqp").axes[0]
+    g_ref, D_ref = (np.asarray(v) for v in by_gid(ref, "bound").get_data())
+    np.testing.assert_array_equal(g, g_ref)
+    np.testing.assert_allclose(D, D_ref, rtol=1e-6)
+    # and libsvm's optimum of the hard-margin dual with the kernel M(g), at three points
+    K = sol.kernel.gram(X)
+    yy = np.where(y == sol.classes[1], 1.0, -1.0)
+    for k in (1, 4, 7):
+        M = M_of_g(K, g[k])
+        svc = SVC(kernel="precomputed", C=1e8, tol=1e-12).fit(M, yy)
+        ya, S = svc.dual_coef_[0], svc.support_
+        assert D[k] == pytest.approx(np.abs(ya).sum() - 0.5 * ya @ M[np.ix_(S, S)] @ ya,
+                                     rel=1e-5)
+    # the curve's minimum is the QCQP's optimum SCIP found, at g*
+    assert D[g == sol.g][0] == pytest.approx(sol.objective, rel=1e-5)
