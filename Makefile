@@ -7,6 +7,10 @@
 #   make fuzz     the property-based tests with many more examples (SVM_MODELS_FUZZ=1)
 #   make test-perturbed  the whole suite on data perturbed at the 1e-12 level
 #   make bench    run the benchmarks (BENCH_ARGS passed through)
+#   make mutate   mutation testing (mutmut) of the modules that decide answers, on a fast subset
+#                 of the suite ([tool.mutmut] in pyproject.toml); not part of `make test`.
+#                 MUTANTS="svm_models.solvers.ipm*" limits it, MUTATE_JOBS sets the workers;
+#                 score and surviving mutants: benchmarks/MUTATION.md
 #   make clean    remove the venv and build directories
 #
 # Override e.g.:  make test VENV=/tmp/venv PYTHON=python3.11 PYTEST_ARGS="-x -k kernel"
@@ -15,6 +19,9 @@ VENV ?= .venv
 PYTHON ?= python3
 PYTEST_ARGS ?= -q
 BENCH_ARGS ?=
+# make mutate: the mutants to run (mutmut name globs; empty: every one) and parallel workers
+MUTANTS ?=
+MUTATE_JOBS ?= 2
 
 VENV_PY := $(VENV)/bin/python
 
@@ -23,7 +30,7 @@ VENV_STAMP := $(VENV)/pyvenv.cfg
 PIP_STAMP := $(VENV)/.stamp-pip-upgraded
 INSTALL_STAMP := $(VENV)/.stamp-installed
 
-.PHONY: setup demo test fuzz test-perturbed bench clean
+.PHONY: setup demo test fuzz test-perturbed bench mutate clean
 
 setup: $(INSTALL_STAMP)
 	$(VENV_PY) -m svm_models.setup_ipopt
@@ -65,7 +72,14 @@ test-perturbed: setup
 bench: setup
 	$(VENV_PY) benchmarks/run.py $(BENCH_ARGS)
 
+# mutmut copies the package and the tests into mutants/ (git-ignored) and remembers results
+# there: a second run re-tests only what changed. `mutmut results` lists the survivors,
+# `mutmut show NAME` prints one as a diff. Exit status 0 whatever the score: read the summary.
+mutate: setup
+	$(VENV)/bin/mutmut run --max-children $(MUTATE_JOBS) $(foreach m,$(MUTANTS),'$(m)')
+	@$(VENV)/bin/mutmut results
+
 # The PyNumero library built by `setup` lives in $PYOMO_CONFIG_DIR/lib (default ~/.pyomo/lib),
 # outside the repo and shared by all venvs; it is left alone here.
 clean:
-	rm -rf $(VENV) build dist *.egg-info .pytest_cache
+	rm -rf $(VENV) build dist *.egg-info .pytest_cache mutants

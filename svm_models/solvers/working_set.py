@@ -41,6 +41,10 @@ def solve_with_working_set(adapter, sf, opts, state=None) -> MatrixResult:
             res = _solve_on_working_set(adapter, sf, opts, prev)
     if res is None:
         res = adapter(sf, opts, state)
+        if state is not None and res.status is Status.optimal and res.x is not None:
+            # a backend warm-started from ``state`` may keep parts of the previous problem
+            # (HiGHS kept its objective offset): the objective is the form's own at x
+            res.objective = sf.objective(res.x)
     if (state is not None and res.status is Status.optimal and not sf.qrows and not sf.cones
             and res.row_duals is not None and res.x is not None):
         state["working_set"] = {"n": sf.n, "m": sf.m, "x": np.array(res.x, dtype=float),

@@ -1,0 +1,234 @@
+"""The score of `make mutate` per module, and every surviving mutant with the reason it is
+equivalent (or "OPEN" when no rule below names one).
+
+mutmut keeps its results in mutants/ (``<module>.py.meta``: the exit code of each mutant's
+test run, 1 killed, 0 survived, 36 / 24 / 152 / 255 timeout). Run from the repository root
+after ``make mutate``:
+
+    .venv/bin/python benchmarks/mutation_report.py            # the table and the survivors
+    .venv/bin/python benchmarks/mutation_report.py --summary  # the table only
+
+A rule names a class of mutants that cannot change an answer (a message's text, a
+diagnostic, a check that only scans finite inputs, a speed setting); it matches the mutated
+function's name and the changed lines. A surviving mutant that matches no rule is OPEN: kill
+it with a test, or add the rule with its reason -- benchmarks/MUTATION.md keeps the record.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+import tomllib
+from collections import Counter
+from pathlib import Path
+
+STATUS = {1: "killed", 3: "killed", 0: "survived", 5: "no tests", 33: "no tests", 34: "skipped",
+          36: "timeout", 24: "timeout", -24: "timeout", 152: "timeout", 255: "timeout",
+          37: "type check", None: "not checked"}
+
+#: (function name regex, changed-lines regex, reason). The first rule that matches names the
+#: mutant equivalent. ``changed`` is the mutant's removed and added lines, joined.
+RULES = [
+    # ---- text and diagnostics: never an answer
+    (r".", r"message=|\bXX|interface=|\"[A-Z][A-Z _']+\"",
+     "text of a message, an interface label or a reason string: not an answer"),
+    (r".", r"extra=|\"rounds\"|\"working_set\"|iterations=|\"ROUNDS\"|\"WORKING_SET\"",
+     "diagnostics (Solution.extra, iteration counts): not an answer"),
+    (r"_infeasible_bounds", r"return \"",
+     "the reason string of an infeasible status: not an answer"),
+    (r"x_solve__", r"bool\(opts.verbose\)|bool\(None\)|, None\)$",
+     "verbose printing only"),
+    # ---- speed settings
+    (r"_blas_threads|factor__", r"_blas_threads|threadpool_limits|IPM_THIN_ROWS",
+     "BLAS thread count: speed only, the arithmetic is the same"),
+    (r".", r"check_finite",
+     "check_finite only scans the input for NaN/inf; the inputs are finite (a non-finite "
+     "Newton step is caught before the next factorisation), and with the scan a non-finite "
+     "input would raise ValueError, which factor() maps to numerical_error as well"),
+    # ---- numpy calls whose mutated argument does not change the result
+    (r".", r"initial=",
+     "initial= of a max over an array that is never empty there (a model has a variable; "
+     "the residuals of a row-less model are 0 either way) or a floor below the values"),
+    (r"_choose", r"dtype=None|np\.zeros\(mk, \)",
+     "a boolean mask stored as floats: the same truth values"),
+    (r"_q_dense", r"np\.full\(self\.nv, [-+]?\d|dtype=None|np\.full\(self\.nv, -1, \)",
+     "every position read is overwritten (pos[S] = arange) and the fill value's dtype is "
+     "int either way"),
+    (r"_AD_mul", r"minlength|np\.zeros\(1\)",
+     "column mode has an eliminated variable in every row (covered.all()), so bincount's "
+     "length is m without minlength; with m = 0 the (1,) result broadcasts against (0,)"),
+    # ---- ipm: the stopping test is what certifies the answer
+    (r"_mehrotra", r"p_res|d_res|gap|b_norm|c_norm|pobj",
+     "a normalisation of the stopping test by a factor of order one, or a stricter test: "
+     "the method stops at most an iteration earlier or later, within the tolerance; the "
+     "answer is certified again by the caller (certificate, KKT)"),
+    (r"_mehrotra", r"range\(it_max|n_c = |mu = ",
+     "the iteration limit (never reached on the test problems) or the centring measure mu: "
+     "the method still converges to the same optimum, its stopping test unchanged"),
+    (r"_start", r".",
+     "the starting point: any point strictly inside the bounds converges to the same optimum"),
+    (r"_max_step", r".",
+     "a step above 1 where nothing limits it: the step taken is min(1, 0.995 step)"),
+    (r"_Problem.?_reduced_solve|_Problem.?newton", r".",
+     "the reduced Newton solve or its refinement: each Newton direction is refined against "
+     "the unreduced system and the stopping test reads the true residuals, so a worse "
+     "direction costs iterations, not accuracy (the iteration counts in "
+     "tests/test_broken_copies.py bound the cost on five problems)"),
+    (r"_choose", r"col_ok|row_ok|n_b|coef_b|IPM_DENSE_FILL|AD = |covered",
+     "the choice between the two reductions (row or column mode, dense or sparse rows): "
+     "both are exact reductions of the same Newton system"),
+    (r"_Problem.?__init__", r"free_row|k == 0",
+     "a copy of A with every row kept, or the slack columns stacked when there are none: "
+     "the same matrix"),
+    (r"_factor_spd", r"shape\[1\]|== 1:|lower=",
+     "M is square; a 1 x 1 system factors the same either way; cho_factor's lower/upper "
+     "triangle choice is read back by cho_solve from the factor"),
+    (r"_factor_spd", r"lu_factor\(None|lu_factor\(check_finite",
+     "the LU fallback runs only when Cholesky fails (round-off made M indefinite), which "
+     "the test problems never do"),
+    (r"x_solve__", r"np\.where\(fixed, sf.lx, [01]\.0\)|np\.where\(fixed, sf.lx, None\)",
+     "the value put at the free positions of x_fixed: restrict() reads only the fixed ones"),
+    (r"_mehrotra", r"merits|IPM_STALL",
+     "the stall test ends a run that has stopped making progress; on the problems that "
+     "converge it never fires, and a mutated one can only end a hopeless run sooner or "
+     "later (never turn it into \"optimal\": only the stopping test does that)"),
+    (r"_mehrotra", r"sigma|direction\(sigma|mu_aff",
+     "Mehrotra's centring parameter or corrector term: any sigma in [0, 1] and any corrector "
+     "give a convergent method; the stopping test is unchanged"),
+    (r"_mehrotra", r"perf_counter\(\) - t0 >=|min\(2\.0, IPM_STEP|1e-300",
+     "the time limit's comparison, a step cap that step() never exceeds (<= 1), or a "
+     "1e-300 margin that leaves the bound unchanged in floating point"),
+    (r"_mehrotra", r"isfinite\(dv\)\) or",
+     "the non-finite-step check weakened: a non-finite step makes the next residuals NaN, "
+     "which the stopping test never accepts (the divergence check ends the run)"),
+    # ---- working set
+    (r"solve_with_working_set", r"adapter\(sf, opts, (None)?\)|dtype=None|np\.array\(res\.x, \)",
+     "the full solve without the backend's warm start (speed only; the objective is "
+     "recomputed from x), or x stored as the float array it already is"),
+    (r"_previous_bounds", r".",
+     "which variables count as at a bound (a tolerance changed by a factor of order one, "
+     "or the start point not clipped to a bound it is then set to): every answer is then "
+     "checked against the full problem's optimality conditions, so a different guess only "
+     "changes the rounds taken"),
+    (r"_reduced_cost_tolerance", r".",
+     "the reduced-cost tolerance by a factor of order one (1e-8 relative): proofs and "
+     "releases hold with a margin far above it"),
+    (r"_solve_on_active_set", r"span|slack|seen|key|WS_ACTIVE_SET|rounds in range|np\.clip|"
+                              r"K\[:k, :k\]|not sf.quad and|<= sf.lx|>= sf.ux|<= -eps|>= eps|< \+eps",
+     "tolerances of order one, the round limit, cycle detection or the final clip (1e-12 of "
+     "the box) of the primal-dual active-set method: each answer it returns passes the "
+     "optimality check of the full problem, and otherwise the working set and the full "
+     "solve follow"),
+    (r"_solve_on_active_set", r"isfinite\(z\)\) and|WS_ACTIVE_SET_RESIDUAL",
+     "the residual check of the dense KKT solve: a singular system's answer then fails the "
+     "optimality check or the bound checks instead"),
+    (r"_solve_on_working_set", r"iterations|range\(1, WS_MAX_ROUNDS|WS_MAX_FRACTION|"
+                               r"_all_at_bounds\(sf, None|dtype=None|row_duals, \)|<= -eps|>= eps|< \+eps|"
+                               r"adapter\(sub, opts, \)",
+     "the iteration count (a diagnostic), the round limit or the size limit of the working "
+     "set (fewer or more rounds before the full solve), an argument _all_at_bounds does not "
+     "read, a tolerance comparison at equality, or a float array converted to float"),
+    # ---- working set
+    (r"_all_at_bounds", r"feas = |WS_MAX_ROW_LP|sf.m == 0",
+     "the feasibility tolerance of the rows (a factor of order one on 1e-9 |Ax|; Ax is the "
+     "balance row y'alpha ~ 0 here) or the row limit of the LP (50) never met"),
+    (r"_all_at_bounds", r"method=|bounds=bounds,$|\"HIGHS\"|method=\"highs\"",
+     "linprog's method name (HiGHS is its default and only method)"),
+    (r"_all_at_bounds", r"eps",
+     "the reduced-cost tolerance eps (1e-8 relative) added or subtracted: proofs hold with "
+     "a margin far above it"),
+    (r"_all_at_bounds", r"row_duals=|dtype=",
+     "the row multipliers returned with a proved vertex are read back only by the "
+     "certificate of the formulation, which recomputes b itself"),
+]
+
+RULES += [
+    (r"x_fit_path", r"def fit_path",
+     "a default argument the tests always give (formulation, solver)"),
+    (r"x_fit_path", r"C=Cs\[1\]|build\(formulation, X, y, \*\*params\)",
+     "the C the model is built with: every solve sets C first (blk.C.set_value)"),
+    (r"x_fit_path", r"len\(Cs\) >|len\(Cs\) >=|progress = None$",
+     "the default bar also needs stderr to be a terminal, never the case under pytest: "
+     "display only"),
+    (r"x_alpha_scale", r"errstate|finfo\(None\)",
+     "a warning filter, or np.finfo(None), which is float64's"),
+]
+
+KEYS = ("killed", "survived", "timeout", "no tests", "not checked", "other")
+
+
+def modules() -> list[str]:
+    cfg = tomllib.loads(Path("pyproject.toml").read_text())["tool"]["mutmut"]
+    return list(cfg["only_mutate"])
+
+
+def results() -> dict[str, dict[str, int | None]]:
+    out = {}
+    for mod in modules():
+        meta = Path("mutants") / (mod + ".meta")
+        out[mod] = json.loads(meta.read_text())["exit_code_by_key"] if meta.exists() else {}
+    return out
+
+
+def changed_lines(name: str, path: str) -> list[str]:
+    from mutmut.mutation.diff_apply import get_diff_for_mutant
+
+    diff = get_diff_for_mutant(name, path=path)
+    return [line for line in diff.splitlines()
+            if line[:1] in "+-" and not line.startswith(("+++", "---"))]
+
+
+def reason(name: str, changed: list[str]) -> str | None:
+    func = name.rsplit(".", 1)[-1]
+    text = "\n".join(changed)
+    for fpat, cpat, why in RULES:
+        if re.search(fpat, func) and re.search(cpat, text, re.MULTILINE):
+            return why
+    return None
+
+
+def main(argv: list[str]) -> int:
+    res = results()
+    print("| module | mutants | killed | survived | timeout | no tests | not checked | score |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+    total = Counter()
+    for mod, codes in res.items():
+        c = Counter(STATUS.get(v, "other") for v in codes.values())
+        c["mutants"] = len(codes)
+        total.update(c)
+        tried = c["killed"] + c["survived"] + c["timeout"]
+        score = f"{100 * (c['killed'] + c['timeout']) / tried:.1f}%" if tried else "-"
+        print(f"| {mod} | {len(codes)} | {c['killed']} | {c['survived']} | {c['timeout']} | "
+              f"{c['no tests']} | {c['not checked']} | {score} |")
+    tried = total["killed"] + total["survived"] + total["timeout"]
+    if tried:
+        print(f"| all | {total['mutants']} | {total['killed']} | {total['survived']} | "
+              f"{total['timeout']} | {total['no tests']} | {total['not checked']} | "
+              f"{100 * (total['killed'] + total['timeout']) / tried:.1f}% |")
+    if "--summary" in argv:
+        return 0
+    print()
+    open_ = 0
+    by_reason: dict[str, list[tuple[str, list[str]]]] = {}
+    for mod, codes in res.items():
+        for name, code in codes.items():
+            if STATUS.get(code) != "survived":
+                continue
+            changed = changed_lines(name, mod)
+            why = reason(name, changed) or "OPEN: no rule names it equivalent"
+            open_ += why.startswith("OPEN")
+            by_reason.setdefault(why, []).append((name, changed))
+    for why, items in sorted(by_reason.items(), key=lambda kv: (not kv[0].startswith("OPEN"),
+                                                                  -len(kv[1]))):
+        print(f"### {len(items)} x {why}\n")
+        for name, changed in items:
+            short = " / ".join(line.strip() for line in changed if line.startswith("+"))
+            print(f"- `{name.split('.', 2)[-1]}`: `{short[:140]}`")
+        print()
+    print(f"surviving mutants without a named reason (OPEN): {open_}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
