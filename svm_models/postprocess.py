@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 import operator
 
 import numpy as np
+import pyomo.environ as pyo
 
 from .model.record import members
 from .status import Status
@@ -61,6 +62,21 @@ def var_array(var) -> np.ndarray:
 def values_of(var_datas: list) -> np.ndarray:
     """The values of variable data objects, NaN where there is none."""
     return np.array(list(map(operator.attrgetter("_value"), var_datas)), dtype=float)  # None: NaN
+
+
+def block_objective(svm, block, ctx: Context) -> float:
+    """The objective of the SVM in ``block``, as the Solution reports it: the solver's value
+    when it solved the SVM alone, the record's when the block is still the formulation, else
+    the block's own objective expression -- the one active objective inside the block (a user
+    who replaced the formulation's objective), or the formulation's ``block.objective``,
+    evaluated even when deactivated. Never a larger model's objective: an SVM block inside
+    the user's model reports its own (issue 31)."""
+    if ctx.objective is not None:
+        return float(ctx.objective)
+    if ctx.verified:
+        return float(svm.record.objective_value(values_of(svm.record.var_datas())))
+    own = list(block.component_data_objects(pyo.Objective, active=True, descend_into=True))
+    return float(pyo.value(own[0] if len(own) == 1 else block.objective))
 
 
 def bias_from_kkt(family: str, alpha, y, f, C, thr) -> float:

@@ -165,6 +165,40 @@ def test_messages_show_plain_numbers():
     with pytest.raises(ParameterError) as info:
         sm.add_decision_function(m, sol, m.x, require=np.int64(5))
     assert "require=5 is not a class of this SVM; its classes are [-1, 1]" in str(info.value)
+    # solver options and C checked through their own paths
+    for call, expected in [(lambda: sm.fit(X, y, solver="highs", C=np.float64(-2.0)),
+                            "C must be a finite positive number; got -2.0"),
+                           (lambda: sm.fit(X, y, solver="highs", tol=np.float64(-1.0)),
+                            "tol must be a positive number; got -1.0"),
+                           (lambda: sm.fit(X, y, solver="highs", iter_limit=np.int64(0)),
+                            "iter_limit must be a positive integer; got 0"),
+                           (lambda: sm.fit(X, y, solver="highs", options={"no_such": np.int64(1)}),
+                            "HiGHS refused the option no_such=1")]:
+        with pytest.raises(ParameterError) as info:
+            call()
+        assert expected in str(info.value) and "np." not in str(info.value), str(info.value)
+
+
+@pytest.mark.parametrize("formulation", ["soft_l1_primal", "soft_l2_dual", "rsvm_plus_dual",
+                                         "c_tuning_standard"])
+def test_a_block_inside_a_larger_model_reports_its_own_objective(formulation):
+    """``extract(block)`` of an SVM block solved inside the user's model, whose objective adds
+    ``5 z`` (z in [2, 3]) to the block's: the Solution's objective is the SVM's own, the
+    value ``fit`` reports for the same problem alone (another solve), not the model's."""
+    X, y = teaching_2d(12, seed=2)
+    solver = "clarabel" if formulation.startswith("c_tuning") else "ipopt"
+    ref = sm.fit(X, y, formulation, solver=solver)
+    outer = pyo.ConcreteModel()
+    outer.svm = pyo.Block()
+    sm.build(formulation, X, y, block=outer.svm)
+    outer.z = pyo.Var(bounds=(2, 3))
+    outer.svm.objective.deactivate()
+    sense = outer.svm.objective.sense
+    outer.obj = pyo.Objective(expr=outer.svm.objective.expr + sense * 5 * outer.z, sense=sense)
+    sm.optimize(outer, solver)
+    sol = sm.extract(outer.svm)
+    assert abs(pyo.value(outer.obj) - ref.objective) > 9.0   # the model's objective is not it
+    assert sol.objective == pytest.approx(ref.objective, rel=1e-5, abs=1e-7)
 
 
 # ---------------------------------------------------------------------------------------

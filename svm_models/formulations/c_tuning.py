@@ -87,7 +87,7 @@ from ..model.pieces import (
     prepare,
 )
 from ..model.record import LinearTerm, QuadTerm, Record, Scale
-from ..postprocess import POLISH_MAX_FREE, var_array
+from ..postprocess import POLISH_MAX_FREE, block_objective, var_array
 from ..solution import CTuningDetails, Solution
 from ..status import Status
 from ..tolerances import (
@@ -793,12 +793,7 @@ def extract(block, ctx) -> Solution:
         extra["soft_l2_objective_at_C"] = dual_obj * wK   # the same SVM in the scale of K + I/C
     extra["margin_M"] = 1.0 / np.sqrt(aGMa) if aGMa > 0 else None
     x = np.array([vd.value for vd in svm.record.var_datas()], dtype=float)
-    if ctx.objective is not None:
-        objective = ctx.objective
-    elif ctx.verified:
-        objective = svm.record.objective_value(x)
-    else:
-        objective = float(pyo.value(block.objective))
+    objective = block_objective(svm, block, ctx)
     diag = {}
     if ctx.verified:
         kkt = {"balance": float(abs(y @ alpha)),

@@ -52,12 +52,12 @@ from ..model.record import LinearTerm, QuadTerm, Record, Scale, members, unchang
 from ..model.scaling import ScaleRule
 from ..postprocess import (
     bias_from_kkt,
+    block_objective,
     classic_certificate,
     cut_alpha,
     dual_kkt_residual,
     polish_dual,
     recover_alpha,
-    values_of,
     var_array,
 )
 from ..solution import Solution
@@ -630,12 +630,7 @@ def extract(block, ctx) -> Solution:
     C = float(pyo.value(block.C)) if family != "hard" else None
     Cb = C if family == "soft_l1" else np.inf
     extra: dict = {}
-    if ctx.objective is not None:
-        objective = ctx.objective
-    elif ctx.verified:
-        objective = svm.record.objective_value(values_of(svm.record.var_datas()))
-    else:
-        objective = _model_objective(block)
+    objective = block_objective(svm, block, ctx)
     linear_w = None
     cvals = None
     expansion = None   # dual_coef of a changed kernel primal without alpha
@@ -861,13 +856,6 @@ def _margin_duals(svm, ctx, extra: dict) -> np.ndarray | None:
         extra["dual_sign"] = ("the duals given were read with the opposite sign (theirs are "
                               "<= 0 for the >= margin rows of a minimisation)")
     return mult
-
-
-def _model_objective(block) -> float:
-    """The value of the active objective of the model the block lives in."""
-    model = block.model()
-    objs = list(model.component_data_objects(pyo.Objective, active=True, descend_into=True))
-    return float(pyo.value(objs[0] if len(objs) == 1 else block.objective))
 
 
 def _support_vectors(svm, support):

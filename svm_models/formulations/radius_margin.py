@@ -87,7 +87,7 @@ from ..model.pieces import (
     sum_of_squares,
 )
 from ..model.record import LinearTerm, QuadTerm, Record, RowGroup, Scale
-from ..postprocess import bias_from_kkt, polish_dual, var_array
+from ..postprocess import bias_from_kkt, block_objective, polish_dual, var_array
 from ..solution import RadiusDetails, Solution
 from ..status import Status
 from ..tolerances import ACTIVE_MARGIN_REL, alpha_scale, support_threshold
@@ -792,12 +792,7 @@ def current_C(svm):
 
 
 def _objective(svm, block, ctx):
-    x = np.array([vd.value for vd in svm.record.var_datas()], dtype=float)
-    if ctx.objective is not None:
-        return ctx.objective
-    if ctx.verified:
-        return svm.record.objective_value(x)
-    return float(pyo.value(block.objective))
+    return block_objective(svm, block, ctx)
 
 
 def _finish(svm, block, ctx, *, w, b, alpha, dual_coef, xi, details, extra, kernel=None,

@@ -22,7 +22,7 @@ import pyomo.environ as pyo
 import scipy.sparse as sp
 
 from ..data import Dataset, validate
-from ..errors import DataError, ParameterError
+from ..errors import DataError, ParameterError, plain
 from ..kernels import (
     Kernel,
     check_psd,
@@ -91,7 +91,7 @@ def check_positive(name: str, v) -> float:
     except (TypeError, ValueError):
         raise ParameterError(f"{name} must be a positive number; got {v!r}") from None
     if not np.isfinite(c) or c <= 0:
-        raise ParameterError(f"{name} must be a finite positive number; got {v!r}")
+        raise ParameterError(f"{name} must be a finite positive number; got {plain(v)!r}")
     return c
 
 

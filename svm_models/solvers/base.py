@@ -23,7 +23,7 @@ from typing import Callable
 
 import numpy as np
 
-from ..errors import ParameterError
+from ..errors import ParameterError, plain
 from ..status import Status
 from ..tolerances import SOLVER_TOL
 
@@ -125,12 +125,12 @@ class SolverOptions:
                 except (TypeError, ValueError):
                     ok = False
                 if not ok:
-                    raise ParameterError(f"{name} must be a positive number; got {v!r}")
+                    raise ParameterError(f"{name} must be a positive number; got {plain(v)!r}")
         for name in ("iter_limit", "threads"):
             v = kw.get(name)
             if v is not None and (isinstance(v, bool) or not isinstance(v, (int, np.integer))
                                   or v < 1):
-                raise ParameterError(f"{name} must be a positive integer; got {v!r}")
+                raise ParameterError(f"{name} must be a positive integer; got {plain(v)!r}")
         raw = kw.get("options")
         if raw is not None and not isinstance(raw, dict):
             raise ParameterError(f"options must be a dict of raw backend options "
