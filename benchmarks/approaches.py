@@ -6,7 +6,7 @@ Every approach is a class with
 * ``run(prepared)`` -- the timed part; returns the optimal value of the problem in the
   formulation's own sense (dual: the maximised value, primal: the minimised value).
 
-The problems (SPEC.md sections 1 and 2), with ``G = D_y K D_y`` and ``C`` the soft-margin
+The problems (formulations/classic.md, c_tuning.md), with ``G = D_y K D_y`` and ``C`` the soft-margin
 parameter:
 
 ====================  ============================================================

@@ -344,7 +344,10 @@ def fit(X, y, formulation: str = "soft_l1_dual", solver: str = "ipopt", **params
     Where a formulation can be built in more than one form (``quad_form="auto"``), the form
     is chosen to fit the backend's limits (Gurobi's size-limited licence); where it can be
     built with a cone or a quadratic row (C tuning, ``form="auto"``), in the backend's
-    ``qcqp_form``."""
+    ``qcqp_form``. When the form ``auto`` chose ends in numerical trouble (after
+    :func:`solve`'s own retries), the other quadratic form (dense or factor) of the same
+    problem is built and solved in the time left (``extra["retry_quad_form"]``); if that
+    fails too, the error names both."""
     solve_kw = split_solve_options(params)
     f = lookup(formulation)
     b = backend(solver)
@@ -355,7 +358,46 @@ def fit(X, y, formulation: str = "soft_l1_dual", solver: str = "ipopt", **params
     if "form" in f.params and params.get("form", "auto") == "auto":
         params["form"] = b.qcqp_form
     model = build(formulation, X, y, **params)
-    return solve(model, solver, **solve_kw)
+    t0 = time.perf_counter()
+    try:
+        return solve(model, solver, **solve_kw)
+    except SolveFailedError as exc:
+        other = _other_quad_form(model, f, params, exc)
+        if other is None:
+            raise
+        first = exc
+    # the other quadratic form (dense or factor) of the same problem, in the time left
+    if SolverOptions.from_kwargs(**solve_kw).seconds is not None:
+        left = SolverOptions.from_kwargs(**solve_kw).seconds - (time.perf_counter() - t0)
+        if left <= 0:
+            raise first
+        solve_kw = {**solve_kw, "time_limit": left}
+    try:
+        sol = solve(build(formulation, X, y, **{**params, "quad_form": other}), solver, **solve_kw)
+    except (SolveFailedError, LicenseLimitError) as exc:
+        raise type(first)(f"{first}; then with quad_form={other!r}: {exc}",
+                          status=first.status) from None
+    sol.extra["retry_quad_form"] = (f"quad_form={the_svm_block(model)._svm.facts['quad_form']!r}"
+                                    f" failed ({first.status}); solved with quad_form={other!r}")
+    return sol
+
+
+def _other_quad_form(model, f, params: dict, exc: SolveFailedError) -> str | None:
+    """The quadratic form to try after ``exc``, or None: numerical trouble (not a time limit,
+    a licence, a hard margin's infeasibility) of a formulation built in the form ``auto``
+    chose -- on large offsets (a linear kernel of data 1e7 away from the origin) one form
+    failed on HiGHS, PIQP and Clarabel where the other was solved and certified."""
+    if "quad_form" not in f.params or params.get("quad_form", "auto") != "auto":
+        return None
+    if params.get("kernel_rank") is not None:
+        return None
+    trouble = (Status.numerical_error, Status.iteration_limit, Status.error)
+    if not f.name.startswith("hard"):   # a soft margin is feasible: "infeasible" is trouble
+        trouble += (Status.infeasible, Status.infeasible_or_unbounded)
+    if exc.status not in trouble:
+        return None
+    form = the_svm_block(model)._svm.facts.get("quad_form")
+    return {"dense": "factor", "factor": "dense"}.get(form)
 
 
 def extract(block, *, solver: str = "", duals=None, tol=None) -> Solution:

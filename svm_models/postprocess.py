@@ -1,7 +1,8 @@
 """From a solved block to a :class:`~svm_models.solution.Solution`: the shared pieces.
 
 One place for: the context a solve hands the extractors (:class:`Context`), the KKT rules
-for ``b`` (SPEC.md s. 1), the support-vector rule (:func:`~svm_models.tolerances.support_threshold`),
+for ``b`` (``formulations/classic.md``), the support-vector rule
+(:func:`~svm_models.tolerances.support_threshold`),
 active-set polishing of a dual, the recovery of ``alpha`` from a primal without multipliers,
 and the classic SVM's primal/dual objectives, duality gap and KKT residuals.
 
@@ -80,7 +81,8 @@ def block_objective(svm, block, ctx: Context) -> float:
 
 
 def bias_from_kkt(family: str, alpha, y, f, C, thr) -> float:
-    """``b`` from the KKT conditions of the dual, given ``f = K(y*alpha)`` (SPEC.md s. 1).
+    """``b`` from the KKT conditions of the dual, given ``f = K(y*alpha)``
+    (``formulations/classic.md``).
 
     hard: the midpoint of the interval of ``b`` that keeps every margin ``y_i (f_i + b) >= 1``,
     ``[max_{y_i > 0} (1 - f_i), min_{y_i < 0} (-1 - f_i)]`` -- at the optimum both ends are the

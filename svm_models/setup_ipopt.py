@@ -6,7 +6,7 @@ Usage::
     python -m svm_models.setup_ipopt --check    # only check, change nothing
     python -m svm_models.setup_ipopt --force    # rebuild the PyNumero library anyway
 
-Why this route (see SPEC.md, section 4 "Solvers"):
+Why this route (see the README, "Solvers"):
 
 * conda and ``idaes get-extensions`` download Ipopt binaries at run time, so they do not work
   on a machine without internet.

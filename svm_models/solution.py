@@ -30,7 +30,7 @@ VERSION = 1
 
 @dataclass(frozen=True)
 class CTuningDetails:
-    """What C tuning learns (SPEC.md section 2).
+    """What C tuning learns (``formulations/c_tuning.md``).
 
     g : the optimal kernel weight g* of ``M(g) = (1-g) K/r + g I/l``
     gamma : ``gamma* = 1/C* = g* r / (l (1 - g*))`` (inf at g* = 1)
@@ -52,7 +52,7 @@ class CTuningDetails:
 
 @dataclass(frozen=True, eq=False)
 class RadiusDetails:
-    """What the radius-margin SVMs learn besides w and b (SPEC.md section 3).
+    """What the radius-margin SVMs learn besides w and b (``formulations/radius_margin.md``).
 
     r : the radius term at the solution (R-SVM_mu+ and R-SVM+: half the largest weighted
         squared distance of two points; the kernel form: ``max (f_i - f_j)^2 / 2``)
@@ -82,7 +82,7 @@ class Solution:
     solver : str                backend name;  ``interface``: the plugin/API used
     status : Status             ``Status.optimal`` (others only with ``raise_on_failure=False``)
     w : ndarray (d,) or None    normal vector (linear kernel only)
-    b : float                   bias, from the KKT conditions (SPEC.md section 1)
+    b : float                   bias, from the KKT conditions (``formulations/classic.md``)
     alpha : ndarray (l,)        dual variables (for primals: from multipliers or KKT recovery)
     dual_coef : ndarray (l,)    coefficients of the decision function,
                                 ``f(x) = sum_i dual_coef_i k(x_i, x) + b`` (``y_i alpha_i``

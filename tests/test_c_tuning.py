@@ -1,4 +1,4 @@
-"""Convex tuning of C (SPEC.md section 2): the QCQP over M(g) = (1-g) K/r + g I/l.
+"""Convex tuning of C (formulations/c_tuning.md): the QCQP over M(g) = (1-g) K/r + g I/l.
 
 Every check is against something computed another way: the plain SVM optimum over a scan of
 g (the hard-margin dual on the precomputed kernel M(g), a QP solved by PIQP), the saddle
@@ -111,7 +111,7 @@ def qcqp(case, variant="standard"):
 
 def test_issue_figure_at_l1000_standard_rbf():
     """Issue 9: l = 1000, d = 20, shift 0.35, rbf gamma = 1/20, standard variant: the optimum
-    167981.6033 is the QCQP objective e'a - t/2 exactly as SPEC writes it (trace-one M(g))."""
+    167981.6033 is the QCQP objective e'a - t/2 as formulations/c_tuning.md writes it (trace-one M(g))."""
     X, y = benchmark_data(1000)
     sol = fit(X, y, "standard", kernel="rbf", gamma=1 / 20)
     assert sol.path == "fast"
@@ -164,7 +164,7 @@ def test_saddle_point_and_the_two_recoveries_of_g(case):
     assert abs(ex["eta_sum"] - 0.5) < 1e-7 and ex["eta_hi"] >= 0 and ex["eta_lo"] >= 0
     assert abs(sol.g_multipliers - sol.g_kkt) <= 1e-5
     assert ex["g_agreement"] == pytest.approx(abs(sol.g_multipliers - sol.g_kkt))
-    # the multiplier of balance is +b (SPEC's convention), b from the KKT conditions
+    # the multiplier of balance is +b (formulations/c_tuning.md), b from the KKT conditions
     assert ex["b_multiplier"] == pytest.approx(sol.b, abs=1e-6)
 
 
@@ -444,7 +444,7 @@ def test_record_matches_pyomos_reading_of_the_model(variant, g_bounds):
 
 @pytest.mark.parametrize("variant", ["standard", "general"])
 def test_quadratic_t_form_equals_the_norm_form(variant):
-    """The t-form of SPEC.md as written (a QCQP) and the norm form (a SOCP) have the same
+    """The t-form of c_tuning.md as written (a QCQP) and the norm form (a SOCP) have the same
     optimum, alpha and g* (Ipopt, which solves both reliably)."""
     X, y, kw = CASES["seeded-rbf"]
     norm = fit(X, y, variant, form="norm", **kw)

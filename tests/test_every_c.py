@@ -234,6 +234,52 @@ def test_C_1e15_on_moons(solver):
     assert sol.time < 30
 
 
+def _far_from_the_origin(seed):
+    """30 points in 15 dimensions (the linear kernel's dense form: 15 + 1 >= 31 / 2), scaled
+    and moved far from the origin -- the draws of the agreement generator that failed."""
+    rng = np.random.default_rng(0)
+    draws = [(10.0 ** rng.uniform(-4, 7), 10.0 ** rng.uniform(0, 8)) for _ in range(seed + 1)]
+    scale, offset = draws[seed]
+    X, y = make_blobs(30, centers=2, n_features=15, cluster_std=3.0, random_state=seed)
+    return X * scale + offset, y
+
+
+@pytest.mark.parametrize("solver", ["highs", "piqp", "clarabel"])
+@pytest.mark.parametrize("seed", [16, 24])
+def test_fit_tries_the_other_quadratic_form(solver, seed):
+    """Linear kernel on data 6e5 and 5e6 away from the origin: the dense form (auto's choice)
+    ended in numerical_error or the iteration limit on HiGHS, PIQP and Clarabel, both
+    scalings; ``fit`` then builds the factor form of the same problem, whose answer is
+    libsvm's classifier, certified at what it returns."""
+    require(solver)
+    X, y = _far_from_the_origin(seed)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        sol = sm.fit(X, y, solver=solver, C=1.0, time_limit=60)
+    # the reference on the centred data (the same SVM: w is unchanged, b moves by w'mean);
+    # the Gram matrix of X itself, entries ~1e13, cannot hold the objective to 1e-6
+    mean = X.mean(axis=0)
+    Xc = X - mean
+    yy = np.where(y == sol.classes[1], 1.0, -1.0)
+    a_ref, d_ref, f_ref = libsvm(Xc @ Xc.T, yy, 1.0)
+    a = np.asarray(sol.alpha)
+    w = Xc.T @ (yy * a)
+    # sol.w = X'(y alpha) carries the round-off of the offset (eps |X| sum alpha, ~1e-9)
+    roundoff = 64 * np.finfo(float).eps * np.abs(X).max() * a.sum()
+    np.testing.assert_allclose(sol.w, w, rtol=1e-6, atol=roundoff)
+    f = Xc @ sol.w + (sol.b + sol.w @ mean)
+    primal = 0.5 * w @ w + np.maximum(0.0, 1.0 - yy * f).sum()
+    dual = a.sum() - 0.5 * w @ w
+    assert abs(primal - dual) <= 1e-6 * abs(dual), (primal, dual)
+    assert dual == pytest.approx(d_ref, rel=1e-6)
+    sure = np.abs(f_ref) > 1e-3 * np.abs(f_ref).max()
+    np.testing.assert_array_equal(np.sign(f[sure]), np.sign(f_ref[sure]))
+    np.testing.assert_array_equal(sol.predict(X), np.where(f >= 0, sol.classes[1], sol.classes[0]))
+    if "retry_quad_form" in sol.extra:   # under the BLAS kernels where dense fails
+        assert sol.extra["retry_quad_form"].startswith("quad_form='dense' failed")
+        assert sol.extra["retry_quad_form"].endswith("solved with quad_form='factor'")
+
+
 def test_cli_fit_at_C_1e15(tmp_path):
     require("highs")
     X, y = make_moons(100, noise=0.2, random_state=0)

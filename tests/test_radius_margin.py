@@ -1,7 +1,7 @@
-"""Radius-margin SVMs (SPEC.md section 3): every form against every other.
+"""Radius-margin SVMs (formulations/radius_margin.md): every form against every other.
 
 * R-SVM_mu+: the joint convex problem (every capable backend) against the two-step method
-  (cutting planes on mu with SPEC.md's gradient; inner SVMs by PIQP), features and kernels;
+  (cutting planes on mu with the catalogue's gradient; inner SVMs by PIQP), features and kernels;
 * R-SVM+: primal vs dual vs two-step (on beta), soft and hard margin;
 * kernelized R-SVM+: compact vs pairwise form, and vs an independent evaluation of its objective;
 * constraint generation vs all pairs, the certificate vs a brute-force scan of all pairs;
@@ -108,7 +108,7 @@ def test_mu_plus_joint_equals_two_step(solver, case, C, cancer):
 
 
 def test_mu_plus_gradient_is_specs(cancer):
-    """SPEC.md's gradient, (lam/2)(x_i*k - x_j*k)^2 - 1/2 (sum_i a_i y_i x_ik)^2, against
+    """The catalogue's gradient, (lam/2)(x_i*k - x_j*k)^2 - 1/2 (sum_i a_i y_i x_ik)^2, against
     central differences of J(mu) = D_SVM(K_mu) + lam r(mu) (the appendix's, without the 1/2,
     is off by a factor of 2 in the radius part)."""
     X, y = seeded(3, l=30, d=3)

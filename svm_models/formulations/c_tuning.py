@@ -10,7 +10,7 @@ the kernel family, linear in ``g`` and of trace 1,
 
 and tuning C becomes ``min_g max_a e'a - 1/2 a'G(M(g))a`` over ``a >= 0, y'a = 0`` and
 ``g in [g_lo, g_hi]``. The objective being linear in g, the inner maximum over g sits at an
-end of the range, which gives the QCQP of SPEC.md section 2:
+end of the range, which gives the QCQP of ``formulations/c_tuning.md``:
 
 .. math::
 
@@ -56,7 +56,7 @@ least-squares solve for ``(g, b)`` on the support set); ``C* = 1/gamma*`` with
 plain SVM dual with the kernel fixed at ``M(g*)`` (:mod:`svm_models.methods.saddle`).
 
 Reference: T. De Bie, G. R. G. Lanckriet, N. Cristianini, "Convex Tuning of the Soft Margin
-Parameter", UC Berkeley tech. report UCB/CSD-03-1289 (2003); SPEC.md section 2.
+Parameter", UC Berkeley tech. report UCB/CSD-03-1289 (2003); ``formulations/c_tuning.md``.
 """
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ with ``G(K)_ij = y_i y_j K_ij``. Primals with a non-linear kernel are built in a
 orthonormal basis that ``L`` spans, so ``||w||^2 = ||v||^2`` and ``w.phi(x_i) = (L v)_i``
 (the representer form ``w = sum_j beta_j phi(x_j)`` with ``v = L' beta``, well posed for
 every QP backend even when K is singular). All six are convex QPs.
-References: Cristianini & Shawe-Taylor (2000), ch. 6; SPEC.md section 1.
+References: Cristianini & Shawe-Taylor (2000), ch. 6; ``formulations/classic.md``.
 """
 
 from __future__ import annotations
@@ -332,8 +332,8 @@ def hard_primal(X, y, *, kernel="linear", gamma="scale", degree=3, coef0=0.0, ke
     References
     ----------
     N. Cristianini, J. Shawe-Taylor, *An Introduction to Support Vector Machines and Other
-    Kernel-based Learning Methods*, Cambridge University Press (2000), ch. 6; SPEC.md
-    section 1; the catalogue page ``formulations/hard_primal.md``.
+    Kernel-based Learning Methods*, Cambridge University Press (2000), ch. 6;
+    the catalogue pages ``formulations/classic.md`` and ``formulations/hard_primal.md``.
     """
     return build_primal(X, y, "hard", kernel=kernel, gamma=gamma, degree=degree, coef0=coef0,
                         kernel_rank=kernel_rank, block=block)
@@ -370,8 +370,8 @@ def hard_dual(X, y, *, kernel="linear", gamma="scale", degree=3, coef0=0.0, kern
     References
     ----------
     N. Cristianini, J. Shawe-Taylor, *An Introduction to Support Vector Machines and Other
-    Kernel-based Learning Methods*, Cambridge University Press (2000), ch. 6; SPEC.md
-    section 1; the catalogue page ``formulations/hard_dual.md``.
+    Kernel-based Learning Methods*, Cambridge University Press (2000), ch. 6;
+    the catalogue pages ``formulations/classic.md`` and ``formulations/hard_dual.md``.
     """
     return build_dual(X, y, "hard", kernel=kernel, gamma=gamma, degree=degree, coef0=coef0,
                       kernel_rank=kernel_rank,
@@ -411,8 +411,8 @@ def soft_l1_primal(X, y, *, C=1.0, kernel="linear", gamma="scale", degree=3, coe
     References
     ----------
     N. Cristianini, J. Shawe-Taylor, *An Introduction to Support Vector Machines and Other
-    Kernel-based Learning Methods*, Cambridge University Press (2000), ch. 6; SPEC.md
-    section 1; the catalogue page ``formulations/soft_l1_primal.md``.
+    Kernel-based Learning Methods*, Cambridge University Press (2000), ch. 6;
+    the catalogue pages ``formulations/classic.md`` and ``formulations/soft_l1_primal.md``.
     """
     return build_primal(X, y, "soft_l1", C=C, kernel=kernel, gamma=gamma, degree=degree,
                         coef0=coef0, kernel_rank=kernel_rank, block=block)
@@ -450,8 +450,8 @@ def soft_l1_dual(X, y, *, C=1.0, kernel="linear", gamma="scale", degree=3, coef0
     References
     ----------
     N. Cristianini, J. Shawe-Taylor, *An Introduction to Support Vector Machines and Other
-    Kernel-based Learning Methods*, Cambridge University Press (2000), ch. 6; SPEC.md
-    section 1; the catalogue page ``formulations/soft_l1_dual.md``.
+    Kernel-based Learning Methods*, Cambridge University Press (2000), ch. 6;
+    the catalogue pages ``formulations/classic.md`` and ``formulations/soft_l1_dual.md``.
     """
     return build_dual(X, y, "soft_l1", C=C, kernel=kernel, gamma=gamma, degree=degree,
                       coef0=coef0, kernel_rank=kernel_rank, quad_form=quad_form,
@@ -493,8 +493,8 @@ def soft_l2_primal(X, y, *, C=1.0, kernel="linear", gamma="scale", degree=3, coe
     References
     ----------
     N. Cristianini, J. Shawe-Taylor, *An Introduction to Support Vector Machines and Other
-    Kernel-based Learning Methods*, Cambridge University Press (2000), ch. 6; SPEC.md
-    section 1; the catalogue page ``formulations/soft_l2_primal.md``.
+    Kernel-based Learning Methods*, Cambridge University Press (2000), ch. 6;
+    the catalogue pages ``formulations/classic.md`` and ``formulations/soft_l2_primal.md``.
     """
     return build_primal(X, y, "soft_l2", C=C, kernel=kernel, gamma=gamma, degree=degree,
                         coef0=coef0, kernel_rank=kernel_rank, block=block)
@@ -533,8 +533,8 @@ def soft_l2_dual(X, y, *, C=1.0, kernel="linear", gamma="scale", degree=3, coef0
     References
     ----------
     N. Cristianini, J. Shawe-Taylor, *An Introduction to Support Vector Machines and Other
-    Kernel-based Learning Methods*, Cambridge University Press (2000), ch. 6; SPEC.md
-    section 1; the catalogue page ``formulations/soft_l2_dual.md``.
+    Kernel-based Learning Methods*, Cambridge University Press (2000), ch. 6;
+    the catalogue pages ``formulations/classic.md`` and ``formulations/soft_l2_dual.md``.
     """
     return build_dual(X, y, "soft_l2", C=C, kernel=kernel, gamma=gamma, degree=degree,
                       coef0=coef0, kernel_rank=kernel_rank, quad_form=quad_form,

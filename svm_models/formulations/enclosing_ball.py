@@ -6,7 +6,8 @@ r"""The minimum enclosing ball of the training points in a kernel's feature spac
 
 the Lagrange dual of ``min_{c, R} R^2 s.t. ||phi(x_i) - c||^2 <= R^2`` (centre
 ``c = sum_i a_i phi(x_i)``). A convex QP; its optimal value is ``R^2``. The radius-margin SVMs
-(SPEC.md section 3) approximate R by ``R_O``, half the largest pairwise distance; the library
+(``formulations/radius_margin.md``) approximate R by ``R_O``, half the largest pairwise
+distance; the library
 computes both (:func:`svm_models.enclosing_ball_radius`, :func:`svm_models.half_diameter`).
 
 Not a classifier: the block carries a record (so every QP backend solves it on the fast

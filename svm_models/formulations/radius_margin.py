@@ -1,4 +1,4 @@
-r"""Radius-margin SVMs (Do & Kalousis, ICML 2013, appendix; SPEC.md section 3).
+r"""Radius-margin SVMs (Do & Kalousis, ICML 2013, appendix; ``formulations/radius_margin.md``).
 
 The margin alone is not scale invariant: the radius-margin SVMs add the radius of the data
 (in the learned feature weighting or metric) to the objective. Four builders:
@@ -55,7 +55,8 @@ a point ``(w, r)`` is feasible for some ``s`` exactly when ``1/2 sum_k w_k^2 (x_
 farthest pair overall, grown by :func:`svm_models.methods.radius.generate_pairs`).
 
 Reference: H. Do, A. Kalousis, "Convex formulations of radius-margin based Support Vector
-Machines", ICML 2013 (appendix); SPEC.md section 3 (the exact primal of R-SVM+, the factor 1/2
+Machines", ICML 2013 (appendix); ``formulations/radius_margin.md`` (the exact primal of
+R-SVM+, the factor 1/2
 of the R-SVM_mu+ gradient, the compact form, the Lemma 1 counterexample).
 """
 
@@ -324,7 +325,7 @@ def rsvm_mu_plus(X, y, *, C=1.0, lam=1.0, kernels=None, pairs="all", block=None)
     References
     ----------
     H. Do, A. Kalousis, "Convex formulations of radius-margin based Support Vector
-    Machines", ICML 2013, appendix eq. (3); SPEC.md section 3; the catalogue page
+    Machines", ICML 2013, appendix eq. (3); ``formulations/radius_margin.md``; the catalogue page
     ``formulations/rsvm_mu_plus.md``.
     """
     name = "rsvm_mu_plus"
@@ -367,7 +368,8 @@ def rsvm_mu_plus(X, y, *, C=1.0, lam=1.0, kernels=None, pairs="all", block=None)
 
 
 def rsvm_plus_primal(X, y, *, C=1.0, lam=1.0, pairs="all", block=None):
-    r"""R-SVM+, primal: the exact Lagrange dual of the appendix's eq. (5) (SPEC.md section 3).
+    r"""R-SVM+, primal: the exact Lagrange dual of the appendix's eq. (5)
+    (``formulations/radius_margin.md``).
 
     .. math::
 
@@ -418,8 +420,8 @@ def rsvm_plus_primal(X, y, *, C=1.0, lam=1.0, pairs="all", block=None):
     References
     ----------
     H. Do, A. Kalousis, "Convex formulations of radius-margin based Support Vector
-    Machines", ICML 2013, appendix eq. (5)/(7) (the dual; this primal derived in SPEC.md
-    section 3); the catalogue page ``formulations/rsvm_plus_primal.md``.
+    Machines", ICML 2013, appendix eq. (5)/(7) (the dual; this primal derived in
+    ``formulations/radius_margin.md``); the catalogue page ``formulations/rsvm_plus_primal.md``.
     """
     name = "rsvm_plus_primal"
     data, b, layout, wpos, xi, features, sizes, Phi_all, _, (I0, J0) = _feature_model(
@@ -585,7 +587,7 @@ def rsvm_plus_kernel(X, y, *, C=1.0, lam=1.0, kernel="linear", gamma="scale", de
     ``K = L L'`` (pivoted Cholesky of full column rank; ``L = X`` for the linear kernel, so
     that ``z = w``): ``z = L'a``, ``a'Ka = ||z||^2``, ``f = L z``. Note: its radius is the
     spread of the projections ``w.(x_i - x_j)``, not R-SVM+'s ``sum_k w_k^2 (x_ik - x_jk)^2``,
-    and lam weighs ``r/2`` (SPEC.md section 3).
+    and lam weighs ``r/2`` (``formulations/radius_margin.md``).
 
     Components:
 
@@ -628,7 +630,7 @@ def rsvm_plus_kernel(X, y, *, C=1.0, lam=1.0, kernel="linear", gamma="scale", de
     References
     ----------
     H. Do, A. Kalousis, "Convex formulations of radius-margin based Support Vector
-    Machines", ICML 2013, appendix eq. (8); SPEC.md section 3 (the compact
+    Machines", ICML 2013, appendix eq. (8); ``formulations/radius_margin.md`` (the compact
     form); the catalogue page ``formulations/rsvm_plus_kernel.md``.
     """
     if radius not in RADIUS:

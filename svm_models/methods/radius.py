@@ -1,4 +1,4 @@
-"""What loops over solves for the radius-margin SVMs (SPEC.md section 3).
+"""What loops over solves for the radius-margin SVMs (``formulations/radius_margin.md``).
 
 * :func:`generate_pairs` -- exact constraint generation of the O(l^2) radius rows: start from
   a few pairs, add the most violated ones, re-solve, stop when no pair of all ``l(l-1)/2`` is
@@ -7,7 +7,8 @@
   for the formulations with a radius family the choice between all pairs and generation.
 * :func:`lam_path` -- solutions along a path of lam, the model built once.
 * :func:`two_step` -- the appendix's two-step methods: R-SVM_mu+ by a cutting-plane (Kelley)
-  outer loop on the simplex of mu with SPEC.md's gradient, R-SVM+ by a cutting-plane loop
+  outer loop on the simplex of mu with the gradient of formulations/rsvm_mu_plus.md, R-SVM+ by
+  a cutting-plane loop
   on beta (pairs added as columns); each inner step is a plain SVM dual.
 * :func:`enclosing_ball_radius` (R) and :func:`half_diameter` (R_O).
 """
@@ -201,7 +202,7 @@ def two_step(X, y, formulation: str = "rsvm_mu_plus", solver: str = "piqp", *, C
     simplex by a cutting-plane (Kelley) outer loop: at each mu the SVM dual gives the cut
     ``D_SVM(mu') >= D_SVM(mu) - 1/2 sum_k (sum_i a_i y_i x_ik)^2 (mu'_k - mu_k)`` and the
     farthest pair ``(i*, j*)`` the radius cut ``r(mu') >= 1/2 sum_k mu'_k (x_i*k - x_j*k)^2``
-    (together SPEC.md's gradient ``(lam/2)(x_i*k - x_j*k)^2 - 1/2 (sum_i a_i y_i x_ik)^2``).
+    (together the gradient ``(lam/2)(x_i*k - x_j*k)^2 - 1/2 (sum_i a_i y_i x_ik)^2``).
     ``formulation="rsvm_plus_primal"`` (or ``"rsvm_plus_dual"``): the dual function
     ``h(beta) = D_SVM(X diag(1/t) X')``, ``t = 1 + sum_p beta_p (x_i - x_j)^2``, maximised over
     ``{sum beta = lam, beta >= 0}`` by a cutting-plane loop in which the pair with the largest

@@ -1,4 +1,4 @@
-"""The saddle-point check of the C-tuning problem (SPEC.md section 2).
+"""The saddle-point check of the C-tuning problem (``formulations/c_tuning.md``).
 
 Solving the plain 2-norm SVM dual with the kernel fixed at ``M(g*)`` must give the same
 optimum value and the same alpha as the C-tuning problem: a diagnostic, and a test.

@@ -4,7 +4,7 @@ or ``ipopt`` where an executable exists).
 
 Matrix path through cyipopt with exact numpy derivatives. Ipopt's Lagrangian is
 ``f + lambda'g``, so d(optimal value)/d(active bound) = -lambda; Pyomo's ``cyipopt`` plugin
-reports duals with the opposite sign for a minimisation (SPEC.md section 4). Cones go in
+reports duals with the opposite sign for a minimisation (README, Solvers). Cones go in
 as smooth quadratic rows in squared form with non-negative heads. Ipopt is a local solver:
 a model proved non-convex is refused on the general path.
 """
