@@ -107,19 +107,29 @@ def libsvm_reference(X, y, params):
                   max_iter=10**7).fit(K / k, yy)
     a = np.zeros(len(yy))
     a[ref.support_] = np.abs(ref.dual_coef_[0]) / k
-    return a, dual_value(a, yy, K), K, yy
+    return a, dual_value(a, yy, K, X if kern.is_linear else None), K, yy
 
 
-def dual_value(a, yy, K) -> float:
+def dual_value(a, yy, K, X=None) -> float:
+    """``e'a - 1/2 v'Kv`` (v = y*a); with the linear kernel's X, ``v'Kv = |X'v|^2``: a Gram
+    matrix of data far from the origin (entries 1e13) cannot hold v'Kv to 1e-6."""
     v = yy * a
+    if X is not None:
+        w = X.T @ v
+        return float(a.sum() - 0.5 * w @ w)
     return float(a.sum() - 0.5 * v @ K @ v)
 
 
-def certificate(sol, K, yy, C) -> dict:
-    """The certificate of exactly the classifier ``sol`` returns, recomputed by brute force."""
+def certificate(sol, K, yy, C, X=None) -> dict:
+    """The certificate of exactly the classifier ``sol`` returns, recomputed by brute force
+    (``X`` given: the linear kernel's, computed through w = X'dual_coef instead of K)."""
     a = np.asarray(sol.alpha, dtype=float)
     dc = np.asarray(sol.dual_coef, dtype=float)
-    f = K @ dc + sol.b
+    if X is not None:
+        w = X.T @ dc
+        f = X @ w + sol.b
+    else:
+        f = K @ dc + sol.b
     # a margin shortfall within the round-off of computing y_i f(x_i) is not a slack (the
     # library's rule, svm_models.tolerances.CERT_ROUNDOFF: at C = 1e12 a shortfall of 1e-12
     # costs 1)
@@ -128,8 +138,8 @@ def certificate(sol, K, yy, C) -> dict:
     xi = np.maximum(0.0, 1.0 - yy * f - roundoff)
     pen = 0.0 if not math.isfinite(C) else C * xi.sum()
     hard_violation = float(xi.max()) if not math.isfinite(C) else 0.0
-    primal = 0.5 * dc @ K @ dc + pen
-    dual = dual_value(a, yy, K)
+    primal = 0.5 * (w @ w if X is not None else dc @ K @ dc) + pen
+    dual = dual_value(a, yy, K, X)
     return {"primal": float(primal), "dual": dual,
             "gap": float((primal - dual) / max(abs(primal), abs(dual), 1e-300)),
             "coef_matches_alpha": bool(np.allclose(dc, yy * a, rtol=0, atol=0)),
@@ -167,7 +177,8 @@ def run_one(seed: int, solver: str, time_limit: float, max_points: int = 120) ->
         out["time"] = time.perf_counter() - t0
         return out
     out["time"] = time.perf_counter() - t0
-    cert = certificate(sol, K, yy, params["C"])
+    cert = certificate(sol, K, yy, params["C"],
+                       np.asarray(X, dtype=float) if params["kernel"] == "linear" else None)
     out.update(cert)
     out["ref_dual"] = ref_dual
     ok = (abs(cert["gap"]) <= REL and cert["coef_matches_alpha"] and cert["box"] <= REL

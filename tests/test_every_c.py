@@ -280,6 +280,19 @@ def test_fit_tries_the_other_quadratic_form(solver, seed):
         assert sol.extra["retry_quad_form"].endswith("solved with quad_form='factor'")
 
 
+@pytest.mark.parametrize("solver", ["highs", "piqp"])
+def test_fit_path_from_1e_3_to_1e3(solver):
+    """A C path from 1e-3 to 1e3 (issue 31: it had to finish in the time of a moderate C on
+    HiGHS; benchmarks/every_c.py times it): every C on it is libsvm's classifier."""
+    require(solver)
+    X, y = make_moons(100, noise=0.2, random_state=0)
+    Cs = np.logspace(-3, 3, 13)
+    sols = sm.fit_path(X, y, Cs, solver=solver, kernel="rbf", gamma=0.5, time_limit=60)
+    assert [s.C for s in sols] == pytest.approx(list(Cs), rel=1e-12)
+    for C, sol in zip(Cs, sols):
+        assert_libsvm_classifier(sol, X, y, C)
+
+
 def test_cli_fit_at_C_1e15(tmp_path):
     require("highs")
     X, y = make_moons(100, noise=0.2, random_state=0)
