@@ -133,8 +133,13 @@ def certificate(sol, K, yy, C, X=None) -> dict:
     # a margin shortfall within the round-off of computing y_i f(x_i) is not a slack (the
     # library's rule, svm_models.tolerances.CERT_ROUNDOFF: at C = 1e12 a shortfall of 1e-12
     # costs 1)
-    rd = np.sqrt(np.maximum(np.diag(K), 0.0))
-    roundoff = 8 * np.finfo(float).eps * np.sqrt(len(yy)) * (rd * (rd @ np.abs(dc)) + abs(sol.b) + 1)
+    eps = np.finfo(float).eps
+    if X is not None:   # f = X w + b: the round-off of a d-term dot product
+        roundoff = 8 * eps * np.sqrt(X.shape[1]) * (np.linalg.norm(X, axis=1) * np.linalg.norm(w)
+                                                    + abs(sol.b) + 1)
+    else:
+        rd = np.sqrt(np.maximum(np.diag(K), 0.0))
+        roundoff = 8 * eps * np.sqrt(len(yy)) * (rd * (rd @ np.abs(dc)) + abs(sol.b) + 1)
     xi = np.maximum(0.0, 1.0 - yy * f - roundoff)
     pen = 0.0 if not math.isfinite(C) else C * xi.sum()
     hard_violation = float(xi.max()) if not math.isfinite(C) else 0.0

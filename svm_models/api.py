@@ -10,13 +10,14 @@ from __future__ import annotations
 import math
 import numbers
 import time
+import warnings
 from dataclasses import replace
 
 from pyomo.common.gc_manager import PauseGC
 
 from .formulations import get as lookup, names as formulation_names
-from .errors import (InfeasibleError, LicenseLimitError, NotSeparableError, ParameterError,
-                     SVMError, SolveFailedError)
+from .errors import (BadScaleWarning, InfeasibleError, LicenseLimitError, NotSeparableError,
+                     ParameterError, SVMError, SolveFailedError)
 from .postprocess import Context
 from .solution import Solution
 from .solvers import SolverOptions, backend, capable, solve_model
@@ -199,10 +200,20 @@ def solve(model, solver: str = "ipopt", *, raise_on_failure: bool = True, _state
 def _attempts(svm, opts: SolverOptions):
     """The ways to solve: as asked, then (a failure or a refused certificate) with the
     formulation's exact scaling the other way round (applied when it was not, left out when
-    it was) -- on the fast path, where the scaling applies."""
+    it was), then -- a dense kernel block -- scaled diagonally (each alpha_i by the power of
+    two nearest 1/sqrt(K_ii)) -- on the fast path, where the scaling applies."""
     yield {}
     if svm.record.scaling is not None and opts.path != "general":
-        yield {"scaling": "off" if opts.scaling in ("on", "auto") else "on"}
+        if opts.scaling != "diagonal":
+            yield {"scaling": "off" if opts.scaling in ("on", "auto") else "on"}
+        if opts.scaling != "diagonal" and _has_dense_block(svm):
+            yield {"scaling": "diagonal"}
+
+
+def _has_dense_block(svm) -> bool:
+    """Whether the formulation's quadratic form is a dense kernel block (a dual built in the
+    dense form), where :func:`~svm_models.model.scaling.diagonal_scaling` applies."""
+    return svm.facts.get("quad_form") == "dense"
 
 
 def _worth_retrying(svm, info, why) -> bool:
@@ -223,7 +234,9 @@ def _worth_retrying(svm, info, why) -> bool:
 
 def _describe_attempt(info, attempt: dict, why) -> str:
     how = ", ".join(f"{k}={v}" for k, v in attempt.items()) or "as asked"
-    scaled = f", scaled by 1/{info.scaling['s']:g}" if info.scaling else ""
+    scaled = "" if not info.scaling else (
+        ", scaled diagonally" if info.scaling.get("diagonal")
+        else f", scaled by 1/{info.scaling['s']:g}")
     end = info.status.value if why is None or info.status is not Status.optimal else (
         f"optimal but {why}")
     return f"{info.solver} {how}{scaled}: {end}"
@@ -372,8 +385,11 @@ def fit(X, y, formulation: str = "soft_l1_dual", solver: str = "ipopt", **params
         if left <= 0:
             raise first
         solve_kw = {**solve_kw, "time_limit": left}
+    with warnings.catch_warnings():   # the data's warnings were given by the first build
+        warnings.simplefilter("ignore", BadScaleWarning)
+        again = build(formulation, X, y, **{**params, "quad_form": other})
     try:
-        sol = solve(build(formulation, X, y, **{**params, "quad_form": other}), solver, **solve_kw)
+        sol = solve(again, solver, **solve_kw)
     except (SolveFailedError, LicenseLimitError) as exc:
         raise type(first)(f"{first}; then with quad_form={other!r}: {exc}",
                           status=first.status) from None

@@ -374,3 +374,22 @@ def test_valid_problems_are_answered_right_or_refused(solver, seed):
     assert out["outcome"] in ("agreed", "refused", "failed"), out
     if out["outcome"] == "failed":
         assert out["error"].startswith(("SolveFailedError", "InfeasibleError")), out
+
+
+@pytest.mark.parametrize("seed", [93, 105, 117])
+def test_highs_is_answered_by_the_diagonal_scaling(seed):
+    """Three valid problems (linear kernel; features of scale 1e-3, a constant feature, a
+    feature x1e6; C from 5e-3 to 1.6e5) that HiGHS stopped at its iteration limit or in
+    numerical trouble, with the exact scaling and without: scaled diagonally (each alpha_i by
+    the power of two nearest 1/sqrt(K_ii)) it answers them -- libsvm's optimum, certified by
+    brute force at the classifier returned."""
+    require("highs")
+    agreement = _agreement()
+    out = agreement.run_one(seed, "highs", 30.0)
+    assert out["outcome"] == "agreed", out
+    p = agreement.valid_problem(seed)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        sol = sm.fit(p["X"], p["y"], solver="highs", time_limit=30, **p["params"])
+    tried = sol.extra.get("retry_certificate", [])
+    assert not tried or tried[-1].startswith("highs scaling=diagonal"), tried

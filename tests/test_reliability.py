@@ -331,13 +331,23 @@ def test_numerical_trouble_is_retried_once_and_reported():
 
 
 def test_numerical_trouble_after_the_retry_is_a_typed_error():
+    """HiGHS on the factor form of features of scale 1e-5: numerical trouble after every
+    retry is a typed error naming them; ``fit`` (the form auto chose) then tries the dense
+    form, which HiGHS solves -- libsvm's classifier (tests/test_every_c.py's reference)."""
+    from test_every_c import assert_libsvm_classifier
+
     require("highs")
     X, y = blobs(0, l=40)
     with pytest.warns(BadScaleWarning):
         with pytest.raises(sm.SolveFailedError, match="numerical_error.*also after 1 retry, "
                            "the last with tol=1e-06") as err:
-            sm.fit(X * 1e-5, y, solver="highs", C=1.0)
+            sm.fit(X * 1e-5, y, solver="highs", C=1.0, quad_form="factor")
     assert err.value.status == "numerical_error"
+    with pytest.warns(BadScaleWarning):
+        sol = sm.fit(X * 1e-5, y, solver="highs", C=1.0)
+    assert sol.extra["retry_quad_form"] == ("quad_form='factor' failed (numerical_error); "
+                                            "solved with quad_form='dense'")
+    assert_libsvm_classifier(sol, X * 1e-5, y, 1.0)
 
 
 @pytest.mark.parametrize("backend,install", [("cplex", "install CPLEX"),

@@ -95,7 +95,10 @@ class SolverOptions:
            possible), ``"general"`` (always through the Pyomo model)
     scaling : the formulation's exact scaling on the fast path
            (:mod:`svm_models.model.scaling`): ``"auto"`` (applied unless the problem is
-           already of order one), ``"on"`` (always), ``"off"`` (never)
+           already of order one), ``"on"`` (always), ``"off"`` (never), ``"diagonal"``
+           (every variable of a dense quadratic block scaled by the power of two nearest
+           ``1/sqrt(Q_ii)``: a kernel whose diagonal spans many orders of magnitude, a poly
+           kernel on badly scaled features, gets a unit diagonal; exact as well)
     """
 
     tol: float | None = None
@@ -115,8 +118,8 @@ class SolverOptions:
             raise ParameterError(f"unknown solver option(s) {sorted(bad)}; known: {sorted(known)}")
         if kw.get("path", "auto") not in ("auto", "fast", "general"):
             raise ParameterError("path must be 'auto', 'fast' or 'general'")
-        if kw.get("scaling", "auto") not in ("auto", "on", "off"):
-            raise ParameterError("scaling must be 'auto', 'on' or 'off'")
+        if kw.get("scaling", "auto") not in ("auto", "on", "off", "diagonal"):
+            raise ParameterError("scaling must be 'auto', 'on', 'off' or 'diagonal'")
         for name in ("tol", "time_limit"):
             v = kw.get(name)
             if v is not None:

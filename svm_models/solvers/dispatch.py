@@ -29,10 +29,11 @@ import numpy as np
 from pyomo.common.collections import ComponentMap
 from pyomo.core.staleflag import StaleFlagManager
 
-from ..errors import CapabilityError, SolverError, SVMError
+from ..errors import CapabilityError, SolverError, SVMError, plain
 from ..model.reader import NotConvex, NotQuadratic, from_pyomo
 from ..model.record import verify
-from ..model.scaling import proxy_bounds, proxy_inactive, scale, scaling_for
+from ..model.scaling import (diagonal_scaling, proxy_bounds, proxy_inactive, scale,
+                             scaling_for)
 from ..model.standard_form import assemble
 from ..status import Status
 from ..tolerances import (PROXY_BOUND, PROXY_BOUND_MAX, PROXY_GROWTH, RETRY_ITER_LIMIT,
@@ -151,7 +152,9 @@ def _solve_fast(record, b, opts: SolverOptions, state) -> SolveInfo:
     t0 = time.perf_counter()
     sf = assemble(record)
     sc = None
-    if opts.scaling != "off":
+    if opts.scaling == "diagonal":
+        sc = diagonal_scaling(sf)
+    elif opts.scaling != "off":
         sc = scaling_for(record.scaling, record.block, sf, force=opts.scaling == "on")
     try:
         res = _run(solve_matrix, opts, b.matrix, sf, sc, opts, state)
@@ -214,7 +217,8 @@ def _rescale_state(state: dict, sc, n: int) -> None:
 def _backend_failure(name: str, interface: str, exc: Exception, opts: SolverOptions) -> str:
     text = f"{name} ({interface}) failed: {type(exc).__name__}: {exc}"
     if opts.options:
-        text += (f". Check the raw backend options passed as options={opts.options!r}: their "
+        text += (f". Check the raw backend options passed as "
+                 f"options={plain(opts.options)!r}: their "
                  f"names and values are {name}'s own")
     return text
 

@@ -20,7 +20,7 @@ import numpy as np
 
 from dataclasses import replace
 
-from ..errors import ParameterError, plain
+from ..errors import plain
 from ..status import Status
 from ..tolerances import (HIGHS_QP_ITER_BASE, HIGHS_QP_ITER_PER_ROW, KKT_REFUSE_REL,
                           RECESSION_DESCENT)
@@ -111,8 +111,7 @@ def _solve(sf, opts, state=None) -> MatrixResult:
                          int(HIGHS_QP_ITER_BASE + HIGHS_QP_ITER_PER_ROW * (sf.n + sf.m)))
     for key, val in opts.options.items():
         if h.setOptionValue(key, val) != highspy.HighsStatus.kOk:
-            raise ParameterError(f"HiGHS refused the option {key}={plain(val)!r}: check its name "
-                                 f"and type in HiGHS's option list (options={{...}})")
+            raise ValueError(f"HiGHS refused the option {key}={plain(val)!r}")
     h.run()
     st = h.getModelStatus()
     M = highspy.HighsModelStatus
