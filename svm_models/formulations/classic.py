@@ -48,7 +48,7 @@ from ..model.pieces import (
     prepare,
     sum_of_squares,
 )
-from ..model.record import LinearTerm, QuadTerm, Record, Scale, members, unchanged
+from ..model.record import LinearTerm, QuadTerm, Record, Scale, members, unchanged, verify
 from ..model.scaling import ScaleRule
 from ..postprocess import (
     bias_from_kkt,
@@ -594,6 +594,16 @@ def explain_failure(svm, status: str, message: str):
     that calls separable data infeasible is in numerical trouble (PIQP and Ipopt on 2-5
     points of size 1e-6, where the margin needs |w| ~ 1e6; found by fuzzing)."""
     if not svm.formulation.startswith("hard"):
+        # a soft margin is feasible by construction (alpha = 0; w = 0 with large slacks): an
+        # "infeasible" on the formulation itself is numerical trouble (Ipopt's "local
+        # infeasibility" on a poly kernel of entries 1e8, found by benchmarks/agreement.py)
+        if status in (Status.infeasible, Status.infeasible_or_unbounded) and \
+                verify(svm.record) is None and not svm.record.extension_reason():
+            return SolveFailedError(
+                f"the solver reported the {svm.formulation} model infeasible ({message}), but a "
+                "soft margin is always feasible: numerical trouble, e.g. badly scaled data or "
+                "kernel; standardise the features or try another backend",
+                Status.numerical_error)
         return None
     if not separable(svm):
         return not_separable(svm, status, message)
