@@ -1,0 +1,71 @@
+"""The post-processing rules that decide answers, on values worked out by hand (formulations/
+classic.md, Post-processing): which alphas are zero or at C (``cut_alpha``) and ``b`` from the
+KKT conditions (``bias_from_kkt``) for each family. Each case below was checked on paper; the
+comments give the arithmetic. Written so that a changed comparison, bound or midpoint in
+svm_models/postprocess.py fails here (issue 31, ``make mutate``)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from svm_models.postprocess import bias_from_kkt, cut_alpha
+
+
+def test_cut_alpha_puts_entries_within_thr_of_a_bound_on_it():
+    a = np.array([1e-9, 1e-3, 0.5, 0.999, 0.9995, 1.0, 2e-3])
+    # thr = 1e-3, box 1: <= 1e-3 -> 0 (1e-3 itself included); >= 1 - 1e-3 -> 1 (0.999 included)
+    np.testing.assert_array_equal(cut_alpha(a, 1e-3, 1.0), [0.0, 0.0, 0.5, 1.0, 1.0, 1.0, 2e-3])
+    # no box (hard margin, 2-norm): nothing is moved up
+    np.testing.assert_array_equal(cut_alpha(a, 1e-3), [0.0, 0.0, 0.5, 0.999, 0.9995, 1.0, 2e-3])
+    # the input is not changed
+    assert a[0] == 1e-9
+
+
+def test_b_of_the_2_norm_averages_over_the_support_vectors():
+    y = np.array([1.0, -1.0, 1.0])
+    alpha = np.array([0.5, 0.25, 1e-9])
+    f = np.array([0.2, -0.1, 5.0])
+    # mean(y (1 - alpha/C) - f) over alpha > thr: (0.5 - 0.2 + (-0.75 + 0.1)) / 2 = -0.175
+    assert bias_from_kkt("soft_l2", alpha, y, f, 1.0, 1e-6) == pytest.approx(-0.175, abs=1e-15)
+    assert bias_from_kkt("soft_l2", np.zeros(3), y, f, 1.0, 1e-6) == 0.0
+
+
+def test_b_of_the_hard_margin_is_the_midpoint_of_its_interval():
+    y = np.array([1.0, 1.0, -1.0, -1.0])
+    f = np.array([0.3, 2.0, -0.5, -3.0])
+    alpha = np.array([1.0, 0.0, 1.0, 0.0])
+    # lo = max(1 - 0.3, 1 - 2) = 0.7, hi = min(-1 + 0.5, -1 + 3) = -0.5: (0.7 - 0.5) / 2 = 0.1
+    assert bias_from_kkt("hard", alpha, y, f, None, 1e-6) == pytest.approx(0.1, abs=1e-15)
+    # one class only: the average of y - f over the support vectors (1 - 0.3)
+    assert bias_from_kkt("hard", alpha[:2], y[:2], f[:2], None, 1e-6) == pytest.approx(0.7)
+
+
+def test_b_of_the_1_norm_averages_over_free_vectors():
+    y = np.array([1.0, 1.0, -1.0, -1.0, 1.0])
+    alpha = np.array([0.5, 1.0, 0.0, 0.5, 0.2])
+    f = np.array([0.6, 0.0, -2.0, -0.8, -0.5])
+    # free: 0, 3 and 4 (thr < alpha < C - thr): (0.4 - 0.2 + 1.5) / 3 (the mean, not the median)
+    assert bias_from_kkt("soft_l1", alpha, y, f, 1.0, 1e-6) == pytest.approx(1.7 / 3, abs=1e-15)
+    # within thr of C counts as at C: point 0 then is not free, b from 3 and 4: 0.65
+    assert bias_from_kkt("soft_l1", np.array([1.0 - 1e-7, 1.0, 0.0, 0.5, 0.2]), y, f, 1.0,
+                         1e-6) == pytest.approx(0.65, abs=1e-15)
+
+
+def test_b_of_the_1_norm_without_free_vectors_is_the_midpoint_libsvm_takes():
+    y = np.array([1.0, 1.0, -1.0, -1.0])
+    alpha = np.array([1.0, 0.0, 1.0, 0.0])       # every alpha at 0 or C = 1
+    f = np.array([0.5, 1.1, -0.2, -1.3])
+    # r = 1 - y f = [0.5, -0.1, 0.8, -0.3]; y_i b >= r_i at 0, y_i b <= r_i at C:
+    # b >= -0.1 (point 1), b >= -0.8 (point 2), b <= 0.3 (point 3), b <= 0.5 (point 0):
+    # [-0.1, 0.3], midpoint 0.1
+    b = bias_from_kkt("soft_l1", alpha, y, f, 1.0, 1e-6)
+    assert b == pytest.approx(0.1, abs=1e-15)
+    margins = y * (f + b)
+    assert np.all(margins[alpha == 0] >= 1) and np.all(margins[alpha == 1] <= 1)
+    # one side open (every alpha 0, one class on each side bounding b from one side only)
+    y2, f2 = np.array([1.0, 1.0]), np.array([0.2, 0.9])
+    # b >= 1 - 0.2 = 0.8 and b >= 0.1: no upper end, b = 0.8
+    assert bias_from_kkt("soft_l1", np.zeros(2), y2, f2, 1.0, 1e-6) == pytest.approx(0.8)
+    # at C only (y = -1): y b <= r -> b >= -r; r = 1 + f = [1.2, 1.9] -> b >= -1.2, b = -1.2
+    assert bias_from_kkt("soft_l1", np.ones(2), -y2, f2, 1.0, 1e-6) == pytest.approx(-1.2)
