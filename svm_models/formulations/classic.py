@@ -66,6 +66,7 @@ from ..tolerances import (
     ACTIVE_MARGIN_REL,
     HARD_MARGIN_VIOLATION,
     KKT_ACCEPT,
+    SV_REL_MAX,
     alpha_scale,
     certificate_tolerance,
     support_threshold,
@@ -655,6 +656,16 @@ def extract(block, ctx) -> Solution:
             cands.append(("solver's alpha, zeros and bounds made exact", cut, None, None))
             cands.append(("solver's alpha", raw,
                           bias_from_kkt(family, raw, y, f_raw, C, thr), None))
+            # last: the polish from a looser cut-off (1e-3 of the largest alpha), computed
+            # only when nothing above is certified -- an interior point's alpha within 4e-4
+            # of C on a degenerate optimum (every alpha at 0 or C, more free candidates than
+            # the kernel's rank: C = 1e-8, 30 features) settles only from there
+            loose = SV_REL_MAX * alpha_scale(raw)
+            if loose > thr:
+                cands.append(lambda: [(f"{name}, from the cut-off {SV_REL_MAX:g} of the "
+                                       "largest alpha", a, b_, w_)
+                                      for name, a, b_, w_ in _polished(svm, family, raw, C,
+                                                                       loose)])
         else:
             alpha = cut_alpha(raw, thr)
             coef = y * alpha
@@ -772,13 +783,15 @@ def _polished(svm, family, raw, C, thr) -> list:
 
 def _choose(svm, family, C, cands, ctx):
     """``(name, alpha, b, w, certificate, accept)``: the first candidate ``(name, alpha, b, w)``
-    whose certificate reaches the tolerance (b None: from alpha's KKT conditions; w None: the
+    (or of the list a callable in ``cands`` returns, called only when reached) whose
+    certificate reaches the tolerance (b None: from alpha's KKT conditions; w None: the
     kernel expansion of alpha, or for the linear kernel its image X'(y alpha)); else the one
     with the best certificate."""
     y = svm.data.y
     accept = certificate_tolerance(ctx.certify_tol if ctx.certify_tol is not None else ctx.tol)
     best = None
-    for name, alpha, b, w in cands:
+    for name, alpha, b, w in (c for item in cands
+                              for c in (item() if callable(item) else [item])):
         if not np.all(np.isfinite(alpha)):
             continue
         if b is None:
@@ -804,7 +817,7 @@ def _choose(svm, family, C, cands, ctx):
         if cert["worst"] <= accept:
             return name, alpha, b, w, cert, accept
     if best is None:   # NaN everywhere: the classifier of the solver's alpha, uncertified
-        name, alpha, b, w = cands[-1]
+        name, alpha, b, w = next(c for c in reversed(cands) if not callable(c))
         nan = {"worst": np.inf, "primal": np.nan, "dual": np.nan, "gap": np.nan,
                "balance": np.nan, "margins": np.full(len(y), np.nan),
                "slacks": np.full(len(y), np.nan)}
