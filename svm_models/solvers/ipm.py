@@ -37,6 +37,7 @@ ends at the iteration limit, or in numerical trouble when its iterates diverge.
 from __future__ import annotations
 
 import time
+import warnings
 
 import numpy as np
 import scipy.linalg as la
@@ -247,7 +248,7 @@ class _Problem:
                 K[ns:, :ns] = self.AS
                 K[ns:, ns:] = W
                 self._chol = None
-                self._lu = la.lu_factor(K, check_finite=False)
+                self._lu = _lu(K)
 
     def _dense_solve(self, rhs: np.ndarray) -> np.ndarray:
         if rhs.size == 0:   # nothing kept dense (no rows, no shared variable)
@@ -329,7 +330,16 @@ def _factor_spd(M: np.ndarray):
     try:
         return la.cho_factor(M, lower=True, check_finite=False), None
     except la.LinAlgError:
-        return None, la.lu_factor(M, check_finite=False)
+        return None, _lu(M)
+
+
+def _lu(M: np.ndarray):
+    """LU factors of M; an exactly singular M (an inseparable hard margin) gives infinite
+    steps that the iteration reports as numerical trouble, so scipy's LinAlgWarning is not
+    passed on to the user."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", la.LinAlgWarning)
+        return la.lu_factor(M, check_finite=False)
 
 
 def _start(p: _Problem) -> np.ndarray:
