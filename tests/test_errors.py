@@ -7,6 +7,7 @@ Python user expects: ValueError for bad input, RuntimeError for a failed solve).
 from __future__ import annotations
 
 import warnings
+
 import numpy as np
 import pytest
 from conftest import QP_BACKENDS, TOY_X, TOY_Y, blobs, require, separable
