@@ -363,13 +363,7 @@ def fit(X, y, formulation: str = "soft_l1_dual", solver: str = "ipopt", **params
     fails too, the error names both."""
     solve_kw = split_solve_options(params)
     f = lookup(formulation)
-    b = backend(solver)
-    if "max_vars" in f.params and "max_vars" not in params:
-        limit = b.max_quadratic_vars if f.problem_class != "LP" else b.max_vars
-        if limit is not None:
-            params["max_vars"] = limit
-    if "form" in f.params and params.get("form", "auto") == "auto":
-        params["form"] = b.qcqp_form
+    params = params_for_backend(formulation, solver, params)
     model = build(formulation, X, y, **params)
     t0 = time.perf_counter()
     try:
@@ -396,6 +390,23 @@ def fit(X, y, formulation: str = "soft_l1_dual", solver: str = "ipopt", **params
     sol.extra["retry_quad_form"] = (f"quad_form={the_svm_block(model)._svm.facts['quad_form']!r}"
                                     f" failed ({first.status}); solved with quad_form={other!r}")
     return sol
+
+
+def params_for_backend(formulation: str, solver: str, params: dict) -> dict:
+    """``params`` with the forms that suit the backend filled in where left to ``auto``: the
+    largest model it takes (``max_vars``: the dense or factor quadratic form that fits
+    Gurobi's size-limited licence) and C tuning's cone or quadratic row (``qcqp_form``).
+    Used by :func:`fit` and the methods that build once and solve many times (fit_path)."""
+    f = lookup(formulation)
+    b = backend(solver)
+    params = dict(params)
+    if "max_vars" in f.params and "max_vars" not in params:
+        limit = b.max_quadratic_vars if f.problem_class != "LP" else b.max_vars
+        if limit is not None:
+            params["max_vars"] = limit
+    if "form" in f.params and params.get("form", "auto") == "auto":
+        params["form"] = b.qcqp_form
+    return params
 
 
 def _other_quad_form(model, f, params: dict, exc: SolveFailedError) -> str | None:

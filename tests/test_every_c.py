@@ -310,6 +310,22 @@ def test_degenerate_optimum_at_C_1e_8(solver):
     assert_libsvm_classifier(sol, X, y, 1e-8)   # (the optimal alpha need not be unique)
 
 
+def test_fit_path_on_gurobi_builds_the_form_its_licence_takes():
+    """190 points, 30 features, linear kernel: the factor form has 220 variables, beyond
+    Gurobi's size-limited licence (200 in a quadratic model); fit picks the dense form (190),
+    and fit_path refused with LicenseLimitError until it took the same choice. Every C on
+    the path is libsvm's classifier."""
+    from sklearn.preprocessing import StandardScaler
+
+    require("gurobi")
+    X, y = load_breast_cancer(return_X_y=True)
+    X, y = StandardScaler().fit_transform(X)[:190], y[:190]
+    Cs = [1e-2, 1.0, 1e2]
+    sols = sm.fit_path(X, y, Cs, solver="gurobi", time_limit=60)
+    for C, sol in zip(Cs, sols):
+        assert_libsvm_classifier(sol, X, y, C)
+
+
 def test_cli_fit_at_C_1e15(tmp_path):
     require("highs")
     X, y = make_moons(100, noise=0.2, random_state=0)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from ..api import build, solve, split_solve_options, the_svm_block
+from ..api import build, params_for_backend, solve, split_solve_options, the_svm_block
 from ..errors import ParameterError, plain
 from ..model.pieces import check_C
 from ..progress import Progress
@@ -36,7 +36,7 @@ def fit_path(X, y, Cs, formulation: str = "soft_l1_dual", solver: str = "highs",
     if not Cs:
         raise ParameterError("Cs must contain at least one value of C")
     solve_kw = split_solve_options(params)
-    model = build(formulation, X, y, C=Cs[0], **params)
+    model = build(formulation, X, y, C=Cs[0], **params_for_backend(formulation, solver, params))
     blk = the_svm_block(model)
     if progress is None:
         progress = len(Cs) > 5 and sys.stderr.isatty()
