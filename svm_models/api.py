@@ -139,7 +139,8 @@ def solve(model, solver: str = "ipopt", *, raise_on_failure: bool = True, _state
     (``extra["retry"]``). A reported optimum whose own certificate is far off (for the
     classic SVMs: the certificate of exactly the classifier returned) is numerical trouble
     too. Either is tried once more with the formulation's exact scaling the other way round
-    (``scaling=``, on the fast path); if that fails as well, the error (or, with
+    (``scaling=``, on the fast path), and a dense kernel block once more scaled diagonally
+    (``scaling="diagonal"``); if that fails as well, the error (or, with
     ``raise_on_failure=False``, the Solution with status ``numerical_error``, its values
     kept) names what was tried and the backends that take the problem class.
     """
