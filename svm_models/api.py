@@ -363,33 +363,44 @@ def fit(X, y, formulation: str = "soft_l1_dual", solver: str = "ipopt", **params
     problem is built and solved in the time left (``extra["retry_quad_form"]``); if that
     fails too, the error names both."""
     solve_kw = split_solve_options(params)
+    raise_on_failure = solve_kw.pop("raise_on_failure", True)
+    seconds = SolverOptions.from_kwargs(**solve_kw).seconds
     f = lookup(formulation)
     params = params_for_backend(formulation, solver, params)
     model = build(formulation, X, y, **params)
     t0 = time.perf_counter()
+    first_error = None
     try:
-        return solve(model, solver, **solve_kw)
+        first = solve(model, solver, raise_on_failure=raise_on_failure, **solve_kw)
+        if first.status is Status.optimal:
+            return first
+        status = first.status
     except SolveFailedError as exc:
-        other = _other_quad_form(model, f, params, exc)
-        if other is None:
-            raise
-        first = exc
+        first, first_error, status = None, exc, exc.status
+    other = _other_quad_form(model, f, params, status)
+    left = None if seconds is None else seconds - (time.perf_counter() - t0)
+    if other is None or (left is not None and left <= 0):
+        if first_error is not None:
+            raise first_error
+        return first
     # the other quadratic form (dense or factor) of the same problem, in the time left
-    if SolverOptions.from_kwargs(**solve_kw).seconds is not None:
-        left = SolverOptions.from_kwargs(**solve_kw).seconds - (time.perf_counter() - t0)
-        if left <= 0:
-            raise first
+    if left is not None:
         solve_kw = {**solve_kw, "time_limit": left}
     with warnings.catch_warnings():   # the data's warnings were given by the first build
         warnings.simplefilter("ignore", BadScaleWarning)
         again = build(formulation, X, y, **{**params, "quad_form": other})
+    was = the_svm_block(model)._svm.facts["quad_form"]
     try:
-        sol = solve(again, solver, **solve_kw)
+        sol = solve(again, solver, raise_on_failure=raise_on_failure, **solve_kw)
     except (SolveFailedError, LicenseLimitError) as exc:
-        raise type(first)(f"{first}; then with quad_form={other!r}: {exc}",
-                          status=first.status) from None
-    sol.extra["retry_quad_form"] = (f"quad_form={the_svm_block(model)._svm.facts['quad_form']!r}"
-                                    f" failed ({first.status}); solved with quad_form={other!r}")
+        if first_error is None:    # raise_on_failure=False: the first attempt's Solution
+            return first
+        raise type(first_error)(f"{first_error}; then with quad_form={other!r}: {exc}",
+                                status=first_error.status) from None
+    if sol.status is not Status.optimal:
+        return first
+    sol.extra["retry_quad_form"] = (f"quad_form={was!r} failed ({status}); solved with "
+                                    f"quad_form={other!r}")
     return sol
 
 
@@ -410,19 +421,18 @@ def params_for_backend(formulation: str, solver: str, params: dict) -> dict:
     return params
 
 
-def _other_quad_form(model, f, params: dict, exc: SolveFailedError) -> str | None:
-    """The quadratic form to try after ``exc``, or None: numerical trouble (not a time limit,
-    a licence, a hard margin's infeasibility) of a formulation built in the form ``auto``
-    chose -- on large offsets (a linear kernel of data 1e7 away from the origin) one form
-    failed on HiGHS, PIQP and Clarabel where the other was solved and certified."""
+def _other_quad_form(model, f, params: dict, status) -> str | None:
+    """The quadratic form to try after a solve that ended in ``status``, or None: numerical
+    trouble (not a time limit, a licence, a proof of infeasibility; a soft margin called
+    infeasible already is numerical_error, see ``classic.explain_failure``) of a formulation
+    built in the form ``auto`` chose -- on large offsets (a linear kernel of data 1e7 away
+    from the origin) one form failed on HiGHS, PIQP and Clarabel where the other was solved
+    and certified."""
     if "quad_form" not in f.params or params.get("quad_form", "auto") != "auto":
         return None
     if params.get("kernel_rank") is not None:
         return None
-    trouble = (Status.numerical_error, Status.iteration_limit, Status.error)
-    if not f.name.startswith("hard"):   # a soft margin is feasible: "infeasible" is trouble
-        trouble += (Status.infeasible, Status.infeasible_or_unbounded)
-    if exc.status not in trouble:
+    if status not in (Status.numerical_error, Status.iteration_limit, Status.error):
         return None
     form = the_svm_block(model)._svm.facts.get("quad_form")
     return {"dense": "factor", "factor": "dense"}.get(form)

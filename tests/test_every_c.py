@@ -244,18 +244,21 @@ def _far_from_the_origin(seed):
     return X * scale + offset, y
 
 
+@pytest.mark.parametrize("raise_on_failure", [True, False])
 @pytest.mark.parametrize("solver", ["highs", "piqp", "clarabel"])
 @pytest.mark.parametrize("seed", [16, 24])
-def test_fit_tries_the_other_quadratic_form(solver, seed):
+def test_fit_tries_the_other_quadratic_form(solver, seed, raise_on_failure):
     """Linear kernel on data 6e5 and 5e6 away from the origin: the dense form (auto's choice)
     ended in numerical_error or the iteration limit on HiGHS, PIQP and Clarabel, both
     scalings; ``fit`` then builds the factor form of the same problem, whose answer is
-    libsvm's classifier, certified at what it returns."""
+    libsvm's classifier, certified at what it returns -- with ``raise_on_failure`` given
+    either way (given explicitly it was an unknown solver option there; False returned the
+    failed dense Solution without trying)."""
     require(solver)
     X, y = _far_from_the_origin(seed)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        sol = sm.fit(X, y, solver=solver, C=1.0, time_limit=60)
+        sol = sm.fit(X, y, solver=solver, C=1.0, time_limit=60, raise_on_failure=raise_on_failure)
     # the reference on the centred data (the same SVM: w is unchanged, b moves by w'mean);
     # the Gram matrix of X itself, entries ~1e13, cannot hold the objective to 1e-6
     mean = X.mean(axis=0)
