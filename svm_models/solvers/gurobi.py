@@ -85,11 +85,19 @@ def solve(sf, opts, state=None) -> MatrixResult:
               GRB.SUBOPTIMAL: Status.numerical_error}.get(S, Status.error)
     res = MatrixResult(status=status, message=f"gurobi status {S}", interface="gurobipy")
     if status is Status.optimal:
-        xv = np.asarray(x.X)
-        duals = np.zeros(lifted.m)
-        for idx, cons in groups:
-            duals[idx] += np.asarray(cons.Pi)
-        qd = np.array([float(np.atleast_1d(qc.QCPi)[0]) for qc in qcons])
+        try:
+            xv = np.asarray(x.X)
+            duals = np.zeros(lifted.m)
+            for idx, cons in groups:
+                duals[idx] += np.asarray(cons.Pi)
+            qd = np.array([float(np.atleast_1d(qc.QCPi)[0]) for qc in qcons])
+        except gp.GurobiError as exc:
+            # "optimal" without the values of an optimum (a poly kernel of entries 1e16, on
+            # which it had stopped at its numerical limits): numerical trouble, not an error
+            res.status, res.message = Status.numerical_error, f"gurobi status {S}, but {exc}"
+            m.dispose()
+            env.dispose()
+            return res
         res.x = xv[:n0]
         res.row_duals = duals[:m0]
         res.qrow_duals = qd[:k0]
