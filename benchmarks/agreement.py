@@ -32,7 +32,7 @@ import warnings
 
 import numpy as np
 
-SOLVERS = ("ipopt", "gurobi", "highs", "scip", "piqp", "clarabel", "ipm")
+SOLVERS = ("ipopt", "gurobi", "highs", "scip", "piqp", "clarabel", "ipm", "libsvm", "auto")
 
 #: the agreement tolerance (relative)
 REL = 1e-6

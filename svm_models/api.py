@@ -20,7 +20,7 @@ from .errors import (BadScaleWarning, InfeasibleError, LicenseLimitError, NotSep
                      ParameterError, SVMError, SolveFailedError)
 from .postprocess import Context
 from .solution import Solution
-from .solvers import SolverOptions, backend, capable, solve_model
+from .solvers import SolverOptions, auto_choice, backend, capable, solve_model
 from .status import Status
 from .tolerances import CERTIFICATE_GAP, CERTIFICATE_GAP_PER_TOL, CERTIFICATE_REFUSE
 
@@ -124,7 +124,7 @@ def _error_for(svm, f, status: Status, message: str) -> SolveFailedError:
                             f"({message})", status)
 
 
-def solve(model, solver: str = "ipopt", *, raise_on_failure: bool = True, _state=None,
+def solve(model, solver: str = "auto", *, raise_on_failure: bool = True, _state=None,
           **options) -> Solution:
     """Solve a model made by :func:`build` (or a larger model containing one SVM block).
 
@@ -151,6 +151,8 @@ def solve(model, solver: str = "ipopt", *, raise_on_failure: bool = True, _state
     _refuse_part_of_a_larger_model(model)
     blk = the_svm_block(model)
     svm = blk._svm
+    if str(solver).lower() == "auto":
+        return _solve_auto(model, svm, raise_on_failure, _state, options)
     svm.data.check_unchanged()
     f = lookup(svm.formulation)
     b = backend(solver)
@@ -160,7 +162,7 @@ def solve(model, solver: str = "ipopt", *, raise_on_failure: bool = True, _state
     first = None
     tried = []
     t0 = time.perf_counter()
-    for attempt in _attempts(svm, opts):
+    for attempt in _attempts(svm, opts, structured=b.structured is not None):
         run = replace(opts, **attempt)
         if opts.seconds is not None and first is not None:
             left = opts.seconds - (time.perf_counter() - t0)
@@ -198,13 +200,49 @@ def solve(model, solver: str = "ipopt", *, raise_on_failure: bool = True, _state
     return replace(sol, status=Status.numerical_error, extra={**sol.extra, "message": message})
 
 
-def _attempts(svm, opts: SolverOptions):
+def _solve_auto(model, svm, raise_on_failure: bool, state, options: dict) -> Solution:
+    """``solver="auto"``: the first backend :func:`~svm_models.solvers.auto_choice` names for
+    this model; when that is a structured backend (libsvm, whose SMO stalls where classes
+    nearly touch at a huge C) and it fails, the next one, in the time left. The Solution's
+    ``extra["solver_choice"]`` says which was used and why."""
+    choices = auto_choice(svm.record.problem_class, svm.record)
+    name, why = choices[0]
+    fallback = choices[1] if len(choices) > 1 and backend(name).structured else None
+    seconds = SolverOptions.from_kwargs(**options).seconds
+    t0 = time.perf_counter()
+    try:
+        sol = solve(model, name, raise_on_failure=raise_on_failure and fallback is None,
+                    _state=state, **options)
+        failed = None if sol.status is Status.optimal else sol.status
+    except SolveFailedError as exc:
+        if fallback is None or isinstance(exc, InfeasibleError):
+            raise
+        sol, failed = None, exc.status
+    if failed is not None and fallback is not None and failed is not Status.time_limit:
+        left = None if seconds is None else seconds - (time.perf_counter() - t0)
+        if left is None or left > 0:
+            opts = options if left is None else {**options, "time_limit": left}
+            again = solve(model, fallback[0], raise_on_failure=raise_on_failure, _state=state,
+                          **opts)
+            again.extra["solver_choice"] = {
+                "asked": "auto", "used": fallback[0],
+                "why": f"{name} ended {Status(failed).value}; then {fallback[1]}"}
+            return again
+    if sol is None:
+        raise SolveFailedError(f"solver='auto': {name} failed ({Status(failed).value}) and no "
+                               "time was left for another backend", failed)
+    sol.extra["solver_choice"] = {"asked": "auto", "used": name, "why": why}
+    return sol
+
+
+def _attempts(svm, opts: SolverOptions, structured: bool = False):
     """The ways to solve: as asked, then (a failure or a refused certificate) with the
     formulation's exact scaling the other way round (applied when it was not, left out when
     it was), then -- a dense kernel block -- scaled diagonally (each alpha_i by the power of
-    two nearest 1/sqrt(K_ii)) -- on the fast path, where the scaling applies."""
+    two nearest 1/sqrt(K_ii)) -- on the fast path, where the scaling applies; not for a
+    ``structured`` backend (libsvm scales the structure itself)."""
     yield {}
-    if svm.record.scaling is not None and opts.path != "general":
+    if svm.record.scaling is not None and opts.path != "general" and not structured:
         if opts.scaling != "diagonal":
             yield {"scaling": "off" if opts.scaling in ("on", "auto") else "on"}
         if opts.scaling != "diagonal" and _has_dense_block(svm):
@@ -352,7 +390,7 @@ def split_solve_options(params: dict) -> dict:
     return {k: params.pop(k) for k in list(params) if k in _SOLVE_KEYS or k == "raise_on_failure"}
 
 
-def fit(X, y, formulation: str = "soft_l1_dual", solver: str = "ipopt", **params) -> Solution:
+def fit(X, y, formulation: str = "soft_l1_dual", solver: str = "auto", **params) -> Solution:
     """Build and solve in one call; ``params`` mix hyperparameters and solver options.
 
     Where a formulation can be built in more than one form (``quad_form="auto"``), the form
@@ -377,7 +415,8 @@ def fit(X, y, formulation: str = "soft_l1_dual", solver: str = "ipopt", **params
         status = first.status
     except SolveFailedError as exc:
         first, first_error, status = None, exc, exc.status
-    other = _other_quad_form(model, f, params, status)
+    structured = str(solver).lower() != "auto" and backend(solver).structured is not None
+    other = None if structured else _other_quad_form(model, f, params, status)
     left = None if seconds is None else seconds - (time.perf_counter() - t0)
     if other is None or (left is not None and left <= 0):
         if first_error is not None:
@@ -410,7 +449,7 @@ def params_for_backend(formulation: str, solver: str, params: dict) -> dict:
     Gurobi's size-limited licence) and C tuning's cone or quadratic row (``qcqp_form``).
     Used by :func:`fit` and the methods that build once and solve many times (fit_path)."""
     f = lookup(formulation)
-    b = backend(solver)
+    b = backend(general_backend(solver, f.problem_class))
     params = dict(params)
     if "max_vars" in f.params and "max_vars" not in params:
         limit = b.max_quadratic_vars if f.problem_class != "LP" else b.max_vars
@@ -419,6 +458,14 @@ def params_for_backend(formulation: str, solver: str, params: dict) -> dict:
     if "form" in f.params and params.get("form", "auto") == "auto":
         params["form"] = b.qcqp_form
     return params
+
+
+def general_backend(solver: str, problem_class: str) -> str:
+    """``solver``, or for ``"auto"`` the first backend it would try that takes any model of
+    ``problem_class`` (not a structured one): whose limits and forms a build is made for."""
+    if str(solver).lower() != "auto":
+        return solver
+    return next(n for n, _ in auto_choice(problem_class) if not backend(n).structured)
 
 
 def _other_quad_form(model, f, params: dict, status) -> str | None:

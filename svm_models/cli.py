@@ -328,10 +328,6 @@ def load_features(path: str, n_features: int):
 
 #: the model flags and the formulation parameters they set
 MODEL_FLAGS = ("C", "kernel", "gamma", "degree", "coef0", "lam")
-#: ``--solver`` not given: the first installed backend here that takes the problem class
-AUTO_SOLVERS = ("highs", "clarabel", "piqp", "ipopt", "gurobi", "scip")
-
-
 def _model_params(args, f) -> dict:
     """The formulation parameters given by flags (ParameterError for one it does not take)."""
     given = {k: getattr(args, k) for k in MODEL_FLAGS if getattr(args, k, None) is not None}
@@ -352,16 +348,14 @@ def _model_params(args, f) -> dict:
 
 def _solver(name: str | None, f) -> str:
     """The backend to use: ``name`` checked (known, installed, takes the problem class) or,
-    when None, the first of :data:`AUTO_SOLVERS` that is installed and takes it."""
-    from .solvers import BACKENDS, available, check_capability
+    when None or ``"auto"``, ``"auto"`` (the fastest installed backend that takes the model,
+    chosen per model: :func:`svm_models.solvers.auto_choice`) once one is installed."""
+    from .solvers import auto_choice, check_capability
 
-    if name is not None:
-        return check_capability(name, f.problem_class).name
-    for n in AUTO_SOLVERS:
-        if BACKENDS[n].takes(f.problem_class) and available(n):
-            return n
-    raise SolverUnavailableError(f"no installed backend takes a {f.problem_class} "
-                                 f"({f.name}); see 'svm-models solvers'")
+    if name is not None and str(name).lower() != "auto":
+        return check_capability(name, None if name == "libsvm" else f.problem_class).name
+    auto_choice(f.problem_class)   # SolverUnavailableError when none is installed
+    return "auto"
 
 
 def _solve_options(args) -> dict:
@@ -597,8 +591,9 @@ def _model_flags(p, *, with_C: bool = True) -> None:
     p.add_argument("data", metavar="DATA", help="CSV (labels last) or NPZ (arrays X, y)")
     p.add_argument("--formulation", default="soft_l1_dual",
                    help="registered formulation (default: soft_l1_dual; 'svm-models formulations')")
-    p.add_argument("--solver", help="backend (default: the first installed of "
-                                    f"{', '.join(AUTO_SOLVERS)} that takes the formulation)")
+    p.add_argument("--solver", help="backend (default: auto, the fastest installed backend "
+                                    "that takes the model: libsvm for the classic duals, then "
+                                    "piqp, clarabel, highs, ipopt, ...)")
     p.add_argument("--kernel", help="linear, poly, rbf or precomputed (default: linear)")
     if with_C:
         p.add_argument("--C", type=float, help="soft-margin parameter")

@@ -102,10 +102,12 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
     formulation : str, default="soft_l1_dual"
         A registered formulation (``svm_models.formulations()``); the default is the
         1-norm soft-margin dual, the problem of scikit-learn's ``SVC``.
-    solver : str, default="ipopt"
-        The backend, as in :func:`svm_models.fit` (``"ipopt"``, ``"gurobi"``, ``"highs"``,
-        ``"scip"``, ``"piqp"``, ``"clarabel"``); the library's default, which takes every
-        problem class. ``"piqp"`` or ``"highs"`` are faster on the QP formulations.
+    solver : str, default="auto"
+        The backend, as in :func:`svm_models.fit` (``"libsvm"``, ``"ipopt"``, ``"gurobi"``,
+        ``"highs"``, ``"scip"``, ``"piqp"``, ``"clarabel"``, ``"ipm"``); ``"auto"``: the
+        fastest installed backend that takes the model (libsvm for the classic duals, then
+        PIQP, ...: :data:`svm_models.solvers.AUTO_ORDER`); the Solution's
+        ``extra["solver_choice"]`` says which and why.
     C : float or None, default=None
         Soft-margin parameter; None: the formulation's default (1.0). Not taken by the hard
         margin nor by C tuning (which learns it: ``C_``). Radius-margin SVMs:
@@ -217,7 +219,7 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
     (array([[0.5, 0.5]]), array([0.]))
     """
 
-    def __init__(self, formulation="soft_l1_dual", solver="ipopt", C=None, kernel=None,
+    def __init__(self, formulation="soft_l1_dual", solver="auto", C=None, kernel=None,
                  gamma=None, degree=None, coef0=None, lam=None, kernels=None, pairs=None,
                  radius=None, g_bounds=None, form=None, quad_form=None, solver_options=None,
                  multi_class="ovr", kernel_rank=None):
@@ -436,8 +438,9 @@ class SVMClassifierCV(ClassifierMixin, BaseEstimator):
         A registered formulation. C tuning learns C on each fold: its rows have ``C=None``,
         and a ``Cs`` given with it is cross-validated on ``soft_l2_dual``, the classifier whose
         C it tunes; ``C_star_`` is the C* it learns on all data.
-    solver : str, default="ipopt"
-        The backend; ``"piqp"`` or ``"highs"`` are faster on the QP formulations.
+    solver : str, default="auto"
+        The backend, as in :class:`SVMClassifier` (``"auto"``: the fastest that takes the
+        model).
     Cs : list of float, int or None, default=None
         The values of C, walked in this order; an int n: ``np.logspace(-4, 4, n)``; None: 10
         such values (none for the hard margin; for C tuning, none besides the learned C*).
@@ -499,7 +502,7 @@ class SVMClassifierCV(ClassifierMixin, BaseEstimator):
     ``client``: the clone uses the same connection).
     """
 
-    def __init__(self, formulation="soft_l1_dual", solver="ipopt", Cs=None, cv=5, n_jobs=None,
+    def __init__(self, formulation="soft_l1_dual", solver="auto", Cs=None, cv=5, n_jobs=None,
                  client=None, multi_class="ovr", refit=True, solver_options=None, progress=None,
                  **params):
         self.formulation = formulation

@@ -361,13 +361,15 @@ def _agreement():
     return mod
 
 
-@pytest.mark.parametrize("solver", ["piqp", "clarabel", "highs", "ipopt", "gurobi", "ipm", "scip"])
+@pytest.mark.parametrize("solver", ["piqp", "clarabel", "highs", "ipopt", "gurobi", "ipm", "scip",
+                                    "libsvm", "auto"])
 @pytest.mark.parametrize("seed", VALID_SEEDS)
 def test_valid_problems_are_answered_right_or_refused(solver, seed):
     """Every random valid problem: libsvm's optimum, certified by brute force at the
     classifier returned; or a typed refusal (capability, licence, no solution); or a typed
     SolveFailedError -- never a wrong answer marked optimal."""
-    require(solver)
+    if solver != "auto":
+        require(solver)
     agreement = _agreement()
     # (SCIP, a spatial branch and bound, on problems of at most 12 points)
     out = agreement.run_one(seed, solver, 30.0, max_points=12 if solver == "scip" else 120)

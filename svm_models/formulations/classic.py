@@ -29,7 +29,7 @@ import pyomo.environ as pyo
 from ..errors import NotSeparableError, ParameterError, SolveFailedError
 from ..kernels import check_rank, factor, kernel_factor
 from ..model.built import BuiltSVM, SignedGram
-from ..model.forms import QuadBlock
+from ..model.forms import DualSVM, QuadBlock
 from ..model.lazy import LazyObjective, linear_form
 from ..model.pieces import (
     Layout,
@@ -139,6 +139,12 @@ def build_dual(X, y, family: str, *, C=1.0, kernel="linear", gamma="scale", degr
     if family == "soft_l2":
         sum_of_squares(b, "ridge", b.alpha, doc="alpha'alpha (the I/C part of G(K + I/C))")
         quadratic.append(QuadTerm(QuadBlock(apos, diag=np.ones(len(apos))), Scale(-0.5, "C", -1)))
+    # the structure a backend may solve as such (libsvm's SMO); not for a low-rank kernel,
+    # whose matrix L L' only the factor form holds
+    structure = None if rank is not None else DualSVM(
+        family=family, alpha=apos, y=yv, kernel=kern, X=data.X, gram=K,
+        z=layout.pos["z"] if form == "factor" else None,
+        L=Lf if form == "factor" else None, C=None if family == "hard" else "C")
     # lazy: the l terms of e'alpha are built only when something reads the objective
     b.objective = LazyObjective(recipe=(_dual_objective, (b.alpha, b.quad, b.component("ridge"),
                                                           b.component("C"))),
@@ -148,7 +154,8 @@ def build_dual(X, y, family: str, *, C=1.0, kernel="linear", gamma="scale", degr
                     linear=[LinearTerm(apos, 1.0)], quadratic=quadratic, rows=rows,
                     problem_class="QP",
                     scaling=_scale_rule(kern, data, L if form == "factor" else None, family,
-                                        layout, alpha=-1.0, z=-0.5)).seal()
+                                        layout, alpha=-1.0, z=-0.5),
+                    structure=structure).seal()
     b._svm = BuiltSVM(formulation=f"{family}_dual", data=data, kernel=kern, block=b,
                       record=record, K=K, L=L, facts={"quad_form": form, **facts})
     return b

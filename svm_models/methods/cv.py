@@ -557,7 +557,7 @@ def _folds(cv, X, y):
                              "or a splitter / a list of (train, test) index arrays)") from None
 
 
-def cross_validate(X, y, formulation: str = "soft_l1_dual", solver: str = "ipopt", *, Cs=None,
+def cross_validate(X, y, formulation: str = "soft_l1_dual", solver: str = "auto", *, Cs=None,
                    cv=5, n_jobs=None, client=None, multi_class: str = "ovr",
                    progress: bool | None = None, refit=None, **params):
     """K-fold cross-validation of an SVM over a grid of C and of other hyperparameters.
@@ -577,8 +577,9 @@ def cross_validate(X, y, formulation: str = "soft_l1_dual", solver: str = "ipopt
         the classifier whose C they tune, the 2-norm soft margin ``soft_l2_dual``, so the
         table holds the cross-validated C beside the tuned one. Radius-margin SVMs state all
         their pairs (``pairs="all"``); ``lam`` may be a grid.
-    solver : str, default="ipopt"
-        The backend, as in :func:`svm_models.fit`.
+    solver : str, default="auto"
+        The backend, as in :func:`svm_models.fit` (``"auto"``: the fastest that takes the
+        model).
     Cs : list of float, int or None, default=None
         The C path, walked in this order on each model. An int n: ``np.logspace(-4, 4, n)``;
         None: 10 such values (none for the C-tuning formulations, which learn C).
@@ -644,7 +645,8 @@ def cross_validate(X, y, formulation: str = "soft_l1_dual", solver: str = "ipopt
         raise ParameterError("give n_jobs (processes on this machine) or client (a Dask "
                              "cluster), not both")
     f = lookup(formulation)
-    backend(solver)  # a misspelt name is refused here, not recorded in every row
+    if str(solver).lower() != "auto":
+        backend(solver)  # a misspelt name is refused here, not recorded in every row
     if "C" in params:
         raise ParameterError("give the values of C as Cs=[...] (the path walked on each model)")
     solve_kw = split_solve_options(params)

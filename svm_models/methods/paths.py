@@ -10,7 +10,7 @@ from ..model.pieces import check_C
 from ..progress import Progress
 
 
-def fit_path(X, y, Cs, formulation: str = "soft_l1_dual", solver: str = "highs", *,
+def fit_path(X, y, Cs, formulation: str = "soft_l1_dual", solver: str = "auto", *,
              progress=None, **params):
     """Solutions along a path of C values, building the model once.
 

@@ -20,7 +20,8 @@ import time
 import numpy as np
 from scipy.optimize import linprog
 
-from ..api import build, fit as fit_once, solve, split_solve_options, the_svm_block
+from ..api import (build, fit as fit_once, general_backend, solve, split_solve_options,
+                   the_svm_block)
 from ..data import validate
 from ..errors import NotSeparableError, ParameterError, SolveFailedError, plain
 from ..formulations.enclosing_ball import enclosing_ball, gram_for
@@ -56,7 +57,7 @@ def _family(model):
     return blk, fams[0]
 
 
-def generate_pairs(model, solver: str = "ipopt", *, batch: int | None = None,
+def generate_pairs(model, solver: str = "auto", *, batch: int | None = None,
                    tol: float = PAIR_VIOLATION_REL, max_rounds: int = 100, **options) -> Solution:
     """Solve a model built with a radius family (``rsvm_mu_plus``, ``rsvm_plus_primal``,
     typically with ``pairs="seed"``) by exact constraint generation.
@@ -104,13 +105,13 @@ def _auto_pairs(X, solver) -> str:
     Gurobi's size-limited licence), constraint generation beyond."""
     l = np.shape(X)[0] if hasattr(X, "__len__") else 0
     limit = PAIR_LITERAL_MAX
-    b = backend(solver)
+    b = backend(general_backend(solver, "QP"))
     if b.max_rows is not None:
         limit = min(limit, b.max_rows - l - 1)
     return "all" if l * (l - 1) // 2 <= limit else "generate"
 
 
-def fit(X, y, formulation: str = "soft_l1_dual", solver: str = "ipopt", **params) -> Solution:
+def fit(X, y, formulation: str = "soft_l1_dual", solver: str = "auto", **params) -> Solution:
     """Build and solve in one call (see :func:`svm_models.api.fit` for the parameters).
 
     For ``rsvm_mu_plus`` and ``rsvm_plus_primal``, ``pairs`` chooses how the O(l^2) radius rows
@@ -138,7 +139,7 @@ def fit(X, y, formulation: str = "soft_l1_dual", solver: str = "ipopt", **params
     return generate_pairs(model, solver, batch=batch, **solve_kw)
 
 
-def lam_path(X, y, lams, formulation: str = "rsvm_plus_primal", solver: str = "ipopt", *,
+def lam_path(X, y, lams, formulation: str = "rsvm_plus_primal", solver: str = "auto", *,
              pairs="auto", **params) -> list:
     """Solutions along a path of lam values, building the model once (``lam`` is a mutable
     Param). With constraint generation the pairs found so far carry over to the next lam."""
@@ -194,7 +195,7 @@ def _master(A_ub, b_ub, A_eq, b_eq, c, bounds):
     return res
 
 
-def two_step(X, y, formulation: str = "rsvm_mu_plus", solver: str = "piqp", *, C=1.0, lam=1.0,
+def two_step(X, y, formulation: str = "rsvm_mu_plus", solver: str = "auto", *, C=1.0, lam=1.0,
              kernels=None, tol: float = TWO_STEP_GAP, max_iter: int = 500, **options) -> Solution:
     """The two-step method of the appendix: fix the weights, solve the SVM, update the weights.
 

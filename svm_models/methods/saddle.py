@@ -38,7 +38,7 @@ class SaddlePointCheck:
     svm: Solution = field(repr=False)
 
 
-def saddle_point_check(X, y, solution: Solution, *, solver: str = "ipopt", tol: float = 1e-6,
+def saddle_point_check(X, y, solution: Solution, *, solver: str = "auto", tol: float = 1e-6,
                        **solve_options) -> SaddlePointCheck:
     """Check that ``(alpha*, g*)`` of a C-tuning solution is a saddle point.
 

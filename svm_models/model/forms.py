@@ -155,3 +155,37 @@ def psd_root(M: np.ndarray, *, rel: float) -> np.ndarray:
     w, V = np.linalg.eigh((M + M.T) / 2)
     keep = w > max(w.max(initial=0.0), 0.0) * rel
     return (V[:, keep] * np.sqrt(w[keep])).T
+
+
+@dataclass(eq=False)
+class DualSVM:
+    """The structure of a classic SVM dual, recorded by its builder for backends that solve
+    exactly that structure (libsvm's SMO):
+
+        max  e'a - 1/2 a'(D_y K D_y + ridge I / C) a   s.t.  lx <= a <= ux,  y'a = 0
+
+    ``family`` "hard", "soft_l1" or "soft_l2" (``ridge`` 1: the 2-norm soft margin's I/C);
+    ``alpha`` the positions of ``a`` in the record's variables, ``y`` the labels (+-1);
+    ``kernel`` and ``X`` the kernel and training points (a backend may evaluate the kernel
+    itself), ``gram`` the training Gram matrix the model holds (an l x l array or a
+    :class:`~svm_models.model.built.SignedGram`; None: the factor form, ``K = L L'``);
+    ``z`` and ``L`` the factor form's images ``z = L'(y a)`` (None: the dense form);
+    ``C`` the name of the mutable parameter C on the recorded block (None: hard margin).
+    The box of ``a`` is read from the variables' bounds when the model is solved."""
+
+    family: str
+    alpha: np.ndarray
+    y: np.ndarray
+    kernel: object
+    X: np.ndarray
+    gram: object = None
+    z: np.ndarray | None = None
+    L: np.ndarray | None = None
+    C: str | None = None
+
+    def complete(self, x: np.ndarray, alpha: np.ndarray) -> None:
+        """Fill ``x`` (the record's variables) from ``alpha``: ``a`` and, in the factor form,
+        the images ``z = L'(y a)``."""
+        x[self.alpha] = alpha
+        if self.z is not None:
+            x[self.z] = self.L.T @ (self.y * alpha)

@@ -115,7 +115,9 @@ class Record:
     (:class:`~svm_models.model.families.PairFamily`): their current members are rows of the
     standard form. ``problem_class`` is ``LP``, ``QP``, ``SOCP``, ``QCQP`` or ``NLP``.
     ``scaling`` is the formulation's exact scaling (a
-    :class:`~svm_models.model.scaling.ScaleRule`), or None.
+    :class:`~svm_models.model.scaling.ScaleRule`), or None. ``structure`` names a structure
+    a backend may solve as such (a :class:`~svm_models.model.forms.DualSVM` for the classic
+    duals: libsvm's SMO), or None.
     """
 
     block: Any
@@ -131,6 +133,7 @@ class Record:
     families: list = field(default_factory=list)
     problem_class: str = "QP"
     scaling: Any = None
+    structure: Any = None
     components: dict = field(default_factory=dict)
     tokens: dict = field(default_factory=dict)
     set_sizes: dict = field(default_factory=dict)

@@ -17,21 +17,25 @@ import difflib
 import io
 
 from ..errors import CapabilityError, ParameterError, SolverUnavailableError
-from . import clarabel, gurobi, highs, ipm, ipopt, others, piqp, scip
+from . import clarabel, gurobi, highs, ipm, ipopt, libsvm, others, piqp, scip
 from .base import ORDER, Backend, SolverOptions, module_present
 
 #: every backend by its flag, the project's six first
 BACKENDS: dict[str, Backend] = {b.name: b for b in [
     ipopt.BACKEND, gurobi.BACKEND, highs.BACKEND, scip.BACKEND, piqp.BACKEND, clarabel.BACKEND,
-    ipm.BACKEND, *others.BACKENDS]}
+    ipm.BACKEND, libsvm.BACKEND, *others.BACKENDS]}
 
 #: the backends the project installs (or carries) and tests
-PROJECT_BACKENDS = ("ipopt", "gurobi", "highs", "scip", "piqp", "clarabel", "ipm")
+PROJECT_BACKENDS = ("ipopt", "gurobi", "highs", "scip", "piqp", "clarabel", "ipm", "libsvm")
 
 
 def backend(name: str) -> Backend:
-    """The backend called ``name`` (ParameterError, with a suggestion, otherwise)."""
+    """The backend called ``name`` (ParameterError, with a suggestion, otherwise; ``"auto"``
+    is resolved by :func:`auto_choice`, not here)."""
     key = str(name).lower()
+    if key == "auto":
+        raise ParameterError("solver='auto' stands for a backend chosen per model "
+                             "(svm_models.solvers.auto_choice); name one here")
     if key not in BACKENDS:
         close = difflib.get_close_matches(key, BACKENDS, n=1)
         hint = f" (did you mean {close[0]!r}?)" if close else ""
@@ -86,6 +90,43 @@ def check_capability(name: str, problem_class: str | None) -> Backend:
     return b
 
 
+#: ``solver="auto"``: per problem class, the installed backends in the order tried, fastest
+#: first (measured: benchmarks/results.md, benchmarks/svc.py). libsvm (a structured backend)
+#: only where the record proves the model is a classic dual as built; Gurobi and SCIP last
+#: (a size-limited licence; a spatial branch and bound)
+AUTO_ORDER = {
+    "LP": ("highs", "clarabel", "piqp", "gurobi", "scip", "ipopt"),
+    "QP": ("libsvm", "piqp", "clarabel", "highs", "ipopt", "ipm", "gurobi", "scip"),
+    "SOCP": ("clarabel", "ipopt", "gurobi", "scip"),
+    "QCQP": ("ipopt", "clarabel", "gurobi", "scip"),
+    "NLP": ("ipopt", "scip"),
+}
+
+
+def auto_choice(problem_class: str, record=None) -> list[tuple[str, str]]:
+    """The backends ``solver="auto"`` tries for a model of ``problem_class`` (with its
+    builder's ``record``, if any), in order, each with why; SolverUnavailableError if none."""
+    from ..model.record import verify
+
+    out = []
+    for n in AUTO_ORDER.get(problem_class, ()):
+        b = BACKENDS[n]
+        if not available(n):
+            continue
+        if b.structured is not None:
+            if (record is None or b.structure_check(record) is not None
+                    or verify(record) is not None or record.extension_reason() is not None):
+                continue
+            out.append((n, f"the model is a classic SVM dual as built: {b.note}, the fastest"))
+        elif b.takes(problem_class):
+            out.append((n, f"the fastest installed backend that takes a {problem_class} "
+                           f"(order: {', '.join(AUTO_ORDER[problem_class])})"))
+    if not out:
+        raise SolverUnavailableError(f"no installed backend takes a {problem_class}; see "
+                                     "svm_models.solvers()")
+    return out
+
+
 def solvers() -> dict[str, dict]:
     """What is installed and usable: ``{name: {available, classes, interface, fast_path,
     duals, global, note}}``."""
@@ -94,7 +135,8 @@ def solvers() -> dict[str, dict]:
         ok = available(name)
         out[name] = {
             "available": ok,
-            "classes": [c for c in ORDER if c in b.classes],
+            "classes": ([c for c in ORDER if c in b.classes] if b.structured is None
+                        else ["the classic duals as built"]),
             "interface": (pyomo_plugin(name) if b.plugins else "matrix") if ok else None,
             "fast_path": b.matrix is not None,
             "duals": b.duals,
@@ -107,5 +149,6 @@ def solvers() -> dict[str, dict]:
 
 from .dispatch import SolveInfo, solve_model  # noqa: E402  (uses the table above)
 
-__all__ = ["BACKENDS", "Backend", "SolverOptions", "SolveInfo", "available", "backend",
+__all__ = ["AUTO_ORDER", "BACKENDS", "Backend", "SolverOptions", "SolveInfo", "auto_choice",
+           "available", "backend",
            "capable", "check_capability", "pyomo_plugin", "solve_model", "solvers"]

@@ -56,6 +56,11 @@ class Backend:
     ``form``) is built in by ``fit`` for this backend ("norm": the cone; "quadratic": the
     t-form, measured faster on Ipopt, 5 s against 21 s at l = 1000, and on SCIP, which
     branches on the cone);
+    structured : a *structured* backend's adapter ``(Record, StandardForm, SolverOptions,
+    state) -> MatrixResult``: it takes one structure a builder records
+    (``Record.structure``, e.g. libsvm and the classic duals), only on a model the record
+    proves unchanged, and no problem class in general;  structure_check : ``Record -> str or
+    None``, why it does not take a recorded model (None: it does);
     install : how to install it;  note : one line for listings.
     """
 
@@ -76,6 +81,8 @@ class Backend:
     plugin_guard: Callable | None = None
     dual_sign: dict = field(default_factory=dict)
     qcqp_form: str = "norm"
+    structured: Callable | None = None
+    structure_check: Callable | None = None
     install: str = ""
     note: str = ""
 

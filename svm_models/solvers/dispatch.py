@@ -74,13 +74,16 @@ def solve_model(model, solver: str = "ipopt", *, record=None, problem_class=None
     backend objects between calls for warm re-solves (parameter paths). A non-optimal status
     is returned, not raised: the caller maps it to its typed error.
     """
-    from . import check_capability
+    from . import backend, check_capability
 
     opts = options or SolverOptions()
     pclass = problem_class or (record.problem_class if record is not None else None)
-    b = check_capability(solver, pclass)
+    b = check_capability(solver, None if backend(solver).structured else pclass)
     proof = verify(record) if record is not None else "the model carries no builder record"
-    if opts.path == "general":
+    if b.structured is not None:
+        _refuse_structure(b, record, pclass, opts, proof)
+        reason = None
+    elif opts.path == "general":
         reason = "the general path was requested"
     elif record is None or proof is not None:
         reason = proof
@@ -92,6 +95,8 @@ def solve_model(model, solver: str = "ipopt", *, record=None, problem_class=None
         raise SolverError(f"the fast path is not possible: {reason}")
 
     def run(o: SolverOptions) -> SolveInfo:
+        if b.structured is not None:
+            return _solve_fast(record, b, o, state, structured=True)
         if reason is None:
             return _solve_fast(record, b, o, state)
         out = _solve_general(model, b, o, verified=proof is None)
@@ -148,16 +153,42 @@ def _run(fn, opts, *args):
         return fn(*args)
 
 
-def _solve_fast(record, b, opts: SolverOptions, state) -> SolveInfo:
+def _refuse_structure(b, record, pclass, opts: SolverOptions, proof) -> None:
+    """A structured backend (libsvm) takes a model only when the record proves it is the
+    structure it solves, unchanged (bounds included); else a CapabilityError before anything
+    runs, naming the backends that take the model's problem class."""
+    from . import PROJECT_BACKENDS, capable
+
+    if opts.path == "general":
+        why = "the general path was requested (it solves only the recorded structure)"
+    elif record is None:
+        why = "the model carries no builder record"
+    else:
+        why = b.structure_check(record) or proof or record.extension_reason()
+    if why is None:
+        return
+    usable = [n for n in capable(pclass or "QP") if n in PROJECT_BACKENDS]
+    raise CapabilityError(f"solver {b.name!r} cannot take this model: {why}. Use one of: "
+                          f"{', '.join(usable)}")
+
+
+def _solve_fast(record, b, opts: SolverOptions, state, structured: bool = False) -> SolveInfo:
+    """The record's matrices to the backend's matrix adapter (exactly scaled), or -- a
+    ``structured`` backend (libsvm), which scales the structure itself -- the record and its
+    standard form to the backend's structured adapter."""
     t0 = time.perf_counter()
     sf = assemble(record)
-    sc = None
-    if opts.scaling == "diagonal":
-        sc = diagonal_scaling(sf)
-    elif opts.scaling != "off":
-        sc = scaling_for(record.scaling, record.block, sf, force=opts.scaling == "on")
+    if structured:
+        call = (b.structured, record, sf, opts, state)
+    else:
+        sc = None
+        if opts.scaling == "diagonal":
+            sc = diagonal_scaling(sf)
+        elif opts.scaling != "off":
+            sc = scaling_for(record.scaling, record.block, sf, force=opts.scaling == "on")
+        call = (solve_matrix, b.matrix, sf, sc, opts, state)
     try:
-        res = _run(solve_matrix, opts, b.matrix, sf, sc, opts, state)
+        res = _run(call[0], opts, *call[1:])
     except SVMError:
         raise
     except Exception as exc:   # the backend's own error (a misspelt raw option, ...)

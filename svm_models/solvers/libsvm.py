@@ -1,0 +1,151 @@
+"""libsvm, through scikit-learn's public ``sklearn.svm.SVC``: Platt's sequential minimal
+optimisation with second-order working-set selection (Fan, Chen and Lin 2005), the solver of
+scikit-learn's ``SVC``. A *structured* backend: it takes exactly the problem its algorithm
+solves -- a classic SVM dual as its builder made it, proved unchanged by the record
+(:class:`~svm_models.model.forms.DualSVM`):
+
+* ``soft_l1_dual``: the box ``[0, C_i]`` and one equality ``y'a = 0``;
+* ``hard_dual``: the same with ``C = inf``;
+* ``soft_l2_dual``: the kernel ``K + I/C`` and ``a >= 0``.
+
+Any other model (a primal, an edited dual, an added constraint, a QCQP) is refused before
+anything runs (:mod:`.dispatch`), naming the backends that take it. Where libsvm evaluates the
+kernel itself (linear, rbf, poly on the 1-norm and hard duals) it is given the points and the
+kernel's parameters, never the l x l matrix; otherwise the matrix the model holds
+(``kernel="precomputed"``).
+
+The problem is handed over exactly scaled (:mod:`svm_models.model.scaling`: ``K/s``, ``C s``,
+``alpha = alpha~/s`` with ``s`` the mean of the kernel's diagonal, a power of four): libsvm's
+safeguards are absolute (a curvature below 1e-12 is taken as 1e-12), so a kernel of scale
+1e-8 or 1e8 would be solved as a different problem. libsvm stops when its largest KKT
+violation (in units of the margin) is below ``tol``; its answer then goes through the same
+certificate as every backend's (duality gap, KKT, polishing on the active set).
+
+libsvm has no time limit of its own: a solve that ends after the time limit is reported as
+``time_limit`` (its answer is not used), and ``iter_limit`` is its ``max_iter`` (unset: at
+most ``max(MIN_ITER, ITER_PER_POINT * l)`` iterations, then numerical trouble). It cannot
+prove a hard margin unbounded: separability is checked by LP before a hard dual is solved.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+import warnings
+
+import numpy as np
+
+from ..status import Status
+from .base import Backend, MatrixResult
+
+#: the kernels libsvm evaluates itself (no l x l matrix)
+NATIVE = ("linear", "rbf", "poly")
+
+#: libsvm's kernel cache (MB) when it evaluates the kernel itself
+CACHE_MB = 1000.0
+
+#: libsvm's iterations when the user sets no ``iter_limit`` (it has no time limit: a hard
+#: margin on nearly touching classes could otherwise run for hours): ``max(MIN_ITER,
+#: ITER_PER_POINT * l)``; each iteration costs O(l)
+MIN_ITER = 10**6
+ITER_PER_POINT = 100
+
+#: what stands for C = inf (libsvm takes a finite C; no alpha of a solvable problem gets near)
+C_INF = 1e300
+
+
+def _power_of_four(k: float) -> float:
+    return 4.0 ** round(math.log(k, 4)) if k > 0 and math.isfinite(k) else 1.0
+
+
+def solve(record, sf, opts, state=None) -> MatrixResult:
+    """Solve the classic dual ``record.structure`` with libsvm; ``x`` in the record's order."""
+    from pyomo.core.expr.numvalue import value
+    from sklearn.svm import SVC
+
+    st = record.structure
+    kern, X, y = st.kernel, st.X, st.y
+    box = np.asarray(sf.ux[st.alpha], dtype=float)
+    ridge = 0.0
+    if st.family == "soft_l2":
+        ridge = 1.0 / float(value(record.block.component(st.C)))
+        box = np.full(len(y), np.inf)   # its bound C sqrt(l) is implied, never active
+    native = ridge == 0.0 and getattr(kern, "name", None) in NATIVE
+    if native:
+        s = _power_of_four(float(np.mean(kern.diagonal(X))) if len(y) else 1.0)
+        params = _native(kern, s)
+        data = X / math.sqrt(s) if kern.name == "linear" else X
+        interface = f"libsvm-{kern.name}"
+    else:
+        K = np.asarray(st.gram if st.gram is not None else st.L @ st.L.T, dtype=float)
+        if ridge:
+            K = K + ridge * np.eye(len(y))
+        s = _power_of_four(float(np.mean(np.diag(K))) if len(y) else 1.0)
+        params, data = {"kernel": "precomputed"}, K / s
+        interface = "libsvm-precomputed"
+    cmax = float(np.max(box, initial=0.0))
+    if not math.isfinite(cmax):
+        C, weight = C_INF, None
+    else:
+        C = cmax * s
+        weight = None if np.all(box == cmax) else box / cmax
+    cap = max(MIN_ITER, ITER_PER_POINT * len(y)) if opts.iter_limit is None else opts.iter_limit
+    svc = SVC(C=C, tol=opts.tolerance, max_iter=cap,
+              cache_size=CACHE_MB if native else 200.0, shrinking=True, **params)
+    t0 = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        svc.fit(data, y, sample_weight=weight)
+    elapsed = time.perf_counter() - t0
+    status, message = Status.optimal, "converged"
+    if svc.fit_status_ != 0 and opts.iter_limit is not None:
+        status, message = Status.iteration_limit, f"max_iter={opts.iter_limit} reached"
+    elif svc.fit_status_ != 0:   # (the retry: a looser tolerance)
+        status, message = Status.numerical_error, f"no convergence in {cap} iterations"
+    limit = opts.seconds
+    if limit is not None and elapsed > limit:
+        status, message = Status.time_limit, f"{message} after the time limit ({limit:g} s)"
+    res = MatrixResult(status=status, message=message, interface=interface)
+    if status is Status.optimal:
+        alpha = np.zeros(len(y))
+        sv = svc.support_
+        # decision = K dual_coef + intercept, positive for classes_[1] = +1: dual_coef = y a
+        alpha[sv] = np.maximum(y[sv] * svc.dual_coef_[0], 0.0) / s
+        if math.isfinite(cmax):
+            np.minimum(alpha, box, out=alpha)
+        x = np.zeros(sf.n)
+        st.complete(x, alpha)
+        res.x = x
+        res.objective = sf.objective(x)
+        res.iterations = int(np.sum(svc.n_iter_))
+        res.extra["libsvm"] = {"b": float(svc.intercept_[0]), "scale": s, "native": native,
+                               "support": int(len(sv))}
+    return res
+
+
+def _native(kern, s: float) -> dict:
+    """SVC's kernel parameters for ``k / s`` (linear: the points are divided by sqrt(s))."""
+    if kern.name == "linear":
+        return {"kernel": "linear"}
+    if kern.name == "rbf":   # diagonal 1: s = 1
+        return {"kernel": "rbf", "gamma": kern.gamma}
+    # (gamma x.z + coef0)^d / s = (gamma/t x.z + coef0/t)^d with t = s^(1/d)
+    t = s ** (1.0 / kern.degree)
+    return {"kernel": "poly", "gamma": kern.gamma / t, "coef0": kern.coef0 / t,
+            "degree": kern.degree}
+
+
+def takes(record) -> str | None:
+    """None when libsvm takes the recorded model as it is, else why not."""
+    st = getattr(record, "structure", None)
+    if st is None:
+        return ("libsvm solves only the classic SVM duals (hard_dual, soft_l1_dual, "
+                "soft_l2_dual) as built")
+    return None
+
+
+BACKEND = Backend(
+    name="libsvm", classes=frozenset(), modules=("sklearn",), structured=solve,
+    proves_unbounded=False,
+    structure_check=takes, install="pip install scikit-learn",
+    note="libsvm's SMO (scikit-learn's SVC): the classic SVM duals as built")

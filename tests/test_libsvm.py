@@ -1,0 +1,185 @@
+"""libsvm (scikit-learn's SVC) as a structured backend, and ``solver="auto"`` (issue 26).
+
+The references are independent: the same model solved by PIQP, Clarabel and Ipopt (interior
+point methods, not SMO), and the certificate recomputed at the classifier returned.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pyomo.environ as pyo
+import pytest
+from sklearn.datasets import make_blobs, make_moons
+
+import svm_models as sm
+from svm_models.solvers import AUTO_ORDER, auto_choice
+
+REL = 1e-8
+
+MOONS = make_moons(80, noise=0.25, random_state=3)
+BLOBS = make_blobs(60, centers=2, cluster_std=1.0, random_state=4)
+
+KERNELS = [
+    {"kernel": "linear"},
+    {"kernel": "rbf", "gamma": 0.7},
+    {"kernel": "poly", "gamma": 0.5, "degree": 3, "coef0": 1.0},
+    {"kernel": "precomputed"},
+]
+
+
+def _data(kw, X):
+    if kw["kernel"] == "precomputed":
+        return np.exp(-0.3 * ((X[:, None, :] - X[None, :, :]) ** 2).sum(-1))
+    return X
+
+
+def _same(a, b, what):
+    scale = max(1.0, abs(b.objective))
+    assert abs(a.objective - b.objective) <= REL * scale, (what, a.objective, b.objective)
+    amax = max(1.0, float(np.max(b.alpha)))
+    np.testing.assert_allclose(a.alpha, b.alpha, atol=1e-6 * amax, err_msg=what)
+    assert abs(a.b - b.b) <= 1e-6 * max(1.0, abs(b.b)), (what, a.b, b.b)
+
+
+@pytest.mark.parametrize("kw", KERNELS, ids=lambda k: k["kernel"])
+@pytest.mark.parametrize("formulation,data,extra", [
+    ("soft_l1_dual", MOONS, {"C": 3.0}),
+    ("soft_l2_dual", MOONS, {"C": 0.5}),
+    ("hard_dual", BLOBS, {}),
+])
+def test_libsvm_equals_the_interior_point_backends(formulation, data, extra, kw):
+    X, y = data
+    Xk = _data(kw, X)
+    ref = {s: sm.fit(Xk, y, formulation, solver=s, **kw, **extra)
+           for s in ("piqp", "clarabel", "ipopt")}
+    sol = sm.fit(Xk, y, formulation, solver="libsvm", **kw, **extra)
+    assert sol.solver == "libsvm" and sol.interface.startswith("libsvm")
+    assert sol.extra["certificate"]["certified"]
+    for name, r in ref.items():
+        _same(sol, r, f"{formulation} {kw['kernel']} vs {name}")
+    # the classifier: the same predictions as the reference's
+    np.testing.assert_array_equal(sol.predict(Xk), ref["piqp"].predict(Xk))
+
+
+def test_libsvm_evaluates_the_kernel_itself_where_it_can():
+    X, y = MOONS
+    assert sm.fit(X, y, solver="libsvm", kernel="rbf", gamma=0.5).interface == "libsvm-rbf"
+    assert sm.fit(X, y, solver="libsvm").interface == "libsvm-linear"
+    # the 2-norm soft margin's K + I/C: the matrix
+    assert sm.fit(X, y, "soft_l2_dual", solver="libsvm").interface == "libsvm-precomputed"
+
+
+@pytest.mark.parametrize("scale,kw", [
+    (1e-4, {"kernel": "linear", "C": 1e8}),
+    (1e-4, {"kernel": "poly", "gamma": 1.0, "degree": 2, "coef0": 0.0, "C": 1e12}),
+    (1e4, {"kernel": "linear", "C": 1e-7}),
+], ids=["linear-1e-4", "poly-1e-4", "linear-1e4"])
+def test_libsvm_on_a_badly_scaled_kernel_is_the_scaled_problem(scale, kw):
+    """libsvm's safeguards are absolute (a curvature below 1e-12 is taken as 1e-12): the
+    kernel of points of size 1e-4 (poly entries 1e-16) is handed over scaled, exactly."""
+    X, y = MOONS
+    Xs = X * scale
+    ref = sm.fit(Xs, y, solver="clarabel", **kw)
+    sol = sm.fit(Xs, y, solver="libsvm", **kw)
+    assert sol.extra["certificate"]["certified"]
+    _same(sol, ref, f"scale {scale} {kw['kernel']}")
+
+
+def test_a_changed_C_is_read_when_solved_and_a_path_follows_it():
+    X, y = MOONS
+    Cs = [0.01, 0.3, 10.0, 300.0]
+    path = sm.fit_path(X, y, Cs, solver="libsvm", kernel="rbf", gamma=0.7)
+    for C, sol in zip(Cs, path):
+        assert sol.solver == "libsvm"
+        _same(sol, sm.fit(X, y, solver="piqp", kernel="rbf", gamma=0.7, C=C), f"C={C}")
+
+
+def _refused(model, *needles):
+    with pytest.raises(sm.CapabilityError) as exc:
+        sm.solve(model, "libsvm")
+    text = str(exc.value)
+    assert "libsvm" in text and "ipopt" in text and "clarabel" in text, text
+    for n in needles:
+        assert n in text, text
+
+
+def test_libsvm_refuses_what_it_does_not_solve_naming_capable_backends():
+    X, y = MOONS
+    _refused(sm.build("soft_l1_primal", X, y), "classic SVM duals")
+    _refused(sm.build("c_tuning_general", X[:20], y[:20]), "classic SVM duals")
+    m = sm.build("soft_l1_dual", X, y)
+    m.extra = pyo.Constraint(expr=m.alpha[0] <= 0.5)
+    _refused(m, "extra")
+    m = sm.build("soft_l1_dual", X, y)
+    m.alpha[3].setub(0.25)
+    _refused(m, "bounds")
+    m = sm.build("soft_l1_dual", X, y)
+    with pytest.raises(sm.CapabilityError):
+        sm.solve(m, "libsvm", path="general")
+    # a low-rank kernel: the model holds only L L'
+    _refused(sm.build("soft_l1_dual", X, y, kernel="rbf", kernel_rank=10))
+    # the same edited model solved by a backend that takes it: not libsvm's answer
+    m = sm.build("soft_l1_dual", X, y)
+    m.extra = pyo.Constraint(expr=m.alpha[0] <= 0.5)
+    assert sm.solve(m, "auto").solver != "libsvm"
+
+
+def test_a_hard_margin_on_inseparable_data_is_refused_before_libsvm_runs():
+    X, y = MOONS
+    with pytest.raises(sm.NotSeparableError):
+        sm.fit(X, y, "hard_dual", solver="libsvm", time_limit=30)
+
+
+def test_limits_reach_libsvm():
+    X, y = make_moons(400, noise=0.3, random_state=0)
+    sol = sm.fit(X, y, solver="libsvm", kernel="rbf", C=100.0, iter_limit=3,
+                 raise_on_failure=False)
+    assert sol.status is sm.Status.iteration_limit
+    with pytest.raises(sm.SolveFailedError):
+        sm.fit(X, y, solver="libsvm", kernel="rbf", C=100.0, iter_limit=3)
+
+
+def test_auto_takes_libsvm_for_the_classic_duals_and_says_why():
+    X, y = MOONS
+    sol = sm.fit(X, y, kernel="rbf", gamma=0.7, C=2.0)
+    choice = sol.extra["solver_choice"]
+    assert sol.solver == choice["used"] == "libsvm" and choice["asked"] == "auto"
+    _same(sol, sm.fit(X, y, solver="piqp", kernel="rbf", gamma=0.7, C=2.0), "auto")
+    prim = sm.fit(X, y, "soft_l1_primal")
+    assert prim.solver == auto_choice("QP")[0][0] != "libsvm"
+    assert prim.extra["solver_choice"]["used"] == prim.solver
+    assert [n for n, _ in auto_choice("QP")][0] in AUTO_ORDER["QP"]
+
+
+def test_auto_falls_back_when_libsvm_stalls():
+    """At C = 1e6 on overlapping moons the largest alpha is ~1e6 and SMO does not settle in its
+    iterations: auto answers with the next backend, certified, and says so."""
+    X, y = make_moons(100, noise=0.2, random_state=0)
+    sol = sm.fit(X, y, kernel="rbf", gamma=0.5, C=1e6, time_limit=120)
+    ref = sm.fit(X, y, solver="clarabel", kernel="rbf", gamma=0.5, C=1e6)
+    assert abs(sol.objective - ref.objective) <= 1e-7 * abs(ref.objective)
+    choice = sol.extra["solver_choice"]
+    if sol.solver != "libsvm":
+        assert "libsvm ended" in choice["why"]
+
+
+def test_the_estimator_and_cv_default_to_auto():
+    X, y = MOONS
+    clf = sm.SVMClassifier(kernel="rbf", gamma=0.7, C=2.0).fit(X, y)
+    assert clf.solver == "auto" and clf.solution_.solver == "libsvm"
+    ref = sm.SVMClassifier(solver="piqp", kernel="rbf", gamma=0.7, C=2.0).fit(X, y)
+    np.testing.assert_allclose(clf.decision_function(X), ref.decision_function(X), atol=1e-6)
+    cv = sm.SVMClassifierCV(Cs=[0.1, 1.0, 10.0], cv=3, kernel="rbf", gamma=0.7).fit(X, y)
+    cvp = sm.SVMClassifierCV(solver="piqp", Cs=[0.1, 1.0, 10.0], cv=3, kernel="rbf",
+                             gamma=0.7).fit(X, y)
+    np.testing.assert_allclose(cv.cv_results_["mean_test_score"],
+                               cvp.cv_results_["mean_test_score"])
+    assert cv.best_params_ == cvp.best_params_
+
+
+def test_the_hard_margin_at_C_inf_on_libsvm():
+    X, y = BLOBS
+    sol = sm.fit(X, y, solver="libsvm", C=math.inf)
+    _same(sol, sm.fit(X, y, "hard_dual", solver="piqp"), "C=inf")
