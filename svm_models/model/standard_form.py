@@ -243,8 +243,11 @@ class StandardForm:
         span = np.maximum(1.0, np.abs(np.where(np.isfinite(self.lx), self.lx, 0.0))
                           + np.abs(np.where(np.isfinite(self.ux), self.ux, 0.0)))
         at_lo = np.isfinite(self.lx) & (x - self.lx <= AT_BOUND_REL * span)
-        at_up = np.isfinite(self.ux) & (self.ux - x <= AT_BOUND_REL * span) & ~at_lo
-        free = ~at_lo & ~at_up
+        at_up = np.isfinite(self.ux) & (self.ux - x <= AT_BOUND_REL * span)
+        pinned = at_lo & at_up    # a fixed variable (lx = ux: a point of weight 0): any sign
+        at_lo &= ~pinned
+        at_up &= ~pinned
+        free = ~at_lo & ~at_up & ~pinned
         viol = np.zeros_like(rc)
         viol[free] = np.abs(rc[free])
         viol[at_lo] = np.maximum(0.0, -rc[at_lo])
