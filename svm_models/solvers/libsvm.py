@@ -10,11 +10,13 @@ solves -- a classic SVM dual as its builder made it, proved unchanged by the rec
 
 Any other model (a primal, an edited dual, an added constraint, a QCQP) is refused before
 anything runs (:mod:`.dispatch`), naming the backends that take it. Where libsvm evaluates the
-kernel itself (linear, rbf, poly on the 1-norm and hard duals) it is given the points and the
-kernel's parameters, never the l x l matrix; otherwise the matrix the model holds
-(``kernel="precomputed"``).
+kernel itself (linear, rbf on the 1-norm and hard duals; poly where the model holds no
+matrix) it is given the points and the kernel's parameters, never the l x l matrix; otherwise
+the matrix the model holds (``kernel="precomputed"``).
 
-The problem is handed over exactly scaled (:mod:`svm_models.model.scaling`: ``K/s``, ``C s``,
+Linear kernels and matrices are handed over centred in feature space (the same dual on
+``y'a = 0``; libsvm keeps kernel values in single precision). The problem is handed over
+exactly scaled (:mod:`svm_models.model.scaling`: ``K/s``, ``C s``,
 ``alpha = alpha~/s`` with ``s`` the mean of the kernel's diagonal, a power of four): libsvm's
 safeguards are absolute (a curvature below 1e-12 is taken as 1e-12), so a kernel of scale
 1e-8 or 1e8 would be solved as a different problem. libsvm stops when its largest KKT
@@ -68,34 +70,53 @@ def solve(record, sf, opts, state=None) -> MatrixResult:
     box = np.asarray(sf.ux[st.alpha], dtype=float)
     ridge = 0.0
     if st.family == "soft_l2":
-        ridge = 1.0 / float(value(record.block.component(st.C)))
-        box = np.full(len(y), np.inf)   # its bound C sqrt(l) is implied, never active
-    native = ridge == 0.0 and getattr(kern, "name", None) in NATIVE
+        # K + D/C with D = diag(1/weight_i); its bound C sqrt(l) is implied, never active; a
+        # point of weight 0 is held at 0
+        Ci = float(value(record.block.component(st.C))) * (1.0 if st.weight is None
+                                                           else st.weight)
+        ridge = np.divide(1.0, Ci, out=np.zeros(len(y)), where=np.asarray(Ci) > 0) \
+            if np.ndim(Ci) else 1.0 / Ci
+        box = np.where(box > 0, np.inf, 0.0)
+    # a poly kernel cannot be centred in libsvm's own evaluation: the matrix, when the model
+    # holds it (its entries grow with the offset of the points)
+    native = (np.all(ridge == 0.0) and getattr(kern, "name", None) in NATIVE
+              and (kern.name != "poly" or st.gram is None))
     if native:
-        s = _power_of_four(float(np.mean(kern.diagonal(X))) if len(y) else 1.0)
+        if kern.name == "linear":   # centred: the same dual on y'a = 0 (see _centred)
+            X = X - X.mean(axis=0)
+            s = _power_of_four(float(np.mean(np.einsum("ij,ij->i", X, X))) if len(y) else 1.0)
+        else:
+            s = _power_of_four(float(np.mean(kern.diagonal(X))) if len(y) else 1.0)
         params = _native(kern, s)
         data = X / math.sqrt(s) if kern.name == "linear" else X
         interface = f"libsvm-{kern.name}"
     else:
-        K = np.asarray(st.gram if st.gram is not None else st.L @ st.L.T, dtype=float)
-        if ridge:
-            K = K + ridge * np.eye(len(y))
+        K = _centred(np.asarray(st.gram if st.gram is not None else st.L @ st.L.T,
+                                dtype=float))
+        if np.any(ridge):
+            K = K + np.diag(np.broadcast_to(ridge, (len(y),)))
         s = _power_of_four(float(np.mean(np.diag(K))) if len(y) else 1.0)
         params, data = {"kernel": "precomputed"}, K / s
         interface = "libsvm-precomputed"
-    cmax = float(np.max(box, initial=0.0))
-    if not math.isfinite(cmax):
+    # the points of weight 0 (box 0: alpha_i = 0) are left out (libsvm would drop them and
+    # number its support vectors among the others)
+    keep = np.flatnonzero(box > 0)
+    if len(keep) < len(y):
+        data = data[np.ix_(keep, keep)] if params["kernel"] == "precomputed" else data[keep]
+    box_k, y_k = box[keep], y[keep]
+    cmax = float(np.max(box_k, initial=0.0))
+    if not math.isfinite(cmax):   # hard margin, 2-norm
         C, weight = C_INF, None
-    else:
+    else:   # C_i = C * weight_i
         C = cmax * s
-        weight = None if np.all(box == cmax) else box / cmax
+        weight = None if np.all(box_k == cmax) else box_k / cmax
     cap = max(MIN_ITER, ITER_PER_POINT * len(y)) if opts.iter_limit is None else opts.iter_limit
     svc = SVC(C=C, tol=opts.tolerance, max_iter=cap,
               cache_size=CACHE_MB if native else 200.0, shrinking=True, **params)
     t0 = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        svc.fit(data, y, sample_weight=weight)
+        svc.fit(data, y_k, sample_weight=weight)
     elapsed = time.perf_counter() - t0
     status, message = Status.optimal, "converged"
     if svc.fit_status_ != 0 and opts.iter_limit is not None:
@@ -108,11 +129,10 @@ def solve(record, sf, opts, state=None) -> MatrixResult:
     res = MatrixResult(status=status, message=message, interface=interface)
     if status is Status.optimal:
         alpha = np.zeros(len(y))
-        sv = svc.support_
+        sv = keep[svc.support_]
         # decision = K dual_coef + intercept, positive for classes_[1] = +1: dual_coef = y a
         alpha[sv] = np.maximum(y[sv] * svc.dual_coef_[0], 0.0) / s
-        if math.isfinite(cmax):
-            np.minimum(alpha, box, out=alpha)
+        np.minimum(alpha, box, out=alpha)
         x = np.zeros(sf.n)
         st.complete(x, alpha)
         res.x = x
@@ -121,6 +141,18 @@ def solve(record, sf, opts, state=None) -> MatrixResult:
         res.extra["libsvm"] = {"b": float(svc.intercept_[0]), "scale": s, "native": native,
                                "support": int(len(sv))}
     return res
+
+
+def _centred(K: np.ndarray) -> np.ndarray:
+    """``H K H`` with ``H = I - ee'/l``: the kernel of the points centred in feature space.
+    On ``y'a = 0`` (every classic dual has it) ``v = y a`` has ``Hv = v``, so
+    ``v'HKHv = v'Kv``: the same problem, exactly; but libsvm keeps kernel values in single
+    precision (its cache is ``float``), and a kernel of points far from the origin (entries
+    2e4, a linear kernel of data offset by 100) then loses the differences that decide the
+    optimum (its answer was 1e-4 off). Centred, the entries are of the size of those
+    differences."""
+    r = K.mean(axis=1)
+    return K - r[:, None] - r[None, :] + r.mean()
 
 
 def _native(kern, s: float) -> dict:
