@@ -13,6 +13,7 @@ import time
 import warnings
 from dataclasses import replace
 
+import numpy as np
 from pyomo.common.gc_manager import PauseGC
 
 from .formulations import get as lookup, names as formulation_names
@@ -61,6 +62,15 @@ def _hard_margin_at_infinite_C(f, params: dict):
         return f
     if f.family in ("soft_l1", "soft_l2"):
         del params["C"]
+        w = params.pop("sample_weight", None)
+        try:
+            positive = w is None or bool(np.all(np.asarray(w, dtype=float) > 0))
+        except (TypeError, ValueError):
+            raise ParameterError("sample_weight must be numbers, one per point") from None
+        if not positive:
+            raise ParameterError("C=inf is the hard margin, where every point counts: a "
+                                 "sample_weight <= 0 cannot leave a point out; remove those "
+                                 "points from X and y")
         return lookup(f"hard_{f.form}")
     if f.family == "radius_margin":
         params["C"] = None

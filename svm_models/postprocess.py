@@ -80,6 +80,21 @@ def block_objective(svm, block, ctx: Context) -> float:
     return float(pyo.value(own[0] if len(own) == 1 else block.objective))
 
 
+def ratio(a: np.ndarray, C) -> np.ndarray:
+    """``a / C`` elementwise for a penalty ``C`` that is one number or one per point
+    (``C * sample_weight``), 0 where ``C_i`` is 0 (a point of weight 0: its alpha is 0)."""
+    if np.ndim(C) == 0:
+        return a / C
+    return np.divide(a, C, out=np.zeros(np.shape(a)), where=np.asarray(C) > 0)
+
+
+def live(C, n: int) -> np.ndarray:
+    """The points that count: ``C_i > 0`` (every point for one number C or the hard margin)."""
+    if C is None or np.ndim(C) == 0:
+        return np.ones(n, dtype=bool)
+    return np.asarray(C) > 0
+
+
 def bias_from_kkt(family: str, alpha, y, f, C, thr) -> float:
     """``b`` from the KKT conditions of the dual, given ``f = K(y*alpha)``
     (``formulations/classic.md``).
@@ -92,11 +107,12 @@ def bias_from_kkt(family: str, alpha, y, f, C, thr) -> float:
     margin: the average was 2e-5 off, found by fuzzing); 1-norm: the average of ``y_i - f_i``
     over free vectors ``thr < alpha_i < C - thr``, or with none the midpoint of the interval
     the KKT conditions allow (as libsvm); 2-norm: average of ``y_i (1 - alpha_i/C) - f_i`` over
-    ``alpha_i > thr``.
+    ``alpha_i > thr``. ``C`` is one number or one per point (a point of weight 0, ``C_i = 0``,
+    constrains nothing).
     """
     sv = alpha > thr
     if family == "soft_l2":
-        return float(np.mean(y[sv] * (1.0 - alpha[sv] / C) - f[sv])) if sv.any() else 0.0
+        return float(np.mean(y[sv] * (1.0 - ratio(alpha, C)[sv]) - f[sv])) if sv.any() else 0.0
     if family == "hard":
         lo = float(np.max(1.0 - f[y > 0], initial=-np.inf))
         hi = float(np.min(-1.0 - f[y < 0], initial=np.inf))
@@ -111,7 +127,7 @@ def bias_from_kkt(family: str, alpha, y, f, C, thr) -> float:
     # i.e. y_i b >= r_i (alpha_i = 0) and y_i b <= r_i (alpha_i = C) with r = 1 - y f.
     r = 1.0 - y * f
     pos, neg = y > 0, y < 0
-    at_zero, at_c = ~sv, sv
+    at_zero, at_c = ~sv & live(C, len(alpha)), sv
     lo = np.concatenate([[-np.inf], r[at_zero & pos], -r[at_c & neg]])
     hi = np.concatenate([[np.inf], -r[at_zero & neg], r[at_c & pos]])
     lo_b, hi_b = float(lo.max()), float(hi.min())
@@ -122,7 +138,7 @@ def bias_from_kkt(family: str, alpha, y, f, C, thr) -> float:
 
 def dual_kkt_residual(family, alpha, y, f, b, C, thr) -> float:
     """Largest violation of the dual KKT conditions, in units of the margin (f = K(y*alpha))."""
-    m = y * (f + b) + (alpha / C if family == "soft_l2" else 0.0)   # = 1 on free vectors
+    m = y * (f + b) + (ratio(alpha, C) if family == "soft_l2" else 0.0)   # = 1 on free vectors
     res = np.zeros_like(alpha)
     lower = alpha <= thr
     upper = (alpha >= C - thr) if family == "soft_l1" else np.zeros_like(lower)
@@ -130,6 +146,7 @@ def dual_kkt_residual(family, alpha, y, f, b, C, thr) -> float:
     res[free] = np.abs(m[free] - 1.0)
     res[lower] = np.maximum(0.0, 1.0 - m[lower])
     res[upper] = np.maximum(0.0, m[upper] - 1.0)
+    res[~live(None if family == "hard" else C, len(alpha))] = 0.0   # weight 0: no condition
     return float(res.max(initial=0.0))
 
 
@@ -166,7 +183,8 @@ def polish_dual(svm, family: str, alpha: np.ndarray, C, thr, max_rounds: int = 2
         """(KKT residual, dual objective, a bound on the round-off in it) of ``a``."""
         f = svm.kernel_times(y * a)
         b = bias_from_kkt(family, a, y, f, C, thr)
-        dual = float(a.sum() - 0.5 * (y * a) @ f - (0.5 / C * a @ a if family == "soft_l2" else 0.0))
+        dual = float(a.sum() - 0.5 * (y * a) @ f
+                     - (0.5 * a @ ratio(a, C) if family == "soft_l2" else 0.0))
         # an unbalanced alpha (y'a != 0: HiGHS's multipliers, 1e-6) is not dual feasible, its
         # dual value not comparable (it can lie above the optimum): then no dual value
         if abs(float(y @ a)) > POLISH_BALANCED * max(float(a.sum()), 1e-300):
@@ -174,7 +192,7 @@ def polish_dual(svm, family: str, alpha: np.ndarray, C, thr, max_rounds: int = 2
         sv = np.flatnonzero(a > 0)
         # |(ya)'K(ya)| <= (sum a)^2 max K_ii (K is PSD): the size of the terms that cancel
         size = float(a.sum()) ** 2 * float(np.max(_kernel_diagonal(svm, sv), initial=0.0))
-        return (dual_kkt_residual(family, a, y, f, b, C if C else np.inf, thr), dual,
+        return (dual_kkt_residual(family, a, y, f, b, np.inf if C is None else C, thr), dual,
                 POLISH_ROUNDOFF * max(size, abs(dual), 1e-300))
 
     def better(new, old):
@@ -202,34 +220,30 @@ def polish_dual(svm, family: str, alpha: np.ndarray, C, thr, max_rounds: int = 2
             KFF = _kernel_block(svm, F)
             H = KFF * np.outer(y[F], y[F])
             if family == "soft_l2":
-                H = H + np.eye(F.size) / C
+                H = H + np.diag(ratio(np.ones(F.size), C if np.ndim(C) == 0 else C[F]))
             A = np.zeros((F.size + 1, F.size + 1))
             A[:-1, :-1] = H
             A[:-1, -1] = y[F]
             A[-1, :-1] = y[F]
             rhs = np.concatenate([1.0 - y[F] * svm.kernel_times(y * new)[F], [-(y @ new)]])
-            try:
-                sol = np.linalg.solve(A, rhs)
-                for _ in range(POLISH_REFINE):   # iterative refinement: an ill-conditioned
-                    sol = sol + np.linalg.solve(A, rhs - A @ sol)   # kernel (cond ~1e10)
-            except np.linalg.LinAlgError:   # free vectors not independent: alpha not unique
-                return alpha, False
-            if not np.all(np.isfinite(sol)):
+            sol = _solve_free_system(A, rhs)
+            if sol is None:
                 return alpha, False
             aF = sol[:-1]
-            low, high = aF < 0.0, aF > Cb
+            CbF = Cb if np.ndim(Cb) == 0 else Cb[F]
+            low, high = aF < 0.0, aF > CbF
             if low.any() or high.any():
                 free[F[low | high]] = False
-                fixed[F[high]] = Cb
+                fixed[F[high]] = CbF if np.ndim(CbF) == 0 else CbF[high]
                 fixed[F[low]] = 0.0
                 continue
             new[F] = aF
         # the held points: a margin of the wrong sign for the bound a point is held at
         f = svm.kernel_times(y * new)
         b = bias_from_kkt(family, new, y, f, C, 0.0)
-        m = y * (f + b) + (new / C if family == "soft_l2" else 0.0)
+        m = y * (f + b) + (ratio(new, C) if family == "soft_l2" else 0.0)
         slack = POLISH_RELEASE * max(1.0, float(np.max(np.abs(f), initial=0.0)) + abs(b))
-        held = ~free
+        held = ~free & live(None if family == "hard" else C, len(new))
         wrong = held & (((new <= 0.0) & (m < 1.0 - slack)) | ((new >= Cb) & (m > 1.0 + slack)))
         if wrong.any():
             free |= wrong
@@ -246,6 +260,35 @@ def polish_dual(svm, family: str, alpha: np.ndarray, C, thr, max_rounds: int = 2
 #: steps of iterative refinement of the polish's linear system (raw breast-cancer features,
 #: linear kernel: margins 1e-7 off after one solve)
 POLISH_REFINE = 2
+#: the free system is taken as solved when its residual is this small relative to its data
+POLISH_SOLVED = 1e-12
+
+
+def _solve_free_system(A: np.ndarray, rhs: np.ndarray) -> np.ndarray | None:
+    """The solution of the polish's KKT system ``A [alpha_F; b] = rhs``, refined; when the
+    free vectors are not independent (more of them than the kernel's rank plus one: seven
+    free points of a linear kernel in 2-D under class weights 1000 and 1e-4), alpha is not
+    unique but b is: the least-norm solution of the (consistent) singular system. None when
+    neither solves it."""
+    scale = max(float(np.abs(A).max(initial=0.0)) * max(float(np.abs(rhs).max(initial=0.0)),
+                                                        1.0), 1e-300)
+
+    def refined(solve):
+        try:
+            sol = solve(rhs)
+            for _ in range(POLISH_REFINE):   # iterative refinement: an ill-conditioned
+                sol = sol + solve(rhs - A @ sol)   # kernel (cond ~1e10)
+        except np.linalg.LinAlgError:
+            return None
+        if not np.all(np.isfinite(sol)):
+            return None
+        return sol if float(np.abs(A @ sol - rhs).max(initial=0.0)) <= POLISH_SOLVED * scale \
+            * max(1.0, float(np.abs(sol).max(initial=0.0))) else None
+
+    sol = refined(lambda r: np.linalg.solve(A, r))
+    if sol is None:
+        sol = refined(lambda r: np.linalg.lstsq(A, r, rcond=None)[0])
+    return sol
 #: a held point is released into the free set of the polish when its margin is on the wrong
 #: side of 1 by more than this (relative to the size of the decision values)
 POLISH_RELEASE = 1e-9
@@ -256,7 +299,7 @@ def cut_alpha(alpha: np.ndarray, thr: float, box: float = np.inf) -> np.ndarray:
     values of an interior-point answer made exact (what "support vector" and "at the bound"
     mean for the classifier returned)."""
     out = np.where(alpha <= thr, 0.0, alpha)
-    if np.isfinite(box):
+    if np.any(np.isfinite(box)):
         out = np.where(out >= box - thr, box, out)
     return out
 
@@ -279,7 +322,8 @@ def classic_certificate(svm, family: str, alpha: np.ndarray, b: float, C, w=None
     ya = y * alpha
     Ka = svm.kernel_times(ya)
     aKa = float(ya @ Ka)
-    dual = float(alpha.sum() - 0.5 * aKa - (0.5 / C * alpha @ alpha if family == "soft_l2" else 0.0))
+    dual = float(alpha.sum() - 0.5 * aKa
+                 - (0.5 * alpha @ ratio(alpha, C) if family == "soft_l2" else 0.0))
     out: dict = {}
     if w is not None:
         X = svm.data.X
@@ -296,10 +340,10 @@ def classic_certificate(svm, family: str, alpha: np.ndarray, b: float, C, w=None
     delta = CERT_ROUNDOFF * np.sqrt(l) * (size + abs(b) + 1.0)
     m = y * (f + b)
     short = np.maximum(0.0, 1.0 - m - delta)
-    if family == "soft_l1":
-        primal = 0.5 * ww + C * float(short.sum())
+    if family == "soft_l1":   # (C one number or one per point)
+        primal = 0.5 * ww + float(np.sum(C * short))
     elif family == "soft_l2":
-        primal = 0.5 * ww + 0.5 * C * float(short @ short)
+        primal = 0.5 * ww + 0.5 * float(np.sum(C * short * short))
     else:
         primal = 0.5 * ww
         out["violation"] = float(short.max(initial=0.0))
@@ -342,8 +386,8 @@ def recover_alpha(y: np.ndarray, family: str, design: np.ndarray, target: np.nda
     alpha = np.zeros(l)
     fixed_c = np.zeros(l, dtype=bool)
     if family == "soft_l1":
-        fixed_c = active & (xi > xi_thr)
-        alpha[fixed_c] = C
+        fixed_c = active & (xi > xi_thr) & live(C, l)
+        alpha[fixed_c] = C if np.ndim(C) == 0 else np.asarray(C)[fixed_c]
     unknown = np.flatnonzero(active & ~fixed_c)
     if unknown.size == 0:
         return alpha
@@ -351,6 +395,8 @@ def recover_alpha(y: np.ndarray, family: str, design: np.ndarray, target: np.nda
     rhs = np.concatenate([target - D[:, fixed_c] @ alpha[fixed_c], [-(y[fixed_c] @ alpha[fixed_c])]])
     M = np.vstack([D[:, unknown], y[None, unknown]])
     ub = C if family == "soft_l1" else np.inf
+    if np.ndim(ub):
+        ub = np.asarray(ub)[unknown]
     from scipy.optimize import lsq_linear   # (0.6 s to import: only when needed)
 
     sol = lsq_linear(M, rhs, bounds=(0.0, ub), lsmr_tol="auto", method="bvls")

@@ -48,6 +48,18 @@ def support_threshold(scale: float, solver_tol: float | None = None) -> float:
     return max(SV_REL, min(1000.0 * tol, SV_REL_MAX)) * max(float(scale), 1e-300)
 
 
+def per_point_threshold(thr: float, box, scale: float):
+    """:func:`support_threshold` with a penalty per point (``C_i = C * weight_i``): a point
+    whose box is far below the largest alpha (``class_weight`` 1000 against 1e-4) would have
+    its box inside the threshold, zero and bound one value; its threshold is then the same
+    fraction of its box, ``min(thr, thr / scale * C_i)``. One number C: ``thr`` itself."""
+    import numpy as np
+
+    if np.ndim(box) == 0:
+        return thr
+    return np.minimum(thr, thr / max(float(scale), 1e-300) * np.asarray(box, dtype=float))
+
+
 def alpha_scale(alpha) -> float:
     """The scale of alpha that :func:`support_threshold` is relative to: the largest |alpha|
     -- the solution's own, never C (at C = 1e6 the largest alpha of an rbf SVM was 2.31 and

@@ -9,7 +9,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from svm_models.postprocess import bias_from_kkt, cut_alpha
+from svm_models.postprocess import bias_from_kkt, cut_alpha, dual_kkt_residual
+from svm_models.tolerances import per_point_threshold
 
 
 def test_cut_alpha_puts_entries_within_thr_of_a_bound_on_it():
@@ -69,3 +70,42 @@ def test_b_of_the_1_norm_without_free_vectors_is_the_midpoint_libsvm_takes():
     assert bias_from_kkt("soft_l1", np.zeros(2), y2, f2, 1.0, 1e-6) == pytest.approx(0.8)
     # at C only (y = -1): y b <= r -> b >= -r; r = 1 + f = [1.2, 1.9] -> b >= -1.2, b = -1.2
     assert bias_from_kkt("soft_l1", np.ones(2), -y2, f2, 1.0, 1e-6) == pytest.approx(-1.2)
+
+
+# ---------------------------------------------------------------------------------------
+# C per point (sample_weight, class_weight; issue 26): a point of weight 0 constrains nothing
+
+
+def test_b_without_free_vectors_ignores_a_point_of_weight_zero():
+    y = np.array([1.0, 1.0, -1.0, -1.0, 1.0])
+    alpha = np.array([1.0, 0.0, 1.0, 0.0, 0.0])
+    f = np.array([0.5, 1.1, -0.2, -1.3, -5.0])
+    C = np.array([1.0, 1.0, 1.0, 1.0, 0.0])       # point 4: weight 0
+    # as above, [-0.1, 0.3] -> 0.1; point 4 (r = 6, alpha 0 = its C) would demand b >= 6
+    assert bias_from_kkt("soft_l1", alpha, y, f, C, 1e-6) == pytest.approx(0.1, abs=1e-15)
+
+
+def test_the_kkt_residual_of_a_point_of_weight_zero_is_zero():
+    y = np.array([1.0, -1.0, 1.0])
+    alpha = np.array([0.5, 0.5, 0.0])
+    f = np.array([0.0, -2.0, -3.0])
+    C = np.array([1.0, 1.0, 0.0])
+    # b = 1: free points on their margins, 1 (0 + 1) and -1 (-2 + 1) (residual 0); point 2
+    # has margin -3 + 1 = -2 but weight 0
+    assert dual_kkt_residual("soft_l1", alpha, y, f, 1.0, C, 1e-9) == 0.0
+    # with weight 1 the same point violates its margin by 3 (alpha 0 needs margin >= 1)
+    assert dual_kkt_residual("soft_l1", alpha, y, f, 1.0, np.ones(3), 1e-9) == pytest.approx(3.0)
+    # 2-norm (no upper bound): free points need y(f + b) + alpha/C = 1, so f = [-0.5, -1.5]
+    f2 = np.array([-0.5, -1.5, -3.0])
+    assert dual_kkt_residual("soft_l2", alpha, y, f2, 1.0, C, 1e-9) == pytest.approx(0.0, abs=1e-15)
+    assert dual_kkt_residual("soft_l2", alpha, y, f2, 1.0, np.ones(3), 1e-9) == pytest.approx(3.0)
+
+
+def test_the_support_threshold_of_a_small_box_is_a_fraction_of_it():
+    # thr 1e-9 for alphas of scale 1e-3 (1e-6 relative); a box of 1e-4: 1e-6 * 1e-4 = 1e-10
+    thr = per_point_threshold(1e-9, np.array([1000.0, 1e-4, 0.0]), 1e-3)
+    np.testing.assert_allclose(thr, [1e-9, 1e-10, 0.0])
+    assert per_point_threshold(1e-9, 2.0, 1e-3) == 1e-9   # one C: the threshold itself
+    # so an alpha at its small box is at the bound, a smaller one free, not both at once
+    cut = cut_alpha(np.array([5e-4, 1e-4, 0.5e-4]), thr, np.array([1000.0, 1e-4, 1e-4]))
+    np.testing.assert_array_equal(cut, [5e-4, 1e-4, 0.5e-4])

@@ -57,7 +57,7 @@ class Formulation:
 
 
 def _classic(name, family, form, summary):
-    params = (() if family == "hard" else ("C",)) + _KERNEL + ("kernel_rank",) + (
+    params = (() if family == "hard" else ("C", "sample_weight")) + _KERNEL + ("kernel_rank",) + (
         ("quad_form", "max_vars") if form == "dual" else ())
     return Formulation(name, family, form, "QP", "classic", summary, params)
 

@@ -36,6 +36,8 @@ from ..model.pieces import (
     add_balance,
     add_C,
     add_features,
+    add_weights,
+    check_sample_weight,
     add_margin,
     add_points,
     add_quadratic_form,
@@ -57,6 +59,7 @@ from ..postprocess import (
     cut_alpha,
     dual_kkt_residual,
     polish_dual,
+    ratio,
     recover_alpha,
     var_array,
 )
@@ -69,6 +72,7 @@ from ..tolerances import (
     SV_REL_MAX,
     alpha_scale,
     certificate_tolerance,
+    per_point_threshold,
     support_threshold,
 )
 
@@ -84,7 +88,8 @@ ONTO_MARGINS_MAX = 1e-6
 
 
 def build_dual(X, y, family: str, *, C=1.0, kernel="linear", gamma="scale", degree=3,
-               coef0=0.0, kernel_rank=None, quad_form="auto", max_vars=None, block=None):
+               coef0=0.0, kernel_rank=None, quad_form="auto", max_vars=None, block=None,
+               sample_weight=None):
     """Fill ``block`` (or a new ConcreteModel) with the dual of the ``family`` SVM."""
     rank = None if kernel_rank is None else check_rank(kernel_rank, kernel)
     if rank is not None and quad_form == "dense":
@@ -101,22 +106,35 @@ def build_dual(X, y, family: str, *, C=1.0, kernel="linear", gamma="scale", degr
     else:
         form = choose_form(quad_form, kern, data.n_points, data.n_features, max_vars)
         K = gram_if_needed(kern, data, K, form)
+    weight = check_sample_weight(sample_weight, data)
     b = new_block(block, f"{family}_dual")
     add_points(b, data)
     if family != "hard":
         add_C(b, C)
+        add_weights(b, weight)
     if family == "soft_l1":
         ub, doc = b.C, "dual variable alpha_i in [0, C] (Lagrange multiplier of point i's margin)"
+        if weight is not None:
+            ub = lambda m, i: (0, m.C * m.weight[i])   # noqa: E731
+            doc = ("dual variable alpha_i in [0, C weight_i] (Lagrange multiplier of point "
+                   "i's margin)")
     elif family == "soft_l2":
-        # implied, never active: at the optimum e'a = a'(G + I/C)a >= |a|^2/C, so
-        # |a|^2 <= C e'a <= C sqrt(l) |a|; stated so that a global solver (SCIP) has a
-        # bounded domain and terminates
+        # implied, never active: at the optimum e'a = a'(G + D/C)a >= |a|^2/(C w_max) (D the
+        # inverse weights), so |a|^2 <= C w_max e'a <= C w_max sqrt(l) |a|; stated so that a
+        # global solver (SCIP) has a bounded domain and terminates (0 for a point of weight 0)
         ub = b.C * float(np.sqrt(data.n_points))
         doc = ("dual variable alpha_i >= 0 (Lagrange multiplier of point i's margin); the "
                "bound C sqrt(l) is implied by optimality and never active")
+        if weight is not None:
+            top = float(np.sqrt(data.n_points) * weight.max())
+            ub = lambda m, i: (0, m.C * top if m.weight[i] > 0 else 0.0)   # noqa: E731
+            doc = ("dual variable alpha_i >= 0 (Lagrange multiplier of point i's margin); the "
+                   "bound C max(weight) sqrt(l) is implied by optimality and never active; 0 "
+                   "for a point of weight 0")
     else:
         ub, doc = None, "dual variable alpha_i >= 0 (Lagrange multiplier of point i's margin)"
-    b.alpha = pyo.Var(b.I, bounds=(0, ub), initialize=0.0, doc=doc)
+    per_point = weight is not None and family != "hard"   # (ub a rule of (m, i))
+    b.alpha = pyo.Var(b.I, bounds=ub if per_point else (0, ub), initialize=0.0, doc=doc)
     layout = Layout()
     apos = layout.add(b.alpha)
     yv = data.y
@@ -137,14 +155,18 @@ def build_dual(X, y, family: str, *, C=1.0, kernel="linear", gamma="scale", degr
     rows = qf.rows + [add_balance(b, layout, b.alpha, yv)]
     quadratic = [QuadTerm(q, Scale(-0.5)) for q in qf.blocks]
     if family == "soft_l2":
-        sum_of_squares(b, "ridge", b.alpha, doc="alpha'alpha (the I/C part of G(K + I/C))")
-        quadratic.append(QuadTerm(QuadBlock(apos, diag=np.ones(len(apos))), Scale(-0.5, "C", -1)))
+        inv = np.ones(len(apos)) if weight is None else np.divide(
+            1.0, weight, out=np.zeros(len(apos)), where=weight > 0)
+        sum_of_squares(b, "ridge", b.alpha, doc="alpha'alpha (the I/C part of G(K + I/C))"
+                       if weight is None else "sum_i alpha_i^2 / weight_i (the D/C part of "
+                       "G(K + D/C), D = diag(1/weight_i))", diag=inv)
+        quadratic.append(QuadTerm(QuadBlock(apos, diag=inv), Scale(-0.5, "C", -1)))
     # the structure a backend may solve as such (libsvm's SMO); not for a low-rank kernel,
     # whose matrix L L' only the factor form holds
     structure = None if rank is not None else DualSVM(
         family=family, alpha=apos, y=yv, kernel=kern, X=data.X, gram=K,
         z=layout.pos["z"] if form == "factor" else None,
-        L=Lf if form == "factor" else None, C=None if family == "hard" else "C")
+        L=Lf if form == "factor" else None, C=None if family == "hard" else "C", weight=weight)
     # lazy: the l terms of e'alpha are built only when something reads the objective
     b.objective = LazyObjective(recipe=(_dual_objective, (b.alpha, b.quad, b.component("ridge"),
                                                           b.component("C"))),
@@ -157,7 +179,8 @@ def build_dual(X, y, family: str, *, C=1.0, kernel="linear", gamma="scale", degr
                                         layout, alpha=-1.0, z=-0.5),
                     structure=structure).seal()
     b._svm = BuiltSVM(formulation=f"{family}_dual", data=data, kernel=kern, block=b,
-                      record=record, K=K, L=L, facts={"quad_form": form, **facts})
+                      record=record, K=K, L=L, facts={"quad_form": form, **facts},
+                      weight=weight)
     return b
 
 
@@ -181,13 +204,13 @@ def _dual_objective(alpha, quad, ridge, C):
     return expr if ridge is None else expr - 0.5 / C * ridge
 
 
-def _primal_objective(ww, xi, xi_sq, C):
-    """``1/2 ww`` plus ``C sum xi`` (1-norm) or ``C/2 xi_sq`` (2-norm)."""
+def _primal_objective(ww, xi, xi_sq, C, weight):
+    """``1/2 ww`` plus ``C sum weight_i xi_i`` (1-norm) or ``C/2 xi_sq`` (2-norm)."""
     expr = 0.5 * ww
     if xi_sq is not None:
         return expr + 0.5 * C * xi_sq
     if xi is not None:
-        return expr + C * linear_form(np.ones(len(xi)), members(xi))
+        return expr + C * linear_form(weight, members(xi))
     return expr
 
 
@@ -197,7 +220,7 @@ def _sign_in_place(K: np.ndarray, y: np.ndarray) -> np.ndarray:
 
 
 def build_primal(X, y, family: str, *, C=1.0, kernel="linear", gamma="scale", degree=3,
-                 coef0=0.0, kernel_rank=None, block=None):
+                 coef0=0.0, kernel_rank=None, block=None, sample_weight=None):
     """Fill ``block`` (or a new ConcreteModel) with the primal of the ``family`` SVM."""
     linear = kernel == "linear"
     rank = None if kernel_rank is None else check_rank(kernel_rank, kernel)
@@ -207,10 +230,12 @@ def build_primal(X, y, family: str, *, C=1.0, kernel="linear", gamma="scale", de
     if rank is not None:
         kern, lr = low_rank(kern, data, rank)
         facts["kernel_rank"] = lr.report(rank)
+    weight = check_sample_weight(sample_weight, data)
     b = new_block(block, f"{family}_primal")
     add_points(b, data)
     if family != "hard":
         add_C(b, C)
+        add_weights(b, weight)
     layout = Layout()
     L = None
     if linear:
@@ -238,22 +263,24 @@ def build_primal(X, y, family: str, *, C=1.0, kernel="linear", gamma="scale", de
     sum_of_squares(b, "ww", coef, doc="||w||^2" if linear else "||w||^2 = ||v||^2 = beta'K beta")
     quadratic = [QuadTerm(QuadBlock(cpos, diag=np.ones(len(cpos))), Scale(0.5))]
     linear_terms = []
+    wt = np.ones(data.n_points) if weight is None else weight
     if family == "soft_l1":
-        linear_terms.append(LinearTerm(layout.pos["xi"], 1.0, Scale(1.0, "C")))
+        linear_terms.append(LinearTerm(layout.pos["xi"], 1.0 if weight is None else weight,
+                                       Scale(1.0, "C")))
     elif family == "soft_l2":
-        sum_of_squares(b, "xi_sq", xi, doc="sum_i xi_i^2")
-        quadratic.append(QuadTerm(QuadBlock(layout.pos["xi"], diag=np.ones(data.n_points)),
-                                  Scale(0.5, "C")))
+        sum_of_squares(b, "xi_sq", xi, doc="sum_i xi_i^2" if weight is None
+                       else "sum_i weight_i xi_i^2", diag=wt)
+        quadratic.append(QuadTerm(QuadBlock(layout.pos["xi"], diag=wt), Scale(0.5, "C")))
     # lazy: the l terms of C sum xi are built only when something reads the objective
     b.objective = LazyObjective(recipe=(_primal_objective, (b.ww, xi, b.component("xi_sq"),
-                                                            b.component("C"))),
+                                                            b.component("C"), wt)),
                                 sense=pyo.minimize,
                                 doc="primal objective")
     record = Record(block=b, variables=layout.variables, objective=b.objective, sense=1,
                     linear=linear_terms, quadratic=quadratic, rows=rows, problem_class="QP",
                     scaling=_scale_rule(kern, data, L, family, layout, w=-0.5, v=-0.5)).seal()
     b._svm = BuiltSVM(formulation=f"{family}_primal", data=data, kernel=kern, block=b,
-                      record=record, K=K, L=L, facts=facts)
+                      record=record, K=K, L=L, facts=facts, weight=weight)
     return b
 
 
@@ -270,6 +297,9 @@ _PARAMETER_DOCS = {
         Two classes, any labels (mapped to -1/+1).""",
     'C': """    C : float, default 1.0
         The soft-margin penalty, > 0.""",
+    'sample_weight': """    sample_weight : array-like of shape (l,), optional
+        Per-point factors of C, as scikit-learn's: point i's penalty is ``C * weight_i``
+        (a Param ``weight[i]``); weights ``<= 0`` are 0 (the point does not count).""",
     'kernel': """    kernel : {"linear", "poly", "rbf", "precomputed"} or Kernel, default "linear"
         The kernel; ``gamma``, ``degree``, ``coef0`` as in scikit-learn (``gamma="scale"``
         is ``1 / (d X.var())``). With ``"precomputed"``, ``X`` is the l x l Gram matrix.""",
@@ -387,7 +417,8 @@ def hard_dual(X, y, *, kernel="linear", gamma="scale", degree=3, coef0=0.0, kern
 
 
 @_document_parameters
-def soft_l1_primal(X, y, *, C=1.0, kernel="linear", gamma="scale", degree=3, coef0=0.0,
+def soft_l1_primal(X, y, *, C=1.0, sample_weight=None, kernel="linear", gamma="scale",
+                   degree=3, coef0=0.0,
                    kernel_rank=None, block=None):
     r"""1-norm soft-margin SVM, primal form (convex QP).
 
@@ -422,12 +453,14 @@ def soft_l1_primal(X, y, *, C=1.0, kernel="linear", gamma="scale", degree=3, coe
     Kernel-based Learning Methods*, Cambridge University Press (2000), ch. 6;
     the catalogue pages ``formulations/classic.md`` and ``formulations/soft_l1_primal.md``.
     """
-    return build_primal(X, y, "soft_l1", C=C, kernel=kernel, gamma=gamma, degree=degree,
+    return build_primal(X, y, "soft_l1", C=C, sample_weight=sample_weight, kernel=kernel,
+                        gamma=gamma, degree=degree,
                         coef0=coef0, kernel_rank=kernel_rank, block=block)
 
 
 @_document_parameters
-def soft_l1_dual(X, y, *, C=1.0, kernel="linear", gamma="scale", degree=3, coef0=0.0,
+def soft_l1_dual(X, y, *, C=1.0, sample_weight=None, kernel="linear", gamma="scale",
+                 degree=3, coef0=0.0,
                  kernel_rank=None, quad_form="auto", max_vars=None, block=None):
     r"""1-norm soft-margin SVM, dual form (convex QP).
 
@@ -461,13 +494,15 @@ def soft_l1_dual(X, y, *, C=1.0, kernel="linear", gamma="scale", degree=3, coef0
     Kernel-based Learning Methods*, Cambridge University Press (2000), ch. 6;
     the catalogue pages ``formulations/classic.md`` and ``formulations/soft_l1_dual.md``.
     """
-    return build_dual(X, y, "soft_l1", C=C, kernel=kernel, gamma=gamma, degree=degree,
+    return build_dual(X, y, "soft_l1", C=C, sample_weight=sample_weight, kernel=kernel,
+                      gamma=gamma, degree=degree,
                       coef0=coef0, kernel_rank=kernel_rank, quad_form=quad_form,
                       max_vars=max_vars, block=block)
 
 
 @_document_parameters
-def soft_l2_primal(X, y, *, C=1.0, kernel="linear", gamma="scale", degree=3, coef0=0.0,
+def soft_l2_primal(X, y, *, C=1.0, sample_weight=None, kernel="linear", gamma="scale",
+                   degree=3, coef0=0.0,
                    kernel_rank=None, block=None):
     r"""2-norm soft-margin SVM, primal form (convex QP).
 
@@ -504,12 +539,14 @@ def soft_l2_primal(X, y, *, C=1.0, kernel="linear", gamma="scale", degree=3, coe
     Kernel-based Learning Methods*, Cambridge University Press (2000), ch. 6;
     the catalogue pages ``formulations/classic.md`` and ``formulations/soft_l2_primal.md``.
     """
-    return build_primal(X, y, "soft_l2", C=C, kernel=kernel, gamma=gamma, degree=degree,
+    return build_primal(X, y, "soft_l2", C=C, sample_weight=sample_weight, kernel=kernel,
+                        gamma=gamma, degree=degree,
                         coef0=coef0, kernel_rank=kernel_rank, block=block)
 
 
 @_document_parameters
-def soft_l2_dual(X, y, *, C=1.0, kernel="linear", gamma="scale", degree=3, coef0=0.0,
+def soft_l2_dual(X, y, *, C=1.0, sample_weight=None, kernel="linear", gamma="scale",
+                 degree=3, coef0=0.0,
                  kernel_rank=None, quad_form="auto", max_vars=None, block=None):
     r"""2-norm soft-margin SVM, dual form (convex QP).
 
@@ -544,7 +581,8 @@ def soft_l2_dual(X, y, *, C=1.0, kernel="linear", gamma="scale", degree=3, coef0
     Kernel-based Learning Methods*, Cambridge University Press (2000), ch. 6;
     the catalogue pages ``formulations/classic.md`` and ``formulations/soft_l2_dual.md``.
     """
-    return build_dual(X, y, "soft_l2", C=C, kernel=kernel, gamma=gamma, degree=degree,
+    return build_dual(X, y, "soft_l2", C=C, sample_weight=sample_weight, kernel=kernel,
+                      gamma=gamma, degree=degree,
                       coef0=coef0, kernel_rank=kernel_rank, quad_form=quad_form,
                       max_vars=max_vars, block=block)
 
@@ -645,7 +683,8 @@ def extract(block, ctx) -> Solution:
     family, form = svm.formulation.rsplit("_", 1)
     data = svm.data
     y, l = data.y, data.n_points
-    C = float(pyo.value(block.C)) if family != "hard" else None
+    C_param = float(pyo.value(block.C)) if family != "hard" else None
+    C = svm.point_C(C_param)   # each point's penalty (C itself without sample weights)
     Cb = C if family == "soft_l1" else np.inf
     extra: dict = {}
     objective = block_objective(svm, block, ctx)
@@ -654,7 +693,8 @@ def extract(block, ctx) -> Solution:
     expansion = None   # dual_coef of a changed kernel primal without alpha
     if form == "dual":
         raw = np.clip(var_array(block.alpha), 0.0, Cb)
-        thr = support_threshold(alpha_scale(raw), ctx.tol)
+        thr = per_point_threshold(support_threshold(alpha_scale(raw), ctx.tol), Cb,
+                                  alpha_scale(raw))
         alpha_source = "dual variables"
         if ctx.verified:
             f_raw = svm.kernel_times(y * raw)
@@ -667,8 +707,8 @@ def extract(block, ctx) -> Solution:
             # only when nothing above is certified -- an interior point's alpha within 4e-4
             # of C on a degenerate optimum (every alpha at 0 or C, more free candidates than
             # the kernel's rank: C = 1e-8, 30 features) settles only from there
-            loose = SV_REL_MAX * alpha_scale(raw)
-            if loose > thr:
+            loose = per_point_threshold(SV_REL_MAX * alpha_scale(raw), Cb, alpha_scale(raw))
+            if np.any(loose > thr):
                 cands.append(lambda: [(f"{name}, from the cut-off {SV_REL_MAX:g} of the "
                                        "largest alpha", a, b_, w_)
                                       for name, a, b_, w_ in _polished(svm, family, raw, C,
@@ -705,7 +745,8 @@ def extract(block, ctx) -> Solution:
                     alpha_source = ("not available: the model was changed, the backend reports "
                                     "no multipliers, and the SVM's KKT conditions do not hold")
         raw = np.clip(raw, 0.0, Cb)
-        thr = support_threshold(alpha_scale(raw), ctx.tol)
+        thr = per_point_threshold(support_threshold(alpha_scale(raw), ctx.tol), Cb,
+                                  alpha_scale(raw))
         if svm.kernel.is_linear:
             linear_w = cvals
         if ctx.verified:
@@ -725,7 +766,7 @@ def extract(block, ctx) -> Solution:
                 extra["dual_coef_source"] = ("the expansion of the solved factor coordinates v "
                                              "(L'dual_coef = v): alpha is not available")
     extra["alpha_source"] = alpha_source
-    extra["support_threshold"] = thr
+    extra["support_threshold"] = float(np.max(thr, initial=0.0))
     sol_kw: dict = {}
     if ctx.verified:
         name, alpha, b, w, cert, accept = _choose(svm, family, C, cands, ctx)
@@ -753,7 +794,7 @@ def extract(block, ctx) -> Solution:
                 raise err
     else:
         if form == "dual":
-            xi = (alpha / C if family == "soft_l2" else
+            xi = (ratio(alpha, C) if family == "soft_l2" else
                   np.maximum(0.0, 1.0 - y * (f + b)) if family == "soft_l1" else np.zeros(l))
             if svm.kernel.is_linear:
                 linear_w = data.X.T @ coef
@@ -773,7 +814,7 @@ def extract(block, ctx) -> Solution:
     sol_kw.update(formulation=svm.formulation, solver=ctx.solver, status=ctx.status, w=linear_w,
                   b=float(b), alpha=alpha, dual_coef=dual_coef, xi=xi, support=support,
                   support_vectors=_support_vectors(svm, support), objective=objective,
-                  kernel=svm.kernel, classes=data.classes, C=C, time=ctx.time,
+                  kernel=svm.kernel, classes=data.classes, C=C_param, time=ctx.time,
                   interface=ctx.interface, path=ctx.path, extra=extra)
     sol_kw["margin"] = (1.0 / np.sqrt(ww)) if ww and np.isfinite(ww) and ww > 0 else None
     if "kernel_rank" in svm.facts:
@@ -813,7 +854,7 @@ def _choose(svm, family, C, cands, ctx):
             # every margin >= 1 and changes the dual objective only to second order
             short = float(np.max(1.0 - cert["margins"], initial=0.0))
             t = 1.0 / (1.0 - short) if 0.0 < short < ONTO_MARGINS_MAX else None
-            if t is not None and (family == "hard" or float(alpha.max(initial=0.0)) * t < C):
+            if t is not None and (family == "hard" or bool(np.all((alpha == 0) | (t * alpha < C)))):
                 w_t = None if w is None else t * w
                 scaled = classic_certificate(svm, family, t * alpha, t * b, C, w_t)
                 if scaled["worst"] < cert["worst"]:
@@ -837,7 +878,7 @@ def _changed_dual_bias(svm, block, ctx, family, alpha, f, C, thr, extra) -> floa
     optimality conditions (then it is this SVM's solution); else the multiplier of
     y'alpha = 0, as long as that constraint is the builder's; else NaN, said why."""
     b = bias_from_kkt(family, alpha, y := svm.data.y, f, C, thr)
-    res = max(dual_kkt_residual(family, alpha, y, f, b, C if C else np.inf, thr),
+    res = max(dual_kkt_residual(family, alpha, y, f, b, np.inf if C is None else C, thr),
               abs(float(y @ alpha)) / max(1.0, float(alpha.sum())))
     extra["svm_kkt_residual"] = res
     if res <= KKT_ACCEPT:

@@ -21,7 +21,8 @@ class BuiltSVM:
     :class:`~svm_models.kernels.Kernel`, ``record`` the
     :class:`~svm_models.model.record.Record`, ``K`` the training Gram matrix (None where not
     needed), ``L`` a factor ``K = L L'`` of full column rank where the model uses one (kernel
-    primals), ``facts`` what the family needs to read a solution (g range, quad form...).
+    primals), ``facts`` what the family needs to read a solution (g range, quad form...),
+    ``weight`` the per-point factors of C (scikit-learn's ``sample_weight``; None: all 1).
     """
 
     formulation: str
@@ -32,6 +33,14 @@ class BuiltSVM:
     K: np.ndarray | None = None
     L: np.ndarray | None = None
     facts: dict = field(default_factory=dict)
+    weight: np.ndarray | None = None
+
+    def point_C(self, C):
+        """The penalty of each point, ``C * weight_i`` (``C`` itself without weights; None for
+        the hard margin)."""
+        if C is None or self.weight is None:
+            return C
+        return C * self.weight
 
     def kernel_times(self, v: np.ndarray) -> np.ndarray:
         """``K v`` on the training points, through a factor when there is one (no l x l

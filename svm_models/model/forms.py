@@ -170,7 +170,8 @@ class DualSVM:
     itself), ``gram`` the training Gram matrix the model holds (an l x l array or a
     :class:`~svm_models.model.built.SignedGram`; None: the factor form, ``K = L L'``);
     ``z`` and ``L`` the factor form's images ``z = L'(y a)`` (None: the dense form);
-    ``C`` the name of the mutable parameter C on the recorded block (None: hard margin).
+    ``C`` the name of the mutable parameter C on the recorded block (None: hard margin);
+    ``weight`` the per-point factors of C (None: all 1).
     The box of ``a`` is read from the variables' bounds when the model is solved."""
 
     family: str
@@ -182,6 +183,7 @@ class DualSVM:
     z: np.ndarray | None = None
     L: np.ndarray | None = None
     C: str | None = None
+    weight: np.ndarray | None = None
 
     def complete(self, x: np.ndarray, alpha: np.ndarray) -> None:
         """Fill ``x`` (the record's variables) from ``alpha``: ``a`` and, in the factor form,

@@ -141,6 +141,52 @@ def add_C(b, C) -> None:
                     doc="soft-margin penalty C > 0 (mutable: change it and re-solve)")
 
 
+def check_sample_weight(sample_weight, data: Dataset) -> np.ndarray | None:
+    """Per-point weights of C (``C_i = C * weight_i``, scikit-learn's ``sample_weight``):
+    a finite number per point; weights ``<= 0`` are 0 (the point does not count: scikit-learn
+    drops it). None (or every weight 1): None. DataError when no point of a class keeps a
+    positive weight (no SVM is left to train)."""
+    if sample_weight is None:
+        return None
+    if isinstance(sample_weight, (str, bytes)):
+        raise ParameterError(f"sample_weight must be numbers, one per point; got {sample_weight!r}")
+    try:
+        w = np.asarray(sample_weight, dtype=float)
+    except (TypeError, ValueError):
+        raise ParameterError("sample_weight must be numbers, one per point; got "
+                             f"{plain(sample_weight)!r}") from None
+    l = data.n_points
+    if w.ndim == 0:
+        w = np.full(l, float(w))
+    if w.shape != (l,):
+        raise DataError(f"sample_weight has shape {w.shape}; the data have {l} points: give "
+                        "one weight per point")
+    if not np.all(np.isfinite(w)):
+        raise DataError("sample_weight has NaN or infinite entries: give finite weights")
+    w = np.where(w > 0.0, w, 0.0)
+    for c in (-1.0, 1.0):
+        if not np.any(w[data.y == c] > 0.0):
+            cls = plain(data.classes[0 if c < 0 else 1])
+            raise DataError(f"every point of class {cls!r} has a zero or negative weight in "
+                            "sample_weight: "
+                            "no SVM is left to train; give some of its points a positive "
+                            "weight")
+    if np.all(w == 1.0):
+        return None
+    return w
+
+
+def add_weights(b, weight: np.ndarray | None) -> None:
+    """``weight[i]``: the per-point factors of C (a Param; not declared when every weight is
+    1)."""
+    if weight is None:
+        return
+    weight.flags.writeable = False
+    b.weight = ArrayParam(b.I, values=weight,
+                          doc="weight_i of point i: its penalty is C * weight_i "
+                              "(scikit-learn's sample_weight; 0: the point does not count)")
+
+
 def _row_recipe(M, var_list, i):
     return linear_form(M[i], var_list)
 
@@ -363,10 +409,11 @@ def add_factor_rows(b, layout: Layout, var, L: np.ndarray, y: np.ndarray) -> Row
     return group
 
 
-def sum_of_squares(b, name: str, var, doc: str):
-    """``name = sum_k var_k^2`` as a lazy named expression."""
+def sum_of_squares(b, name: str, var, doc: str, diag=None):
+    """``name = sum_k var_k^2`` (``sum_k diag_k var_k^2``) as a lazy named expression."""
     expr = LazyScalarExpression(
-        recipe=(diagonal_quadratic_form, (np.ones(len(var)), members(var))), doc=doc)
+        recipe=(diagonal_quadratic_form, (np.ones(len(var)) if diag is None else diag,
+                                          members(var))), doc=doc)
     b.add_component(name, expr)
     return expr
 
