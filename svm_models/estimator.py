@@ -17,6 +17,7 @@ from functools import partial
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
@@ -34,6 +35,9 @@ from .methods.cv import (
 )
 from .methods.radius import fit as sm_fit
 from .solvers import SolverOptions
+
+#: ``probability=True``: the folds of the internal cross-validation (as libsvm)
+PROBABILITY_FOLDS = 5
 
 #: What ``solver_options`` may hold: the solve options, and ``batch`` (constraint generation).
 SOLVER_OPTION_KEYS = tuple(SolverOptions.__dataclass_fields__) + ("batch",)
@@ -147,11 +151,28 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
         Solve options kept apart from the hyperparameters: ``tol``, ``time_limit``,
         ``iter_limit``, ``threads``, ``verbose``, ``options`` (raw backend options), ``path``,
         and ``batch`` (pairs added per round of constraint generation).
-    multi_class : {"ovr", "ovo"}, default="ovr"
+    multi_class : {"ovr", "ovo"} or None, default=None
         More than two classes: one-vs-rest (one problem per class, on all points) or
         one-vs-one (one per pair ``i < j`` of classes, on their points; class ``j`` is the
         positive one; prediction by votes, ties going to the larger summed decision values,
-        as scikit-learn's ``OneVsOneClassifier``).
+        as scikit-learn's ``OneVsOneClassifier`` and ``SVC``). None: one-vs-one when
+        ``decision_function_shape="ovo"``, else one-vs-rest.
+    class_weight : dict, "balanced" or None, default=None
+        As ``SVC``'s: class ``k``'s C is ``C * class_weight[k]`` (``"balanced"``:
+        ``n_samples / (n_classes * n_samples_k)``), with ``fit``'s ``sample_weight`` a
+        per-point C (``C_i = C * weight_i``: the Param ``weight`` of the model). Only
+        formulations with C per point (the soft margins).
+    decision_function_shape : {"ovr", "ovo"}, default="ovr"
+        More than two classes: ``"ovr"``, ``decision_function`` has shape
+        (n_samples, n_classes) (one-vs-rest: each class against the rest; one-vs-one: votes
+        plus squashed confidences, as ``SVC``); ``"ovo"``, the one-vs-one problems' own
+        values, shape (n_samples, n_classes (n_classes - 1) / 2), positive for the first
+        class of each pair (``SVC``'s order and sign); it trains one-vs-one.
+    probability : bool, default=False
+        Fit Platt's sigmoid to each binary problem's decision values from an internal 5-fold
+        cross-validation (five more fits per problem), as ``SVC``: ``predict_proba``.
+    random_state : int, RandomState or None, default=None
+        The shuffling of that internal cross-validation.
 
     Attributes
     ----------
@@ -200,10 +221,13 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
     feature_names_in_ : ndarray of shape (n_features_in_,)
         Feature names, when ``X`` has string column names (a DataFrame).
 
+    probA_, probB_ : ndarray of shape (n_problems,)
+        ``probability=True``: each binary problem's sigmoid, ``P = 1 / (1 + exp(A f + B))``.
+
     Notes
     -----
-    Sample weights are not supported (``fit`` takes none), so scikit-learn's sample-weight
-    checks do not apply; sparse input is refused with scikit-learn's TypeError. Bad data and
+    ``sample_weight`` and ``class_weight`` set a per-point C in the soft-margin formulations
+    (primal and dual, every backend); sparse input is refused with scikit-learn's TypeError. Bad data and
     bad hyperparameters raise :class:`~svm_models.errors.DataError` and
     :class:`~svm_models.errors.ParameterError`, which subclass ValueError. A kernel parameter
     the chosen kernel does not use (``gamma`` with ``kernel="linear"``) is refused: in a grid
@@ -222,7 +246,8 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
     def __init__(self, formulation="soft_l1_dual", solver="auto", C=None, kernel=None,
                  gamma=None, degree=None, coef0=None, lam=None, kernels=None, pairs=None,
                  radius=None, g_bounds=None, form=None, quad_form=None, solver_options=None,
-                 multi_class="ovr", kernel_rank=None):
+                 multi_class=None, kernel_rank=None, class_weight=None,
+                 decision_function_shape="ovr", probability=False, random_state=None):
         self.formulation = formulation
         self.solver = solver
         self.C = C
@@ -240,6 +265,10 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
         self.quad_form = quad_form
         self.solver_options = solver_options
         self.multi_class = multi_class
+        self.class_weight = class_weight
+        self.decision_function_shape = decision_function_shape
+        self.probability = probability
+        self.random_state = random_state
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -255,8 +284,57 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
     def _solve_options(self) -> dict:
         return _solve_options(self.solver_options, type(self).__name__)
 
+    def _multi_class(self) -> str:
+        """The multiclass scheme: ``multi_class``, or None: one-vs-one when
+        ``decision_function_shape="ovo"`` asks for its values, else one-vs-rest."""
+        if self.decision_function_shape not in ("ovr", "ovo"):
+            raise ParameterError(f"decision_function_shape must be 'ovr' or 'ovo'; got "
+                                 f"{self.decision_function_shape!r}")
+        if self.multi_class is None:
+            return "ovo" if self.decision_function_shape == "ovo" else "ovr"
+        if self.multi_class == "ovr" and self.decision_function_shape == "ovo":
+            raise ParameterError("decision_function_shape='ovo' gives the values of the "
+                                 "one-vs-one problems: set multi_class='ovo' (or leave it None)")
+        return self.multi_class
+
+    def _point_weights(self, y, classes, sample_weight) -> np.ndarray | None:
+        """Each point's factor of C: ``sample_weight`` times its class's ``class_weight``
+        (None when neither is given)."""
+        if sample_weight is None and self.class_weight is None:
+            return None
+        f = lookup(self.formulation)
+        if "sample_weight" not in f.params:
+            raise ParameterError(
+                f"{self.formulation} has no per-point C, so it takes no sample_weight or "
+                "class_weight; the soft margins (soft_l1_*, soft_l2_*) do")
+        w = np.ones(y.shape[0])
+        if sample_weight is not None:
+            if isinstance(sample_weight, (str, bytes)):
+                raise DataError(f"sample_weight must be numbers; got {sample_weight!r}")
+            try:
+                sw = np.asarray(sample_weight, dtype=float)
+            except (TypeError, ValueError):
+                raise DataError("sample_weight must be numbers, one per sample") from None
+            if sw.ndim == 0:
+                sw = np.full(y.shape[0], float(sw))
+            if sw.shape != (y.shape[0],):
+                raise DataError(f"sample_weight.shape == {sw.shape}, expected "
+                                f"({y.shape[0]},): one weight per sample")
+            if not np.all(np.isfinite(sw)):
+                raise DataError("sample_weight has NaN or infinite values")
+            w = w * sw
+        if self.class_weight is not None:
+            from sklearn.utils.class_weight import compute_class_weight
+
+            try:
+                cw = compute_class_weight(self.class_weight, classes=classes, y=y)
+            except ValueError as exc:
+                raise ParameterError(f"class_weight: {exc}") from None
+            w = w * cw[np.searchsorted(classes, y)]
+        return w
+
     # fitting ----------------------------------------------------------------------------
-    def fit(self, X, y):
+    def fit(self, X, y, sample_weight=None):
         """Solve the formulation on (X, y): one problem, or one per class (one-vs-rest).
 
         Parameters
@@ -264,6 +342,10 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
         X : array-like of shape (n_samples, n_features), or (n_samples, n_samples) Gram
             matrix for ``kernel="precomputed"``
         y : array-like of shape (n_samples,), any labels of at least two classes
+        sample_weight : array-like of shape (n_samples,), optional
+            Per-sample factors of C, as ``SVC``'s: sample i's penalty is
+            ``C * sample_weight[i] * class_weight[y_i]``; weights ``<= 0`` leave the sample
+            out. Only formulations with C per point (the soft margins).
 
         Returns
         -------
@@ -283,14 +365,16 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
         _check_targets(y)
         params = self._formulation_params()
         solve_kw = self._solve_options()
-        for name in ("solution_", "estimators_", "g_", "lam_", "r_", "mu_"):
+        multi_class = self._multi_class()
+        for name in ("solution_", "estimators_", "g_", "lam_", "r_", "mu_", "probA_", "probB_"):
             self.__dict__.pop(name, None)  # learned by an earlier fit
         classes, y_index = np.unique(y, return_inverse=True)
         if classes.size < 2:
             raise DataError(f"y has 1 class ({classes[0].item()!r}); a classifier needs "
                             "samples of at least two classes")
+        weight = self._point_weights(y, classes, sample_weight)
         binary = classes.size == 2
-        problems = binary_problems(classes.size, self.multi_class)
+        problems = binary_problems(classes.size, multi_class)
         self._points = [None] if binary else [
             problem_points(y_index, np.arange(y.size), p)[0] for p in problems]
         sols = []
@@ -305,7 +389,12 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
                 else:
                     Xp = X[np.ix_(pts, pts)] if self.kernel == "precomputed" else X[pts]
                     t = problem_points(y_index, pts, problem)[1]
-                sols.append(sm_fit(Xp, t, self.formulation, self.solver, **params, **solve_kw))
+                kw = {} if weight is None else {
+                    "sample_weight": weight if pts is None else weight[pts]}
+                sols.append(sm_fit(Xp, t, self.formulation, self.solver, **params, **kw,
+                                   **solve_kw))
+            if self.probability:
+                self._fit_probability(X, y_index, weight, problems, params, solve_kw)
         self.classes_ = classes
         if binary:
             self.solution_ = sols[0]
@@ -376,17 +465,88 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
         X = _validate(self, X, reset=False)
         if len(sols) == 1:
             return sols[0].decision_function(X)
-        values = [s.decision_function(X if p is None or self.kernel != "precomputed"
-                                      else X[:, p])
-                  for p, s in zip(self._points, sols)]
-        return combine(values, self.classes_.size, self.multi_class)
+        values = self._binary_values(X)
+        if self.decision_function_shape == "ovo":   # (the pairs' own values, as SVC's)
+            return -np.column_stack(values)
+        return combine(values, self.classes_.size, self._multi_class())
+
+    def _binary_values(self, X) -> list:
+        """Each binary problem's decision values on ``X`` (validated)."""
+        return [s.decision_function(X if p is None or self.kernel != "precomputed"
+                                    else X[:, p])
+                for p, s in zip(self._points, self._solutions())]
+
+    # probabilities (Platt scaling, as SVC) -------------------------------------------------
+    def _fit_probability(self, X, y_index, weight, problems, params, solve_kw) -> None:
+        """Platt's sigmoid per binary problem, fitted to decision values from an internal
+        5-fold cross-validation (stratified, shuffled by ``random_state``), as SVC."""
+        from sklearn.model_selection import StratifiedKFold
+
+        from .methods.calibration import platt
+
+        A, B = [], []
+        pts_all = [np.arange(y_index.size) if p is None else p for p in self._points]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            for pts, problem in zip(pts_all, problems):
+                t = problem_points(y_index, pts, problem)[1]
+                f = np.zeros(pts.size)
+                folds = min(PROBABILITY_FOLDS, int(np.min(np.bincount((t > 0).astype(int)))))
+                if folds < 2:
+                    raise DataError("probability=True needs at least 2 samples of each class "
+                                    "in every binary problem (an internal cross-validation)")
+                cv = StratifiedKFold(folds, shuffle=True, random_state=self.random_state)
+                for tr, te in cv.split(pts, t):
+                    Xtr, Xte = ((X[np.ix_(pts[tr], pts[tr])], X[np.ix_(pts[te], pts[tr])])
+                                if self.kernel == "precomputed" else (X[pts[tr]], X[pts[te]]))
+                    kw = {} if weight is None else {"sample_weight": weight[pts[tr]]}
+                    s = sm_fit(Xtr, t[tr], self.formulation, self.solver, **params, **kw,
+                               **solve_kw)
+                    f[te] = s.decision_function(Xte)
+                a, b = platt(f, t)
+                A.append(a)
+                B.append(b)
+        self.probA_, self.probB_ = np.array(A), np.array(B)
+
+    def _check_proba(self) -> bool:
+        if not self.probability:
+            raise AttributeError("predict_proba is not available when probability=False")
+        return True
+
+    @available_if(_check_proba)
+    def predict_proba(self, X) -> np.ndarray:
+        """Class probabilities, shape (n_samples, n_classes), columns in the order of
+        ``classes_``: Platt's sigmoid of each binary problem's decision value (fitted on an
+        internal 5-fold cross-validation), coupled pairwise for one-vs-one (Wu, Lin and
+        Weng), normalised for one-vs-rest. As SVC's, they may disagree with ``predict`` on
+        some points."""
+        from .methods.calibration import ovo_probabilities, ovr_probabilities, sigmoid
+
+        check_is_fitted(self, "probA_")
+        X = _validate(self, X, reset=False)
+        probs = [sigmoid(f, a, b) for f, a, b in zip(self._binary_values(X), self.probA_,
+                                                        self.probB_)]
+        if len(probs) == 1:
+            return np.column_stack([1.0 - probs[0], probs[0]])
+        if self._multi_class() == "ovo":
+            return ovo_probabilities(probs, binary_problems(self.classes_.size, "ovo"),
+                                     self.classes_.size)
+        return ovr_probabilities(probs)
+
+    @available_if(_check_proba)
+    def predict_log_proba(self, X) -> np.ndarray:
+        """``log(predict_proba(X))``."""
+        with np.errstate(divide="ignore"):
+            return np.log(self.predict_proba(X))
 
     def predict(self, X) -> np.ndarray:
         """Predicted class labels, shape (n_samples,)."""
         sols = self._solutions()
         if len(sols) == 1:
             return sols[0].predict(_validate(self, X, reset=False))
-        return self.classes_[np.argmax(self.decision_function(X), axis=1)]
+        scores = combine(self._binary_values(_validate(self, X, reset=False)),
+                         self.classes_.size, self._multi_class())
+        return self.classes_[np.argmax(scores, axis=1)]
 
 
 def _solve_options(opts, owner: str) -> dict:

@@ -183,3 +183,33 @@ def test_the_hard_margin_at_C_inf_on_libsvm():
     X, y = BLOBS
     sol = sm.fit(X, y, solver="libsvm", C=math.inf)
     _same(sol, sm.fit(X, y, "hard_dual", solver="piqp"), "C=inf")
+
+
+@pytest.mark.parametrize("kernel", ["linear", "precomputed"])
+def test_libsvm_on_points_far_from_the_origin(kernel):
+    """libsvm caches kernel values in single precision: a kernel of points offset by 100
+    (entries 2e4) lost the differences that decide the optimum (1e-4 off, certificate refused).
+    Handed over centred in feature space, the same dual on y'a = 0, it is right."""
+    rng = np.random.RandomState(42)
+    X = rng.normal(loc=100, size=(100, 2))
+    y = rng.randint(0, 2, 100)
+    data = X @ X.T if kernel == "precomputed" else X
+    sol = sm.fit(data, y, solver="libsvm", kernel=kernel)
+    _same(sol, sm.fit(data, y, solver="clarabel", kernel=kernel), f"offset {kernel}")
+
+
+def test_class_weights_far_apart_on_every_backend():
+    """Class weights 1000 and 1e-4 (scikit-learn's check_class_weight_classifiers): boxes of
+    1e-4 below the support threshold of alphas of scale 1e-3 were cut to 0 and to the bound at
+    once; the threshold of each point is now the same fraction of its own box."""
+    from sklearn.model_selection import train_test_split
+
+    X, y = make_blobs(centers=2, random_state=0, cluster_std=20)
+    Xtr, _, ytr, _ = train_test_split(X, y, test_size=0.5, random_state=0)
+    w = np.where(ytr == 0, 1000.0, 1e-4)
+    ref = sm.fit(Xtr, ytr, solver="clarabel", sample_weight=w)
+    for solver in ("libsvm", "piqp", "ipopt", "highs"):
+        sol = sm.fit(Xtr, ytr, solver=solver, sample_weight=w)
+        assert sol.extra["certificate"]["certified"]
+        assert abs(sol.objective - ref.objective) <= 1e-8 * abs(ref.objective)
+        assert abs(sol.b - ref.b) <= 1e-8

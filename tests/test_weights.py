@@ -1,0 +1,189 @@
+"""What SVC users rely on (issue 26): per-point C (``sample_weight``, ``class_weight``),
+``decision_function_shape`` and one-vs-one, ``probability=True``.
+
+References: scikit-learn's ``SVC`` (libsvm) at tol 1e-12 on the same data, the same problem
+with points repeated or removed, the primal against the dual, other backends, and for Platt
+scaling and pairwise coupling the same optimisation problems solved by scipy.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+from scipy.optimize import minimize
+from sklearn.datasets import load_iris, make_moons
+from sklearn.svm import SVC
+
+import svm_models as sm
+from svm_models.methods.calibration import couple, platt, sigmoid
+
+X, Y = make_moons(60, noise=0.3, random_state=1)
+RNG = np.random.default_rng(0)
+W = RNG.uniform(0.2, 3.0, 60)
+W[:4] = 0.0
+W[4] = -1.0          # negative: as 0 (scikit-learn drops the point)
+KW = {"kernel": "rbf", "gamma": 0.7, "C": 2.0}
+
+
+def _svc(X, y, w=None, **kw):
+    return SVC(tol=1e-12, **kw).fit(X, y, sample_weight=w)
+
+
+@pytest.mark.parametrize("formulation,solver", [
+    (f, s) for f in ("soft_l1_dual", "soft_l1_primal", "soft_l2_dual", "soft_l2_primal")
+    for s in ("libsvm", "piqp", "clarabel", "ipopt", "highs", "ipm")
+    if not (s == "libsvm" and f.endswith("primal"))])   # (libsvm takes the duals only)
+def test_weighted_C_on_every_form_and_backend(formulation, solver):
+    sol = sm.fit(X, Y, formulation, solver=solver, sample_weight=W, **KW)
+    assert sol.extra["certificate"]["certified"]
+    other = "soft_l1_dual" if formulation.startswith("soft_l1") else "soft_l2_dual"
+    ref = sm.fit(X, Y, other.replace("dual", "primal"), solver="clarabel", sample_weight=W, **KW)
+    assert abs(sol.objective - ref.objective) <= 1e-7 * abs(ref.objective)
+    np.testing.assert_allclose(sol.decision_function(X), ref.decision_function(X), atol=1e-6)
+    if formulation.startswith("soft_l1"):   # SVC's own problem
+        svc = _svc(X, Y, W, **KW)
+        np.testing.assert_allclose(sol.decision_function(X), svc.decision_function(X),
+                                   atol=1e-6)
+    # alpha within each point's box; a point of weight <= 0 has none
+    assert np.all(sol.alpha[:5] == 0.0)
+    if formulation.startswith("soft_l1"):
+        assert np.all(sol.alpha <= KW["C"] * np.maximum(W, 0) * (1 + 1e-12))
+
+
+def test_integer_weights_are_repeated_points_and_zero_weights_removed_points():
+    w = np.ones(60)
+    w[10:20] = 2.0
+    w[20:25] = 0.0
+    keep = w > 0
+    rep = np.concatenate([np.flatnonzero(keep), np.arange(10, 20)])
+    for solver in ("libsvm", "piqp"):
+        weighted = sm.fit(X, Y, solver=solver, sample_weight=w, **KW)
+        repeated = sm.fit(X[rep], Y[rep], solver=solver, **KW)
+        np.testing.assert_allclose(weighted.decision_function(X), repeated.decision_function(X),
+                                   atol=1e-7)
+        assert abs(weighted.objective - repeated.objective) <= 1e-8 * abs(repeated.objective)
+
+
+def test_the_model_shows_the_weights_and_a_C_path_follows_them():
+    m = sm.build("soft_l1_dual", X, Y, sample_weight=W, **KW)
+    assert m.weight[7] == W[7] and m.alpha[7].ub == pytest.approx(KW["C"] * W[7])
+    assert m.alpha[0].ub == 0.0
+    Cs = [0.1, 1.0, 10.0]
+    path = sm.fit_path(X, Y, Cs, solver="piqp", sample_weight=W, kernel="rbf", gamma=0.7)
+    for C, sol in zip(Cs, path):
+        one = sm.fit(X, Y, solver="clarabel", sample_weight=W, kernel="rbf", gamma=0.7, C=C)
+        np.testing.assert_allclose(sol.decision_function(X), one.decision_function(X),
+                                   atol=1e-8)
+        # (libsvm stops at its own tolerance: 3e-6 off at C = 10)
+        svc = _svc(X, Y, W, kernel="rbf", gamma=0.7, C=C)
+        np.testing.assert_allclose(sol.decision_function(X), svc.decision_function(X),
+                                   atol=1e-5)
+
+
+def test_bad_weights_are_refused_plainly():
+    with pytest.raises(sm.DataError, match="one weight per point"):
+        sm.fit(X, Y, sample_weight=np.ones(5))
+    with pytest.raises(sm.DataError, match="zero or negative weight"):
+        sm.fit(X, Y, sample_weight=np.where(Y == 0, 0.0, 1.0))
+    with pytest.raises(sm.DataError, match="NaN"):
+        sm.fit(X, Y, sample_weight=np.full(60, np.nan))
+    with pytest.raises(sm.ParameterError, match="sample_weight"):
+        sm.fit(X, Y, "hard_dual", sample_weight=W)
+    with pytest.raises(sm.ParameterError, match="hard margin"):
+        sm.fit(X, Y, C=math.inf, sample_weight=W)
+    with pytest.raises(sm.ParameterError, match="sample_weight or class_weight"):
+        sm.SVMClassifier("hard_primal", class_weight="balanced").fit(X, Y)
+
+
+@pytest.mark.parametrize("class_weight", ["balanced", {0: 3.0, 1: 0.5}])
+def test_class_weight_as_SVC(class_weight):
+    y = Y.copy()
+    y[:12] = 0   # unbalanced
+    ours = sm.SVMClassifier(class_weight=class_weight, **KW).fit(X, y, sample_weight=W + 1.0)
+    other = sm.SVMClassifier(class_weight=class_weight, solver="clarabel", **KW).fit(
+        X, y, sample_weight=W + 1.0)
+    np.testing.assert_allclose(ours.decision_function(X), other.decision_function(X),
+                               atol=1e-8)
+    # (libsvm stops at its own tolerance: 2e-6 off here)
+    svc = SVC(class_weight=class_weight, tol=1e-12, **KW).fit(X, y, sample_weight=W + 1.0)
+    np.testing.assert_allclose(ours.decision_function(X), svc.decision_function(X), atol=1e-5)
+
+
+def test_one_vs_one_and_its_decision_shapes_as_SVC():
+    Xi, yi = load_iris(return_X_y=True)
+    for shape in ("ovo", "ovr"):
+        svc = SVC(kernel="rbf", gamma=0.5, tol=1e-12, decision_function_shape=shape).fit(Xi, yi)
+        ours = sm.SVMClassifier(kernel="rbf", gamma=0.5, decision_function_shape=shape,
+                                multi_class="ovo").fit(Xi, yi)
+        d = ours.decision_function(Xi)
+        assert d.shape == svc.decision_function(Xi).shape
+        np.testing.assert_allclose(d, svc.decision_function(Xi), atol=1e-6)
+        np.testing.assert_array_equal(ours.predict(Xi), svc.predict(Xi))
+    # decision_function_shape="ovo" alone trains one-vs-one; contradicting it is refused
+    assert sm.SVMClassifier(decision_function_shape="ovo").fit(Xi, yi).decision_function(
+        Xi).shape == (150, 3)
+    with pytest.raises(sm.ParameterError, match="multi_class='ovo'"):
+        sm.SVMClassifier(decision_function_shape="ovo", multi_class="ovr").fit(Xi, yi)
+
+
+def test_platt_is_the_maximum_likelihood_sigmoid():
+    rng = np.random.default_rng(3)
+    f = rng.normal(size=80) * 2
+    t = np.where(f + rng.normal(size=80) > 0, 1, -1)
+    A, B = platt(f, t)
+    n1, n0 = (t > 0).sum(), (t < 0).sum()
+    T = np.where(t > 0, (n1 + 1) / (n1 + 2), 1 / (n0 + 2))
+
+    def nll(ab):
+        p = sigmoid(f, *ab)
+        return -float(np.sum(T * np.log(p) + (1 - T) * np.log(1 - p)))
+
+    ref = minimize(nll, [0.0, 0.0], method="Nelder-Mead",
+                   options={"xatol": 1e-10, "fatol": 1e-12, "maxiter": 20000})
+    assert nll((A, B)) <= ref.fun + 1e-9
+    np.testing.assert_allclose([A, B], ref.x, atol=1e-4)
+
+
+def test_pairwise_coupling_solves_its_least_squares_problem():
+    rng = np.random.default_rng(5)
+    k = 4
+    r = np.zeros((k, k))
+    for i in range(k):
+        for j in range(i + 1, k):
+            r[i, j] = rng.uniform(0.05, 0.95)
+            r[j, i] = 1 - r[i, j]
+    p = couple(r)
+    # Wu, Lin and Weng's problem: min sum_i sum_{j != i} (r_ji p_i - r_ij p_j)^2, sum p = 1
+    Q = np.zeros((k, k))
+    for i in range(k):
+        for j in range(k):
+            if i != j:
+                Q[i, i] += r[j, i] ** 2
+                Q[i, j] = -r[j, i] * r[i, j]
+    M = np.block([[Q, np.ones((k, 1))], [np.ones((1, k)), np.zeros((1, 1))]])
+    exact = np.linalg.solve(M, np.concatenate([np.zeros(k), [1.0]]))[:k]
+    np.testing.assert_allclose(p, exact, atol=1e-3)
+    assert abs(p.sum() - 1) < 1e-12
+
+
+def test_predict_proba_as_SVC():
+    Xi, yi = load_iris(return_X_y=True)
+    ours = sm.SVMClassifier(kernel="rbf", gamma=0.5, probability=True, random_state=0,
+                            multi_class="ovo").fit(Xi, yi)
+    with warnings.catch_warnings():   # (scikit-learn 1.9 deprecates SVC's probability)
+        warnings.simplefilter("ignore", FutureWarning)
+        svc = SVC(kernel="rbf", gamma=0.5, probability=True, random_state=0).fit(Xi, yi)
+    P = ours.predict_proba(Xi)
+    assert P.shape == (150, 3) and np.allclose(P.sum(axis=1), 1.0) and np.all(P >= 0)
+    # different internal folds: close, not equal
+    assert np.max(np.abs(P - svc.predict_proba(Xi))) < 0.15
+    assert np.mean(P.argmax(axis=1) == yi) > 0.95
+    np.testing.assert_allclose(ours.predict_log_proba(Xi), np.log(P))
+    b = sm.SVMClassifier(kernel="rbf", gamma=0.7, probability=True, random_state=0).fit(X, Y)
+    Pb = b.predict_proba(X)
+    np.testing.assert_allclose(Pb[:, 1], sigmoid(b.decision_function(X), b.probA_[0],
+                                                 b.probB_[0]))
+    assert not hasattr(sm.SVMClassifier().fit(X, Y), "predict_proba")
