@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 
 import operator
 
+import warnings
+
 import numpy as np
 import pyomo.environ as pyo
 
@@ -274,10 +276,11 @@ def _solve_free_system(A: np.ndarray, rhs: np.ndarray) -> np.ndarray | None:
                                                         1.0), 1e-300)
 
     def refined(solve):
-        try:
-            sol = solve(rhs)
-            for _ in range(POLISH_REFINE):   # iterative refinement: an ill-conditioned
-                sol = sol + solve(rhs - A @ sol)   # kernel (cond ~1e10)
+        try:   # (a singular factorisation gives inf: not a solution, and no warning)
+            with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+                sol = solve(rhs)
+                for _ in range(POLISH_REFINE):   # iterative refinement: an ill-conditioned
+                    sol = sol + solve(rhs - A @ sol)   # kernel (cond ~1e10)
         except np.linalg.LinAlgError:
             return None
         if not np.all(np.isfinite(sol)):
@@ -285,7 +288,15 @@ def _solve_free_system(A: np.ndarray, rhs: np.ndarray) -> np.ndarray | None:
         return sol if float(np.abs(A @ sol - rhs).max(initial=0.0)) <= POLISH_SOLVED * scale \
             * max(1.0, float(np.abs(sol).max(initial=0.0))) else None
 
-    sol = refined(lambda r: np.linalg.solve(A, r))
+    from scipy.linalg import lu_factor, lu_solve   # (one factorisation for the refinement)
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")   # (a singular matrix: the least squares below)
+            lu = lu_factor(A, check_finite=False)
+        sol = refined(lambda r: lu_solve(lu, r, check_finite=False))
+    except (ValueError, np.linalg.LinAlgError):
+        sol = None
     if sol is None:
         sol = refined(lambda r: np.linalg.lstsq(A, r, rcond=None)[0])
     return sol

@@ -28,7 +28,7 @@ import pyomo.environ as pyo
 
 from ..errors import NotSeparableError, ParameterError, SolveFailedError
 from ..kernels import check_rank, factor, kernel_factor
-from ..model.built import BuiltSVM, SignedGram
+from ..model.built import BuiltSVM, LazySignedGram, SignedGram
 from ..model.forms import DualSVM, QuadBlock
 from ..model.lazy import LazyObjective, linear_form
 from ..model.pieces import (
@@ -105,7 +105,8 @@ def build_dual(X, y, family: str, *, C=1.0, kernel="linear", gamma="scale", degr
         facts["kernel_rank"] = lr.report(rank)
     else:
         form = choose_form(quad_form, kern, data.n_points, data.n_features, max_vars)
-        K = gram_if_needed(kern, data, K, form)
+        if form == "factor" or kern.name == "precomputed":
+            K = gram_if_needed(kern, data, K, form)
     weight = check_sample_weight(sample_weight, data)
     b = new_block(block, f"{family}_dual")
     add_points(b, data)
@@ -146,11 +147,15 @@ def build_dual(X, y, family: str, *, C=1.0, kernel="linear", gamma="scale", degr
         layout.add(b.z)
         qf = add_quadratic_form(b, layout, "quad", b.alpha, L=Lf, y=yv, doc=doc)
     else:
-        # the kernel matrix is kept once, as G = D_y K D_y (signed in place unless it is the
-        # user's precomputed matrix, which the dataset keeps anyway)
-        G = K * yv[:, None] if kern.name == "precomputed" else _sign_in_place(K, yv)
-        G *= yv[None, :]
-        K = K if kern.name == "precomputed" else SignedGram(G, yv)
+        # the kernel matrix is kept once, as G = D_y K D_y: the user's precomputed matrix
+        # signed (the dataset keeps it anyway), else evaluated where it is read (the support
+        # vectors' columns; the whole of it only for a backend that takes the dense matrix)
+        if kern.name == "precomputed":
+            G = K * yv[:, None]
+            G *= yv[None, :]
+        else:
+            G = LazySignedGram(kern, data.X, yv)
+            K = SignedGram(G, yv)
         qf = add_quadratic_form(b, layout, "quad", b.alpha, M=G, doc=doc)
     rows = qf.rows + [add_balance(b, layout, b.alpha, yv)]
     quadratic = [QuadTerm(q, Scale(-0.5)) for q in qf.blocks]
@@ -212,11 +217,6 @@ def _primal_objective(ww, xi, xi_sq, C, weight):
     if xi is not None:
         return expr + C * linear_form(weight, members(xi))
     return expr
-
-
-def _sign_in_place(K: np.ndarray, y: np.ndarray) -> np.ndarray:
-    K *= y[:, None]
-    return K
 
 
 def build_primal(X, y, family: str, *, C=1.0, kernel="linear", gamma="scale", degree=3,

@@ -80,3 +80,104 @@ class SignedGram:
         K = self.G * self.y[:, None]
         K *= self.y[None, :]
         return K if dtype is None else K.astype(dtype)
+
+
+class LazySignedGram:
+    """The signed Gram matrix ``G = D_y K D_y`` of a kernel on the training points, evaluated
+    only where it is read: products ``G @ v`` from the columns where ``v`` is not zero (the
+    support vectors; each column evaluated once and kept), blocks ``G[rows, cols]``, the
+    diagonal -- and the whole l x l matrix only when something needs it
+    (:meth:`materialise`, ``np.asarray``: a backend that takes the dense matrix, the Pyomo
+    expression of the quadratic form). A backend that evaluates the kernel itself (libsvm)
+    and the post-processing, which reads the support vectors' columns only, never form it: an
+    exact rbf SVM at l = 50,000 without a 20 GB matrix. Used as a dense
+    :class:`~svm_models.model.forms.QuadBlock`'s matrix and, through :class:`SignedGram`, as
+    the K of the post-processing."""
+
+    #: columns evaluated per block (l x COLUMN_BLOCK floats at a time)
+    COLUMN_BLOCK = 512
+
+    def __init__(self, kernel, X: np.ndarray, y: np.ndarray):
+        self.kernel, self.X, self.y = kernel, X, y
+        self.shape = (X.shape[0], X.shape[0])
+        self.dtype = np.dtype(float)
+        self.ndim = 2
+        self._full = None
+        # the columns evaluated so far, side by side, and where each one sits (-1: not yet)
+        self._block = np.zeros((X.shape[0], 0))
+        self._pos = np.full(X.shape[0], -1)
+
+    @property
+    def materialised(self) -> bool:
+        return self._full is not None
+
+    def materialise(self) -> np.ndarray:
+        """``G`` as an l x l array (computed once)."""
+        if self._full is None:
+            G = self.kernel.gram(self.X)
+            G *= self.y[:, None]
+            G *= self.y[None, :]
+            self._full = G
+            self._block = np.zeros((self.shape[0], 0))
+            self._pos[:] = -1
+        return self._full
+
+    def __array__(self, dtype=None, copy=None):
+        G = self.materialise()
+        return G if dtype is None else G.astype(dtype)
+
+    def _ensure(self, idx: np.ndarray) -> None:
+        """Evaluate the columns ``idx`` not kept yet."""
+        missing = np.unique(idx[self._pos[idx] < 0])
+        if missing.size == 0:
+            return
+        parts = []
+        for s in range(0, missing.size, self.COLUMN_BLOCK):
+            part = missing[s:s + self.COLUMN_BLOCK]
+            B = self.kernel.gram(self.X, self.X[part])
+            B *= self.y[:, None]
+            B *= self.y[part][None, :]
+            parts.append(B)
+        m = self._block.shape[1]
+        self._block = np.hstack([self._block, *parts])
+        self._pos[missing] = np.arange(m, m + missing.size)
+
+    def _columns(self, idx: np.ndarray) -> np.ndarray:
+        """``G[:, idx]`` (l x len(idx))."""
+        idx = np.asarray(idx, dtype=int)
+        self._ensure(idx)
+        return self._block[:, self._pos[idx]]
+
+    def __matmul__(self, v: np.ndarray) -> np.ndarray:
+        if self._full is not None:
+            return self._full @ v
+        v = np.asarray(v, dtype=float)
+        nz = np.flatnonzero(v if v.ndim == 1 else np.any(v != 0, axis=1))
+        self._ensure(nz)
+        w = np.zeros((self._block.shape[1],) + v.shape[1:])
+        w[self._pos[nz]] = v[nz]
+        return self._block @ w
+
+    def __getitem__(self, key):
+        if self._full is not None:
+            return self._full[key]
+        rows, cols = key
+        r, c = np.asarray(rows), np.asarray(cols)
+        if r.ndim == 1 and c.ndim == 1:   # elementwise pairs (the diagonal: rows == cols)
+            if np.array_equal(r, c):
+                return self.kernel.diagonal(self.X[r]) * (self.y[r] ** 2)
+            return np.array([self[np.array([i]), np.array([j])].item() for i, j in zip(r, c)])
+        r, c = r.ravel(), c.ravel()      # np.ix_(rows, cols): a block
+        B = self.kernel.gram(self.X[r], self.X[c])
+        B *= self.y[r][:, None]
+        B *= self.y[c][None, :]
+        return B
+
+    def __mul__(self, other):
+        return self.materialise() * other
+
+    __rmul__ = __mul__
+
+    def __repr__(self) -> str:
+        return (f"LazySignedGram({self.shape[0]} x {self.shape[1]}, "
+                f"{'materialised' if self._full is not None else f'{self._block.shape[1]} columns'})")

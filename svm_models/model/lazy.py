@@ -379,6 +379,7 @@ def linear_form(coefs, variables, constant: float = 0.0):
 
 def dense_quadratic_form(M, variables):
     """``v' M v`` for a dense symmetric ``M`` (upper triangle, off-diagonals doubled)."""
+    M = np.asarray(M)   # (a lazily evaluated kernel matrix: the whole of it, once)
     n = len(variables)
     terms = []
     append = terms.append

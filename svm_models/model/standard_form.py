@@ -308,10 +308,17 @@ def bounds(var_datas) -> tuple[np.ndarray, np.ndarray]:
     return lx, ux
 
 
-def assemble(record) -> StandardForm:
-    """The standard form of a recorded model with the current parameter values and bounds."""
+def assemble(record, *, materialise: bool = True) -> StandardForm:
+    """The standard form of a recorded model with the current parameter values and bounds.
+    A dense block whose matrix is evaluated lazily (a kernel's
+    :class:`~svm_models.model.built.LazySignedGram`) gets the whole matrix, computed once,
+    unless ``materialise=False`` (a backend that evaluates the kernel itself)."""
     var_datas = record.var_datas()
     c, const, quad = record.objective_parts()
+    if materialise:
+        quad = [QuadBlock(q.index, np.asarray(q.base), scale=q.scale)
+                if q.base is not None and not isinstance(q.base, np.ndarray) else q
+                for q in quad]
     sense = record.sense
     if sense == -1:
         c, const, quad = -c, -const, [q.scaled(-1.0) for q in quad]

@@ -177,7 +177,7 @@ def _solve_fast(record, b, opts: SolverOptions, state, structured: bool = False)
     ``structured`` backend (libsvm), which scales the structure itself -- the record and its
     standard form to the backend's structured adapter."""
     t0 = time.perf_counter()
-    sf = assemble(record)
+    sf = assemble(record, materialise=not structured)
     if structured:
         call = (b.structured, record, sf, opts, state)
     else:
