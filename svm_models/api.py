@@ -228,7 +228,8 @@ def _solve_auto(model, svm, raise_on_failure: bool, state, options: dict) -> Sol
         if fallback is None or isinstance(exc, InfeasibleError):
             raise
         sol, failed = None, exc.status
-    if failed is not None and fallback is not None and failed is not Status.time_limit:
+    final = (Status.time_limit, Status.infeasible, Status.infeasible_or_unbounded)
+    if failed is not None and fallback is not None and failed not in final:
         left = None if seconds is None else seconds - (time.perf_counter() - t0)
         if left is None or left > 0:
             opts = options if left is None else {**options, "time_limit": left}
@@ -242,6 +243,12 @@ def _solve_auto(model, svm, raise_on_failure: bool, state, options: dict) -> Sol
         raise SolveFailedError(f"solver='auto': {name} failed ({Status(failed).value}) and no "
                                "time was left for another backend", failed)
     sol.extra["solver_choice"] = {"asked": "auto", "used": name, "why": why}
+    if failed is not None and raise_on_failure:   # (asked without raising, for the fallback)
+        message = sol.extra.get("message", "")
+        if failed in (Status.infeasible, Status.infeasible_or_unbounded):
+            cls = NotSeparableError if svm.formulation.startswith("hard") else InfeasibleError
+            raise cls(message, failed)
+        raise SolveFailedError(message, failed)
     return sol
 
 

@@ -213,3 +213,15 @@ def test_class_weights_far_apart_on_every_backend():
         assert sol.extra["certificate"]["certified"]
         assert abs(sol.objective - ref.objective) <= 1e-8 * abs(ref.objective)
         assert abs(sol.b - ref.b) <= 1e-8
+
+
+def test_auto_raises_what_it_does_not_answer():
+    """auto asks libsvm without raising (to fall back); a limit it does not fall back from
+    (the time limit) was returned as a Solution with status time_limit although the caller
+    asked to raise. Now raised as the caller asked, returned only with raise_on_failure=False."""
+    X, y = make_moons(300, noise=0.3, random_state=0)
+    with pytest.raises(sm.SolveFailedError) as exc:
+        sm.fit(X, y, kernel="rbf", C=10.0, time_limit=1e-6)
+    assert exc.value.status is sm.Status.time_limit
+    sol = sm.fit(X, y, kernel="rbf", C=10.0, time_limit=1e-6, raise_on_failure=False)
+    assert sol.status is sm.Status.time_limit and sol.extra["solver_choice"]["used"] == "libsvm"

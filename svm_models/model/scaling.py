@@ -106,6 +106,14 @@ class Scaling:
         return res
 
 
+def power_of_four(s: float) -> float:
+    """The power of four nearest to ``s`` (on a log scale; 1 for a non-positive or non-finite
+    ``s``): a scale whose square root is a power of two, so scaling by it is exact."""
+    if not (s > 0 and math.isfinite(s)):
+        return 1.0
+    return 4.0 ** int(np.round(np.log2(s) / 2.0))
+
+
 def _pow2(v: np.ndarray) -> np.ndarray:
     """The power of two nearest to each (positive, finite) entry of ``v``; 1 elsewhere."""
     v = np.asarray(v, dtype=float)
@@ -123,8 +131,8 @@ def scaling_for(rule: ScaleRule | None, block, sf, *, force: bool = False) -> Sc
     s_raw = rule.value(block)
     if not (s_raw > 0 and math.isfinite(s_raw)):
         return None
-    m = int(np.round(np.log2(s_raw) / 2.0))
-    s = 4.0 ** m
+    s = power_of_four(s_raw)
+    m = int(np.round(np.log2(s) / 2.0))
     if abs(m) <= SCALE_DEAD_BAND and not force:
         return None
     if m == 0:

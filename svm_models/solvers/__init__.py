@@ -103,19 +103,29 @@ AUTO_ORDER = {
 }
 
 
+def structure_refusal(b: Backend, record, proof: str | None = None) -> str | None:
+    """Why the structured backend ``b`` does not take the model of ``record`` (None: it does):
+    no record, not its structure, or the model not proved to be the record (``proof``: the
+    reason already found by :func:`~svm_models.model.record.verify`, if it was run) or
+    extended after the build (bounds, rows)."""
+    from ..model.record import verify
+
+    if record is None:
+        return "the model carries no builder record"
+    return (b.structure_check(record) or (proof if proof is not None else verify(record))
+            or record.extension_reason())
+
+
 def auto_choice(problem_class: str, record=None) -> list[tuple[str, str]]:
     """The backends ``solver="auto"`` tries for a model of ``problem_class`` (with its
     builder's ``record``, if any), in order, each with why; SolverUnavailableError if none."""
-    from ..model.record import verify
-
     out = []
     for n in AUTO_ORDER.get(problem_class, ()):
         b = BACKENDS[n]
         if not available(n):
             continue
         if b.structured is not None:
-            if (record is None or b.structure_check(record) is not None
-                    or verify(record) is not None or record.extension_reason() is not None):
+            if structure_refusal(b, record) is not None:
                 continue
             out.append((n, f"the model is a classic SVM dual as built: {b.note}, the fastest"))
         elif b.takes(problem_class):

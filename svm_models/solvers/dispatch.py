@@ -157,14 +157,12 @@ def _refuse_structure(b, record, pclass, opts: SolverOptions, proof) -> None:
     """A structured backend (libsvm) takes a model only when the record proves it is the
     structure it solves, unchanged (bounds included); else a CapabilityError before anything
     runs, naming the backends that take the model's problem class."""
-    from . import PROJECT_BACKENDS, capable
+    from . import PROJECT_BACKENDS, capable, structure_refusal
 
     if opts.path == "general":
         why = "the general path was requested (it solves only the recorded structure)"
-    elif record is None:
-        why = "the model carries no builder record"
     else:
-        why = b.structure_check(record) or proof or record.extension_reason()
+        why = structure_refusal(b, record, proof)
     if why is None:
         return
     usable = [n for n in capable(pclass or "QP") if n in PROJECT_BACKENDS]

@@ -10,9 +10,9 @@ solves -- a classic SVM dual as its builder made it, proved unchanged by the rec
 
 Any other model (a primal, an edited dual, an added constraint, a QCQP) is refused before
 anything runs (:mod:`.dispatch`), naming the backends that take it. Where libsvm evaluates the
-kernel itself (linear, rbf on the 1-norm and hard duals; poly where the model holds no
-matrix) it is given the points and the kernel's parameters, never the l x l matrix; otherwise
-the matrix the model holds (``kernel="precomputed"``).
+kernel itself (linear and rbf on the 1-norm and hard duals) it is given the points and the
+kernel's parameters, never the l x l matrix; otherwise (poly, the 2-norm's ``K + D/C``, a
+precomputed kernel) the matrix the model holds (``kernel="precomputed"``).
 
 Linear kernels and matrices are handed over centred in feature space (the same dual on
 ``y'a = 0``; libsvm keeps kernel values in single precision). The problem is handed over
@@ -27,6 +27,7 @@ libsvm has no time limit of its own: a solve that ends after the time limit is r
 ``time_limit`` (its answer is not used), and ``iter_limit`` is its ``max_iter`` (unset: at
 most ``max(MIN_ITER, ITER_PER_POINT * l)`` iterations, then numerical trouble). It cannot
 prove a hard margin unbounded: separability is checked by LP before a hard dual is solved.
+Its iterations are not warm-started along a C path (``state`` is not used).
 """
 
 from __future__ import annotations
@@ -37,11 +38,14 @@ import warnings
 
 import numpy as np
 
+from ..model.scaling import power_of_four
+from ..postprocess import ratio
 from ..status import Status
 from .base import Backend, MatrixResult
 
-#: the kernels libsvm evaluates itself (no l x l matrix)
-NATIVE = ("linear", "rbf", "poly")
+#: the kernels libsvm is given to evaluate itself (no l x l matrix); a poly kernel cannot be
+#: centred in its evaluation and gets the model's matrix, centred
+NATIVE = ("linear", "rbf")
 
 #: libsvm's kernel cache (MB) when it evaluates the kernel itself
 CACHE_MB = 1000.0
@@ -54,10 +58,6 @@ ITER_PER_POINT = 100
 
 #: what stands for C = inf (libsvm takes a finite C; no alpha of a solvable problem gets near)
 C_INF = 1e300
-
-
-def _power_of_four(k: float) -> float:
-    return 4.0 ** round(math.log(k, 4)) if k > 0 and math.isfinite(k) else 1.0
 
 
 def solve(record, sf, opts, state=None) -> MatrixResult:
@@ -74,20 +74,16 @@ def solve(record, sf, opts, state=None) -> MatrixResult:
         # point of weight 0 is held at 0
         Ci = float(value(record.block.component(st.C))) * (1.0 if st.weight is None
                                                            else st.weight)
-        ridge = np.divide(1.0, Ci, out=np.zeros(len(y)), where=np.asarray(Ci) > 0) \
-            if np.ndim(Ci) else 1.0 / Ci
+        ridge = ratio(np.ones(len(y)), Ci)
         box = np.where(box > 0, np.inf, 0.0)
-    # a poly kernel cannot be centred in libsvm's own evaluation: the matrix, when the model
-    # holds it (its entries grow with the offset of the points)
-    native = (np.all(ridge == 0.0) and getattr(kern, "name", None) in NATIVE
-              and (kern.name != "poly" or st.gram is None))
+    native = np.all(ridge == 0.0) and getattr(kern, "name", None) in NATIVE
     if native:
         if kern.name == "linear":   # centred: the same dual on y'a = 0 (see _centred)
             X = X - X.mean(axis=0)
-            s = _power_of_four(float(np.mean(np.einsum("ij,ij->i", X, X))) if len(y) else 1.0)
+            s = power_of_four(float(np.mean(np.einsum("ij,ij->i", X, X))) if len(y) else 1.0)
         else:
-            s = _power_of_four(float(np.mean(kern.diagonal(X))) if len(y) else 1.0)
-        params = _native(kern, s)
+            s = power_of_four(float(np.mean(kern.diagonal(X))) if len(y) else 1.0)
+        params = _native(kern)
         data = X / math.sqrt(s) if kern.name == "linear" else X
         interface = f"libsvm-{kern.name}"
     else:
@@ -95,7 +91,7 @@ def solve(record, sf, opts, state=None) -> MatrixResult:
                                 dtype=float))
         if np.any(ridge):
             K = K + np.diag(np.broadcast_to(ridge, (len(y),)))
-        s = _power_of_four(float(np.mean(np.diag(K))) if len(y) else 1.0)
+        s = power_of_four(float(np.mean(np.diag(K))) if len(y) else 1.0)
         params, data = {"kernel": "precomputed"}, K / s
         interface = "libsvm-precomputed"
     # the points of weight 0 (box 0: alpha_i = 0) are left out (libsvm would drop them and
@@ -138,8 +134,6 @@ def solve(record, sf, opts, state=None) -> MatrixResult:
         res.x = x
         res.objective = sf.objective(x)
         res.iterations = int(np.sum(svc.n_iter_))
-        res.extra["libsvm"] = {"b": float(svc.intercept_[0]), "scale": s, "native": native,
-                               "support": int(len(sv))}
     return res
 
 
@@ -155,16 +149,12 @@ def _centred(K: np.ndarray) -> np.ndarray:
     return K - r[:, None] - r[None, :] + r.mean()
 
 
-def _native(kern, s: float) -> dict:
-    """SVC's kernel parameters for ``k / s`` (linear: the points are divided by sqrt(s))."""
+def _native(kern) -> dict:
+    """SVC's kernel parameters (linear: the points themselves are scaled by 1/sqrt(s); rbf:
+    its diagonal is 1, s = 1)."""
     if kern.name == "linear":
         return {"kernel": "linear"}
-    if kern.name == "rbf":   # diagonal 1: s = 1
-        return {"kernel": "rbf", "gamma": kern.gamma}
-    # (gamma x.z + coef0)^d / s = (gamma/t x.z + coef0/t)^d with t = s^(1/d)
-    t = s ** (1.0 / kern.degree)
-    return {"kernel": "poly", "gamma": kern.gamma / t, "coef0": kern.coef0 / t,
-            "degree": kern.degree}
+    return {"kernel": "rbf", "gamma": kern.gamma}
 
 
 def takes(record) -> str | None:
