@@ -59,7 +59,7 @@ from .estimator import SVMClassifier, SVMClassifierCV
 from .solvers import solvers
 from .status import Status
 
-__version__ = "0.2.0"
+from ._version import __version__
 
 __all__ = [
     "SVMClassifier", "SVMClassifierCV", "cross_validate", "add_decision_function", "EmbeddedSVM", "optimize",

@@ -394,7 +394,7 @@ def certificate(sol) -> dict:
 def model_document(sol, X, y, data: str, info: dict) -> dict:
     """The JSON document ``fit`` writes: the Solution's own fields (``Solution.from_dict``
     reads them back), plus ``format``, ``version``, ``certificate`` and ``training``."""
-    from . import __version__
+    from ._version import __version__
 
     return {"format": "svm-models model", "version": __version__, **sol.to_dict(),
             "certificate": certificate(sol),

@@ -14,8 +14,6 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-CONE_KINDS = ("soc", "rsoc")
-
 
 class QuadBlock:
     """The quadratic form ``x[index]' M x[index]``, ``M`` dense (``matrix``) or diagonal (``diag``).

@@ -45,9 +45,6 @@ from .record import RowGroup, members
 
 INF = float("inf")
 
-#: the kernel parameters every kernel builder takes (scikit-learn's names)
-KERNEL_PARAMS = ("kernel", "gamma", "degree", "coef0")
-
 
 def prepare(X, y, *, kernel="linear", gamma="scale", degree=3, coef0=0.0, need_gram=True):
     """Validate data and kernel parameters; return ``(Dataset, Kernel, K or None)``."""

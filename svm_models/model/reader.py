@@ -46,11 +46,6 @@ def _smallest_eig(M: np.ndarray) -> tuple[float, float]:
     return float(w[0]), max(1.0, float(np.max(np.abs(w))))
 
 
-def is_psd(M: np.ndarray) -> bool:
-    lam, scale = _smallest_eig(M)
-    return lam >= -CONVEX_TOL * scale
-
-
 def from_pyomo(model) -> StandardForm:
     """Standard form of an LP/QP/SOCP/convex-QCQP Pyomo model via Pyomo's own repn.
 

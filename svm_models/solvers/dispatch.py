@@ -39,6 +39,8 @@ from ..status import Status
 from ..tolerances import (PROXY_BOUND, PROXY_BOUND_MAX, PROXY_GROWTH, RETRY_ITER_LIMIT,
                           RETRY_TOL, RETRY_TOL_FACTOR)
 from .base import SolverOptions, drained_output, preserved_fpu
+from .table import (PROJECT_BACKENDS, backend, capable, check_capability, pyomo_plugin,
+                    structure_refusal)
 from .working_set import solve_with_working_set
 
 
@@ -74,7 +76,6 @@ def solve_model(model, solver: str = "ipopt", *, record=None, problem_class=None
     backend objects between calls for warm re-solves (parameter paths). A non-optimal status
     is returned, not raised: the caller maps it to its typed error.
     """
-    from . import backend, check_capability
 
     opts = options or SolverOptions()
     pclass = problem_class or (record.problem_class if record is not None else None)
@@ -157,7 +158,6 @@ def _refuse_structure(b, record, pclass, opts: SolverOptions, proof) -> None:
     """A structured backend (libsvm) takes a model only when the record proves it is the
     structure it solves, unchanged (bounds included); else a CapabilityError before anything
     runs, naming the backends that take the model's problem class."""
-    from . import PROJECT_BACKENDS, capable, structure_refusal
 
     if opts.path == "general":
         why = "the general path was requested (it solves only the recorded structure)"
@@ -339,8 +339,6 @@ def _solve_general(model, b, opts: SolverOptions, *, verified: bool) -> SolveInf
     import pyomo.environ as pyo
     from pyomo.opt import TerminationCondition as TC
 
-    from . import pyomo_plugin
-
     if not verified:
         _refuse_before_solving(model, b)
     plugin = pyomo_plugin(b.name)
@@ -420,7 +418,6 @@ def _refuse_before_solving(model, b) -> None:
     the interface; a local solver is refused a model the reader proves non-convex (its
     "optimal" would only be a local one). Models with non-polynomial terms cannot be
     classified here and go to the backend as they are."""
-    from . import capable, check_capability
 
     try:
         sf = from_pyomo(model)
@@ -437,7 +434,6 @@ def _refuse_before_solving(model, b) -> None:
 
 
 def _solve_general_matrix(model, b, opts: SolverOptions) -> SolveInfo:
-    from . import check_capability
 
     t0 = time.perf_counter()
     try:

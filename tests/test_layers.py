@@ -1,0 +1,121 @@
+"""The layers (CONTRIBUTING.md): every import inside ``svm_models`` -- function-level imports
+included -- runs downward, and no module imports itself back through others (no cycle)."""
+
+from __future__ import annotations
+
+import ast
+import pathlib
+
+import svm_models
+
+ROOT = pathlib.Path(svm_models.__file__).parent
+
+#: each top-level module or subpackage and its layer: imports go to a lower layer (or inside
+#: the same package)
+LAYERS = {
+    "_version": 0, "errors": 0, "tolerances": 0, "status": 0, "progress": 0, "setup_ipopt": 0, "datasets": 0,
+    "data": 1, "kernels": 1,
+    "solution": 2, "model": 2,
+    "postprocess": 3,
+    "solvers": 4, "formulations": 4,
+    "api": 5, "embed": 5,
+    "methods": 6,
+    "estimator": 7, "plots": 7,
+    "cli": 8, "__init__": 9,
+}
+
+
+def import_graph() -> dict[str, set[str]]:
+    """``{module: the svm_models modules it imports}`` (every import statement in the file)."""
+    mods = {}
+    for p in ROOT.rglob("*.py"):
+        parts = ("svm_models",) + p.relative_to(ROOT).with_suffix("").parts
+        mods[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = p
+    graph = {}
+    for name, p in mods.items():
+        here = name.split(".") if p.name == "__init__.py" else name.split(".")[:-1]
+        out = set()
+        for n in ast.walk(ast.parse(p.read_text())):
+            if isinstance(n, ast.ImportFrom):
+                base = here[:len(here) - (n.level - 1)] if n.level else []
+                m = ".".join(base + ([n.module] if n.module else [])) if n.level else n.module
+                if not m or not m.startswith("svm_models"):
+                    continue
+                for a in n.names:
+                    out.add(f"{m}.{a.name}" if f"{m}.{a.name}" in mods else m)
+            elif isinstance(n, ast.Import):
+                out.update(a.name for a in n.names if a.name in mods)
+        out.discard(name)
+        graph[name] = out
+    return graph
+
+
+def cycles(graph) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan)."""
+    index, low, stack, on, out = {}, {}, [], set(), []
+
+    def visit(v):
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on.add(v)
+        for w in graph.get(v, ()):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                out.append(sorted(comp))
+
+    for v in list(graph):
+        if v not in index:
+            visit(v)
+    return out
+
+
+def _layer(module: str) -> tuple[str, int]:
+    top = module.split(".")[1] if "." in module else "__init__"
+    return top, LAYERS[top]
+
+
+def test_no_import_cycle():
+    assert cycles(import_graph()) == []
+
+
+def test_a_cycle_is_found():
+    """(the check itself: a planted back edge is a cycle)"""
+    g = import_graph()
+    g["svm_models.solvers.dispatch"] = g["svm_models.solvers.dispatch"] | {"svm_models.solvers"}
+    assert ["svm_models.solvers", "svm_models.solvers.dispatch"] in [
+        [m for m in c if m in ("svm_models.solvers", "svm_models.solvers.dispatch")]
+        for c in cycles(g)]
+
+
+def test_imports_run_downward():
+    bad = []
+    for a, targets in import_graph().items():
+        ta, la = _layer(a)
+        for b in targets:
+            tb, lb = _layer(b)
+            if ta != tb and lb >= la:
+                bad.append(f"{a} -> {b}")
+    assert not bad, "imports that run up or sideways: " + ", ".join(sorted(bad))
+
+
+def test_every_module_has_a_layer():
+    assert {_layer(m)[0] for m in import_graph()} <= set(LAYERS)
+
+
+def test_the_version_is_the_projects():
+    import tomllib
+
+    meta = tomllib.loads((ROOT.parent / "pyproject.toml").read_text())
+    assert svm_models.__version__ == meta["project"]["version"]
