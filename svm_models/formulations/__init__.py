@@ -99,6 +99,20 @@ TABLE: dict[str, Formulation] = {f.name: f for f in [
 ]}
 
 
+#: builder parameters that are not hyperparameters: per-point data (``sample_weight``) and
+#: the size limit ``fit`` sets for the backend (``max_vars``)
+NOT_HYPERPARAMETERS = ("max_vars", "sample_weight")
+
+
+def hyperparameters() -> tuple[str, ...]:
+    """Every hyperparameter some registered builder takes (``C`` first, then in the order the
+    table first names them): what cross-validation and the estimator may pass through."""
+    seen = {"C": None}
+    for f in TABLE.values():
+        seen.update((p, None) for p in f.params if p not in NOT_HYPERPARAMETERS)
+    return tuple(seen)
+
+
 def names() -> list[str]:
     """Names of all registered formulations, in registration order."""
     return list(TABLE)

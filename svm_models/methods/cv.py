@@ -44,17 +44,16 @@ from ..api import split_solve_options
 from ..data import as_matrix
 from ..errors import DataError, MissingDependencyError, ParameterError, SVMError, plain
 from ..formulations import get as lookup
+from ..formulations import hyperparameters
 from ..progress import Progress
 from ..solvers import backend
 from ..status import Status
 from .paths import fit_path
 from .radius import fit as fit_one
 
-#: The hyperparameters passed to the formulation (those it takes; see the registry): every
-#: registered builder parameter but ``max_vars`` (which ``fit`` sets for the backend); a test
-#: keeps this list equal to the registry's.
-HYPERPARAMETERS = ("C", "kernel", "gamma", "degree", "coef0", "kernel_rank", "lam", "kernels",
-                   "pairs", "radius", "g_bounds", "form", "quad_form")
+#: The hyperparameters passed to the formulation (those it takes): derived from the registry
+#: (every builder parameter but per-point data and ``max_vars``, which ``fit`` sets).
+HYPERPARAMETERS = hyperparameters()
 #: The kernels each kernel parameter acts on.
 _KERNEL_USES = {"gamma": ("poly", "rbf"), "degree": ("poly",), "coef0": ("poly",)}
 #: Multiclass schemes: one-vs-rest and one-vs-one.
