@@ -46,8 +46,7 @@ def build(name: str, X, y, *, block=None, **params):
     if unknown:
         raise ParameterError(f"{name} takes no parameter(s) {sorted(unknown)}; "
                              f"it takes {', '.join(f.params) or 'none'}")
-    if f.family == "hard" or (f.family == "radius_margin" and "C" in params
-                              and params["C"] is None):
+    if f.hard_margin or (f.C_none_is_hard and "C" in params and params["C"] is None):
         _refuse_opposite_duplicates(f.name, X, y, params.get("kernel") == "precomputed")
     with PauseGC():  # thousands of new objects and no garbage: skip collection passes
         return f.builder(X, y, block=block, **params)
@@ -60,7 +59,7 @@ def _hard_margin_at_infinite_C(f, params: dict):
     C = params.get("C")
     if not (isinstance(C, numbers.Real) and not isinstance(C, bool) and C == math.inf):
         return f
-    if f.family in ("soft_l1", "soft_l2"):
+    if f.hard_at_infinite_C is not None:
         del params["C"]
         w = params.pop("sample_weight", None)
         try:
@@ -71,8 +70,8 @@ def _hard_margin_at_infinite_C(f, params: dict):
             raise ParameterError("C=inf is the hard margin, where every point counts: a "
                                  "sample_weight <= 0 cannot leave a point out; remove those "
                                  "points from X and y")
-        return lookup(f"hard_{f.form}")
-    if f.family == "radius_margin":
+        return lookup(f.hard_at_infinite_C)
+    if f.C_none_is_hard:
         params["C"] = None
     return f
 
@@ -246,7 +245,7 @@ def _solve_auto(model, svm, raise_on_failure: bool, state, options: dict) -> Sol
     if failed is not None and raise_on_failure:   # (asked without raising, for the fallback)
         message = sol.extra.get("message", "")
         if failed in (Status.infeasible, Status.infeasible_or_unbounded):
-            cls = NotSeparableError if svm.formulation.startswith("hard") else InfeasibleError
+            cls = NotSeparableError if lookup(svm.formulation).hard_margin else InfeasibleError
             raise cls(message, failed)
         raise SolveFailedError(message, failed)
     return sol
@@ -285,7 +284,7 @@ def _worth_retrying(svm, info, why) -> bool:
     # a soft margin is feasible by construction (and its dual a box QP): "infeasible" is
     # numerical trouble (Clarabel on the scaled 1-norm primal of data of size 1e7)
     return (info.status in (Status.infeasible, Status.infeasible_or_unbounded)
-            and not svm.formulation.startswith("hard"))
+            and not lookup(svm.formulation).hard_margin)
 
 
 def _describe_attempt(info, attempt: dict, why) -> str:

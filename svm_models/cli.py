@@ -56,7 +56,7 @@ def _demo_rows(name, X, y, Xte, yte, solver, kernel_params, time_limit):
     if "C" in f.params:
         params["C"] = 1.0
     pre = ""
-    if name == "rsvm_plus_dual" and len(y) > DUAL_DEMO_POINTS:
+    if f.all_pairs_default and len(y) > DUAL_DEMO_POINTS:
         # every pair is a variable of this dual: l(l-1)/2 of them
         X, y = X[:DUAL_DEMO_POINTS], y[:DUAL_DEMO_POINTS]
         pre = f"first {DUAL_DEMO_POINTS} points; "
@@ -350,10 +350,11 @@ def _solver(name: str | None, f) -> str:
     """The backend to use: ``name`` checked (known, installed, takes the problem class) or,
     when None or ``"auto"``, ``"auto"`` (the fastest installed backend that takes the model,
     chosen per model: :func:`svm_models.solvers.auto_choice`) once one is installed."""
-    from .solvers import auto_choice, check_capability
+    from .solvers import auto_choice, backend, check_capability
 
     if name is not None and str(name).lower() != "auto":
-        return check_capability(name, None if name == "libsvm" else f.problem_class).name
+        # (a structured backend takes a model by its structure, checked when it is built)
+        return check_capability(name, None if backend(name).structured else f.problem_class).name
     auto_choice(f.problem_class)   # SolverUnavailableError when none is installed
     return "auto"
 
@@ -478,7 +479,7 @@ def cmd_fit(args) -> int:
     solver = _solver(args.solver, f)
     plots = _plots() if args.plot else None
     X, y, info = load_training(args.data, args.label_column)
-    if plots is not None and f.family != "c_tuning" and (
+    if plots is not None and not f.learns_C and (
             X.shape[1] != 2 or params.get("kernel") == "precomputed"):
         raise ParameterError(f"--plot draws the decision boundary of 2-D data (this data has "
                              f"{X.shape[1]} features) or the C-tuning bound of a c_tuning "
@@ -490,7 +491,7 @@ def cmd_fit(args) -> int:
     print(f"model written to {args.output}" if args.output
           else "model not saved (give -o model.json to keep it)")
     if plots is not None:
-        if f.family == "c_tuning":
+        if f.learns_C:
             fig = plots.c_tuning_bound(sol, X, y, path=args.plot)   # a fast QP backend
         else:
             fig = plots.decision_boundary(sol, X, y, path=args.plot,

@@ -429,10 +429,10 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
             return np.array([np.nan if v is None else v for v in values], dtype=float)
 
         self.C_ = per_class([s.C for s in sols])
-        family = lookup(self.formulation).family
-        if family == "c_tuning":
+        learned = lookup(self.formulation).learned
+        if "g" in learned:
             self.g_ = per_class([s.details.g for s in sols])
-        if family == "radius_margin":
+        if "lam" in learned:
             self.lam_ = per_class([s.details.lam for s in sols])
             self.r_ = per_class([s.details.r for s in sols])
             if sols[0].details.mu is not None:
@@ -572,12 +572,13 @@ def _refit(X, y, params: dict, *, formulation, solver, multi_class, solver_optio
     chosen = {**{k: v for k, v in given.items() if k not in params}, **params}
     C = chosen.pop("C", None)
     common = dict(solver=solver, multi_class=multi_class, solver_options=solver_options)
-    if lookup(formulation).family != "c_tuning":
+    classic = lookup(formulation).classic_at_learned_C
+    if classic is None:
         return SVMClassifier(formulation, C=C, **common, **chosen).fit(X, y), None
     tuned = SVMClassifier(formulation, **common, **chosen).fit(X, y)
-    path = lookup("soft_l2_dual").params
+    path = lookup(classic).params
     best = tuned if C is None else SVMClassifier(
-        "soft_l2_dual", C=C, **common, **{k: v for k, v in chosen.items() if k in path}).fit(X, y)
+        classic, C=C, **common, **{k: v for k, v in chosen.items() if k in path}).fit(X, y)
     return best, tuned.C_
 
 
@@ -751,7 +752,7 @@ class SVMClassifierCV(ClassifierMixin, BaseEstimator):
         if not self.refit:
             return self
         best, C_star = refitted["result"]
-        if lookup(self.formulation).family == "c_tuning":
+        if lookup(self.formulation).learns_C:
             self.C_star_ = C_star
         self.best_estimator_ = best
         self.refit_time_ = refitted["time"]

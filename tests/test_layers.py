@@ -119,3 +119,35 @@ def test_the_version_is_the_projects():
 
     meta = tomllib.loads((ROOT.parent / "pyproject.toml").read_text())
     assert svm_models.__version__ == meta["project"]["version"]
+
+
+FAMILIES = {"hard", "soft_l1", "soft_l2", "c_tuning", "radius_margin", "enclosing_ball"}
+#: modules that take a classic SVM's family as data (the post-processing rules the classic
+#: extractor calls with its family; libsvm's DualSVM structure), outside formulations/
+FAMILY_AS_DATA = {"postprocess.py", "solvers/libsvm.py"}
+
+
+def test_no_family_name_steers_behaviour_outside_formulations():
+    """What a formulation is (hard margin, learns C, ...) is asked of its registry entry
+    (``Formulation.hard_margin``, ``learns_C``, ...), never by comparing family names."""
+    bad = []
+    for p in ROOT.rglob("*.py"):
+        rel = p.relative_to(ROOT).as_posix()
+        if rel.startswith("formulations/") or rel in FAMILY_AS_DATA:
+            continue
+        for n in ast.walk(ast.parse(p.read_text())):
+            consts = []
+            if isinstance(n, ast.Compare):
+                for side in [n.left, *n.comparators]:
+                    if isinstance(side, ast.Constant):
+                        consts.append(side.value)
+                    elif isinstance(side, (ast.Tuple, ast.List, ast.Set)):
+                        consts += [e.value for e in side.elts if isinstance(e, ast.Constant)]
+            elif (isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+                  and n.func.attr == "startswith" and n.args
+                  and isinstance(n.args[0], ast.Constant)):
+                consts.append(n.args[0].value)
+            if any(isinstance(c, str) and (c in FAMILIES or c.rstrip("_") in FAMILIES)
+                   for c in consts):
+                bad.append(f"{rel}:{n.lineno}")
+    assert not bad, "family names compared outside formulations/: " + ", ".join(bad)

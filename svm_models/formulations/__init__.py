@@ -40,6 +40,57 @@ class Formulation:
     summary: str
     params: tuple
 
+    # What the family is, as the layers above ask it (no family name is compared outside
+    # this package): each answer is derived from the table's fields.
+
+    @property
+    def hard_margin(self) -> bool:
+        """A hard margin (no C): data no hyperplane separates have no solution
+        (``NotSeparableError``)."""
+        return self.family == "hard"
+
+    @property
+    def learns_C(self) -> bool:
+        """C is learned, not given (C tuning): ``C_`` is read after the fit."""
+        return self.family == "c_tuning"
+
+    @property
+    def C_none_is_hard(self) -> bool:
+        """``C=None`` (or ``C=inf``) builds this formulation's own hard margin (radius-margin
+        SVMs); the classic soft margins are built as a hard-margin formulation instead
+        (:attr:`hard_at_infinite_C`)."""
+        return self.family == "radius_margin"
+
+    @property
+    def hard_at_infinite_C(self) -> str | None:
+        """The formulation ``C=inf`` is built as (a classic soft margin's hard margin of the
+        same form), or None."""
+        return f"hard_{self.form}" if self.family in ("soft_l1", "soft_l2") else None
+
+    @property
+    def classic_at_learned_C(self) -> str | None:
+        """The classic SVM whose C the formulation learns (C tuning: the 2-norm soft
+        margin's dual, refitted at ``C*``), or None."""
+        return "soft_l2_dual" if self.learns_C else None
+
+    @property
+    def learned(self) -> tuple[str, ...]:
+        """The values the fit learns besides w and b, as ``Solution.details`` names them (the
+        estimator's ``g_``, ``lam_``, ``r_``, ``mu_``)."""
+        return {"c_tuning": ("g",), "radius_margin": ("lam", "r", "mu")}.get(self.family, ())
+
+    @property
+    def generates_pairs(self) -> bool:
+        """Its pair rows can be grown by constraint generation (a primal that takes
+        ``pairs``: :func:`svm_models.methods.radius.generate_pairs`)."""
+        return "pairs" in self.params and self.form == "primal"
+
+    @property
+    def all_pairs_default(self) -> bool:
+        """Whether its default pair set is every pair as variables (the radius-margin dual:
+        l(l-1)/2 of them)."""
+        return self.family == "radius_margin" and self.form == "dual"
+
     def load(self) -> ModuleType:
         return importlib.import_module(f"{__name__}.{self.module}")
 

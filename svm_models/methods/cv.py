@@ -77,9 +77,9 @@ def check_params(formulation: str, given: dict) -> dict:
     if unknown:
         takes = [p for p in HYPERPARAMETERS if p in f.params]
         hint = ""
-        if "C" in unknown and f.family == "c_tuning":
+        if "C" in unknown and f.learns_C:
             hint = " C tuning learns C (read C_ after fit)."
-        elif "C" in unknown and f.family == "hard":
+        elif "C" in unknown and f.hard_margin:
             hint = " The hard margin has no C: choose a soft-margin formulation for one."
         elif "kernel" in unknown:
             hint = (f" {formulation} is linear only: for kernel={given['kernel']!r} choose "
@@ -90,7 +90,7 @@ def check_params(formulation: str, given: dict) -> dict:
             f"None.{hint}")
     check_kernel_params(given, "leave it None, or in a grid search give one grid per kernel")
     C = given.get("C")
-    if f.family == "radius_margin" and isinstance(C, numbers.Real) and C == float("inf"):
+    if f.C_none_is_hard and isinstance(C, numbers.Real) and C == float("inf"):
         given["C"] = None  # the radius-margin builders' hard margin
     return given
 
@@ -522,14 +522,14 @@ def _is_grid(name: str, value) -> bool:
 
 
 def _check_Cs(Cs, formulation):
-    family = lookup(formulation).family
-    if family == "hard":
+    f = lookup(formulation)
+    if f.hard_margin:
         if Cs is not None:
             raise ParameterError(f"{formulation} has no C: leave Cs None (or choose a "
                                  "soft-margin formulation)")
         return ()
     if Cs is None:
-        return () if family == "c_tuning" else DEFAULT_CS
+        return () if f.learns_C else DEFAULT_CS
     if isinstance(Cs, (int, np.integer)) and not isinstance(Cs, bool):
         if Cs < 1:
             raise ParameterError("Cs must be a positive integer or a list of C values; "
@@ -661,7 +661,7 @@ def cross_validate(X, y, formulation: str = "soft_l1_dual", solver: str = "auto"
         raise ParameterError(f"an empty grid: {[k for k, v in grid.items() if not v]}")
     fixed = {k: v for k, v in params.items() if k not in grid and v is not None}
     Cs = _check_Cs(Cs, formulation)
-    tuned = formulation if f.family == "c_tuning" else None
+    tuned = formulation if f.learns_C else None
     A = as_matrix(X, name="X")
     yy = np.asarray(y)
     if yy.ndim != 1 or yy.shape[0] != A.shape[0]:
@@ -673,7 +673,7 @@ def cross_validate(X, y, formulation: str = "soft_l1_dual", solver: str = "auto"
     job = Job(X=A, y=y_index, classes=classes, folds=_folds(cv, A, yy),
               problems=binary_problems(classes.size, multi_class),
               settings=list(ParameterGrid(grid)) if grid else [{}], Cs=Cs,
-              path_formulation="soft_l2_dual" if tuned else formulation,
+              path_formulation=f.classic_at_learned_C or formulation,
               tuned_formulation=tuned, fixed=fixed, solver=solver, solve_kw=solve_kw,
               precomputed=fixed.get("kernel") == "precomputed")
     for s in range(len(job.settings)):  # every setting checked before anything runs
@@ -685,7 +685,7 @@ def cross_validate(X, y, formulation: str = "soft_l1_dual", solver: str = "auto"
     results: dict = {}  # key -> the task's result, as they finish
 
     def table() -> dict:  # of the tasks finished so far
-        return _table(job, classes.size, multi_class, results, points, f.family != "hard")
+        return _table(job, classes.size, multi_class, results, points, not f.hard_margin)
 
     if client is None and n_jobs not in (None, 1):
         from joblib import effective_n_jobs

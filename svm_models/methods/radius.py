@@ -24,6 +24,7 @@ from ..api import (build, fit as fit_once, general_backend, solve, split_solve_o
                    the_svm_block)
 from ..data import validate
 from ..errors import NotSeparableError, ParameterError, SolveFailedError, plain
+from ..formulations import get as lookup
 from ..formulations.enclosing_ball import enclosing_ball, gram_for
 from ..formulations.radius_margin import _kernel_blocks, add_lam  # noqa: F401
 from ..kernels import Kernel, KernelSum, make_kernel
@@ -41,9 +42,6 @@ from ..tolerances import (
     alpha_scale,
     support_threshold,
 )
-
-GENERATED = ("rsvm_mu_plus", "rsvm_plus_primal")
-
 
 # ---------------------------------------------------------------------------------------
 # Constraint generation
@@ -122,7 +120,7 @@ def fit(X, y, formulation: str = "soft_l1_dual", solver: str = "auto", **params)
     the solver's tolerance) either way: ``fit`` never returns the relaxation a subset of the
     pairs would give (build such a model with :func:`svm_models.build` to study it).
     """
-    if formulation not in GENERATED:
+    if not lookup(formulation).generates_pairs:
         return fit_once(X, y, formulation, solver, **params)
     pairs = params.pop("pairs", "auto")
     batch = params.pop("batch", None)
@@ -153,7 +151,7 @@ def lam_path(X, y, lams, formulation: str = "rsvm_plus_primal", solver: str = "a
     batch = params.pop("batch", None)
     solve_kw = split_solve_options(params)
     generate = False
-    if formulation in GENERATED:
+    if lookup(formulation).generates_pairs:
         if isinstance(pairs, str) and pairs == "auto":
             pairs = _auto_pairs(X, solver)
         generate = isinstance(pairs, str) and pairs == "generate"
