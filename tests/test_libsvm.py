@@ -87,13 +87,17 @@ def test_libsvm_on_a_badly_scaled_kernel_is_the_scaled_problem(scale, kw):
     _same(sol, ref, f"scale {scale} {kw['kernel']}")
 
 
-def test_a_changed_C_is_read_when_solved_and_a_path_follows_it():
+@pytest.mark.parametrize("formulation", ["soft_l1_dual", "soft_l2_dual"])
+def test_a_changed_C_is_read_when_solved_and_a_path_follows_it(formulation):
+    """Along a path the kernel matrix is formed once and handed over at every C (the 2-norm's
+    K + I/C with each C's own ridge)."""
     X, y = MOONS
     Cs = [0.01, 0.3, 10.0, 300.0]
-    path = sm.fit_path(X, y, Cs, solver="libsvm", kernel="rbf", gamma=0.7)
+    path = sm.fit_path(X, y, Cs, formulation, solver="libsvm", kernel="rbf", gamma=0.7)
     for C, sol in zip(Cs, path):
-        assert sol.solver == "libsvm"
-        _same(sol, sm.fit(X, y, solver="piqp", kernel="rbf", gamma=0.7, C=C), f"C={C}")
+        assert sol.solver == "libsvm" and sol.interface == "libsvm-precomputed"
+        _same(sol, sm.fit(X, y, formulation, solver="piqp", kernel="rbf", gamma=0.7, C=C),
+              f"C={C}")
 
 
 def _refused(model, *needles):
