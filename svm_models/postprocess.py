@@ -15,13 +15,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-import operator
 
 import warnings
 
 import numpy as np
 import pyomo.environ as pyo
 
+from .model.pyomo_compat import values_of as _raw_values
 from .model.record import members
 from .status import Status
 
@@ -64,7 +64,7 @@ def var_array(var) -> np.ndarray:
 
 def values_of(var_datas: list) -> np.ndarray:
     """The values of variable data objects, NaN where there is none."""
-    return np.array(list(map(operator.attrgetter("_value"), var_datas)), dtype=float)  # None: NaN
+    return np.array(_raw_values(var_datas), dtype=float)  # None: NaN
 
 
 def block_objective(svm, block, ctx: Context) -> float:

@@ -151,3 +151,25 @@ def test_no_family_name_steers_behaviour_outside_formulations():
                    for c in consts):
                 bad.append(f"{rel}:{n.lineno}")
     assert not bad, "family names compared outside formulations/: " + ", ".join(bad)
+
+
+#: Pyomo's private attributes the library touches (svm_models/model/pyomo_compat.py names
+#: them; model/lazy.py subclasses Pyomo's components and works on their state)
+PYOMO_PRIVATE = {"_data", "_args_", "_expr", "_value", "_stale", "_fixed", "_lb", "_ub",
+                 "_domain", "_active", "_index", "_component", "_operator_map", "_sense",
+                 "_constructed"}
+PYOMO_INSIDE = {"model/pyomo_compat.py", "model/lazy.py"}
+
+
+def test_pyomos_internals_in_one_place():
+    bad = []
+    for p in ROOT.rglob("*.py"):
+        rel = p.relative_to(ROOT).as_posix()
+        if rel in PYOMO_INSIDE:
+            continue
+        for n in ast.walk(ast.parse(p.read_text())):
+            if isinstance(n, ast.Attribute) and n.attr in PYOMO_PRIVATE:
+                bad.append(f"{rel}:{n.lineno} .{n.attr}")
+            elif isinstance(n, ast.Constant) and n.value in PYOMO_PRIVATE:
+                bad.append(f"{rel}:{n.lineno} {n.value!r}")
+    assert not bad, "Pyomo internals outside pyomo_compat: " + ", ".join(bad)

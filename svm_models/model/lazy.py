@@ -23,6 +23,7 @@ A recipe is a module-level function plus its arguments (never a closure), so tha
 
 from __future__ import annotations
 
+import operator
 import weakref
 
 from collections.abc import Mapping
@@ -41,9 +42,11 @@ from pyomo.core.expr.numeric_expr import (
     SumExpression,
 )
 
-_ARGS_SLOT = ExpressionData.__dict__["_args_"]
-_OBJ_ARGS_SLOT = ObjectiveData.__dict__["_args_"]
-_EXPR_SLOT = ConstraintData.__dict__["_expr"]
+from .pyomo_compat import ARGS_SLOT as _ARGS_SLOT
+from .pyomo_compat import CON_ACTIVE
+from .pyomo_compat import EXPR_SLOT as _EXPR_SLOT
+from .pyomo_compat import OBJ_ARGS_SLOT as _OBJ_ARGS_SLOT
+from .pyomo_compat import init_member, member_dict, member_index
 
 
 def _lazy_attribute(slot, store):
@@ -55,7 +58,7 @@ def _lazy_attribute(slot, store):
         if recipe is not None:
             self._recipe = None
             if recipe is _PENDING:   # a member of an indexed component: its recipe by index
-                recipe = self.parent_component()._lazy_recipe(self._index)
+                recipe = self.parent_component()._lazy_recipe(member_index(self))
             fn, args = recipe
             store(self, fn(*args))
             self._built = slot.__get__(self)
@@ -138,7 +141,7 @@ class _LazyIndexed:
     def add_lazy(self, indices) -> None:
         """New lazy members for ``indices`` (already in the index set); each calls the
         component's ``recipe(index)`` when first read."""
-        new, ref, data = self._member, weakref.ref(self), self._data
+        new, ref, data = self._member, weakref.ref(self), member_dict(self)
         with PauseGC():  # l new objects, none of them garbage: no collection passes meanwhile
             for idx in indices:
                 data[idx] = new(ref, idx)
@@ -163,8 +166,7 @@ class LazyExpression(_LazyIndexed, IndexedExpression):
     def _member(ref, idx):
         m = _NEW_EXPR(LazyExpressionData)
         _ARGS_SLOT.__set__(m, (None,))
-        m._component = ref
-        m._index = idx
+        init_member(m, ref, idx)
         m._built = None
         m._recipe = _PENDING
         return m
@@ -210,7 +212,7 @@ class LazyObjective(_LazyScalar, ScalarObjective):
         self._pending_sense = ObjectiveSense(sense)
 
     def _install(self, recipe) -> None:
-        self._data[None] = self
+        member_dict(self)[None] = self
         self._sense = self._pending_sense
         self._recipe = recipe
 
@@ -224,7 +226,7 @@ class LazyScalarConstraint(_LazyScalar, ScalarConstraint):
     has l terms)."""
 
     def _install(self, recipe) -> None:
-        self._data[None] = self
+        member_dict(self)[None] = self
         self._recipe = recipe
 
     _expr = _lazy_attribute(_EXPR_SLOT, ConstraintData.set_value)
@@ -255,9 +257,7 @@ class LazyConstraint(_LazyIndexed, IndexedConstraint):
     @staticmethod
     def _member(ref, idx):
         m = _NEW_CON(LazyConstraintData)
-        m._component = ref
-        m._active = True
-        m._index = idx
+        init_member(m, ref, idx, active=True)
         _EXPR_SLOT.__set__(m, None)
         m._built = None
         m._recipe = _PENDING
@@ -277,14 +277,15 @@ def first_changed(comp, *, constraint: bool = False) -> list:
     """The members of the lazy indexed ``comp`` that are not pristine (or, for constraints,
     not active), at most the first: an empty list when every member is as built. Pending
     members are checked by one attribute read each."""
-    data = comp._data.values()
+    data = member_dict(comp).values()
+    active = operator.attrgetter(CON_ACTIVE)
     if constraint:
-        ok = all(d._active and d._recipe is not None for d in data)
+        ok = all(active(d) and d._recipe is not None for d in data)
     else:
         ok = all(d._recipe is not None for d in data)
     if not ok:
         for d in data:
-            if (constraint and not d._active) or not d.is_pristine:
+            if (constraint and not active(d)) or not d.is_pristine:
                 return [d]
     return []
 

@@ -41,6 +41,7 @@ from .lazy import (
     diagonal_quadratic_form,
     linear_form,
 )
+from .pyomo_compat import member_dict
 from .record import RowGroup, members
 
 INF = float("inf")
@@ -248,7 +249,7 @@ def add_margin(b, layout: Layout, f, f_matrix: np.ndarray, f_var: str, y: np.nda
         A = dense_rows(l, layout.n, [(layout.pos[f_var], f_matrix, y[:, None])], single)
     group = RowGroup(None, [], A, np.ones(l), np.full(l, INF))
     # the per-point members share one set of key objects (32 B a point per component)
-    keys = xi._data.keys() if xi is not None else None
+    keys = member_dict(xi).keys() if xi is not None else None
     if isinstance(f, tuple):
         name, doc = f
         rows, var_list = FrozenRows(group, layout.pos[f_var], y), members(b.component(f_var))
@@ -256,7 +257,7 @@ def add_margin(b, layout: Layout, f, f_matrix: np.ndarray, f_var: str, y: np.nda
                            keys=keys, doc=doc)
         b.add_component(name, f)
     if keys is None and f.index_set() is b.I:
-        keys = f._data.keys()
+        keys = member_dict(f).keys()
     bias = b.b
     b.margin = LazyConstraint(
         b.I, recipe=lambda i: (_margin_relation, (y, f[i], bias, None if xi is None else xi[i], i)),

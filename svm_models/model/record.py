@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 from pyomo.core.base.block import Block
-from pyomo.core.base.constraint import Constraint, ConstraintData
+from pyomo.core.base.constraint import Constraint
 from pyomo.core.base.expression import Expression
 from pyomo.core.base.objective import Objective
 from pyomo.core.base.param import Param
@@ -45,9 +45,11 @@ from pyomo.core.expr.numvalue import value as pyo_value
 
 from .forms import Cone, QuadBlock, QuadRow  # noqa: F401  (QuadRow, Cone: record members)
 from .lazy import first_changed, is_lazy_indexed
+from .pyomo_compat import (VAR_BOUND_SLOTS, VAR_DOMAIN, VAR_FIXED, held_expression,
+                           member_dict)
 
 #: the VarData slots that hold a variable's bounds and domain
-_BOUND_SLOTS = ("_lb", "_ub", "_domain")
+_BOUND_SLOTS = VAR_BOUND_SLOTS
 
 #: component types that carry no constraint of their own: allowed anywhere in the model
 INERT_TYPES = ("Var", "Param", "Set", "SetOf", "RangeSet", "Expression", "Suffix", "Block",
@@ -218,7 +220,7 @@ def members(comp) -> list:
     points (10^6 variables: ~30 ms, against ~1 s through the RangeSet's iterator)."""
     if not comp.is_indexed():
         return list(comp.values())
-    data, idx = comp._data, comp.index_set()
+    data, idx = member_dict(comp), comp.index_set()
     r = _as_range(idx)
     if (r is not None and type(data) is dict and len(data) == len(r)
             and all(map(operator.eq, data, r))):
@@ -255,9 +257,7 @@ def _widen(A, n: int) -> sp.csr_matrix:
 
 def _token(data):
     """The object a non-lazy member holds: its relational or numeric expression."""
-    if isinstance(data, ConstraintData):
-        return data._expr
-    return data._args_
+    return held_expression(data)
 
 
 def unchanged(record: Record, data) -> bool:
@@ -368,10 +368,10 @@ def _check_sizes(record: Record) -> str | None:
 def _check_variables(record: Record) -> str | None:
     vds = record.var_datas()
     n = len(vds)
-    if any(map(operator.attrgetter("_fixed"), vds)):
-        vd = next(vd for vd in vds if vd._fixed)
+    if any(map(operator.attrgetter(VAR_FIXED), vds)):
+        vd = next(vd for vd in vds if vd.fixed)
         return f"variable {vd.name} is fixed"
-    doms = attribute(vds, "_domain")
+    doms = attribute(vds, VAR_DOMAIN)
     runs = [0] + [k + 1 for k, same in enumerate(map(operator.is_, doms[1:], doms[:-1]))
                   if not same] if n else []
     for k in runs:

@@ -24,6 +24,7 @@ import scipy.sparse as sp
 
 from ..tolerances import AT_BOUND_REL
 from .forms import QuadBlock, QuadRow, as_slice
+from .pyomo_compat import VAR_BOUND_SLOTS
 from .record import attribute
 
 INF = float("inf")
@@ -295,7 +296,7 @@ def bounds(var_datas) -> tuple[np.ndarray, np.ndarray]:
     if n == 0:
         return lx, ux
     same = np.ones(n - 1, dtype=bool)
-    for attr in ("_lb", "_ub", "_domain"):
+    for attr in VAR_BOUND_SLOTS:
         objs = attribute(var_datas, attr)
         same &= np.fromiter(map(operator.is_, objs[1:], objs[:-1]), dtype=bool, count=n - 1)
     starts = np.concatenate([[0], np.flatnonzero(~same) + 1, [n]])

@@ -27,9 +27,9 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from pyomo.common.collections import ComponentMap
-from pyomo.core.staleflag import StaleFlagManager
 
 from ..errors import CapabilityError, SolverError, SVMError, plain
+from ..model.pyomo_compat import load_values
 from ..model.reader import NotConvex, NotQuadratic, from_pyomo
 from ..model.record import verify
 from ..model.scaling import (diagonal_scaling, proxy_bounds, proxy_inactive, scale,
@@ -263,20 +263,20 @@ class RowDuals(Mapping):
         self.other = other
         self._pos = None
 
-    def _index(self, data):
+    def _row_of(self, data):
         if self._pos is None:
             self._pos = dict(zip(map(id, self.row_datas), range(len(self.row_datas))))
         i = self._pos.get(id(data))
         return i if i is not None and self.row_datas[i] is data else None
 
     def __getitem__(self, data):
-        i = self._index(data)
+        i = self._row_of(data)
         if i is not None:
             return float(self.values[i])
         return self.other[data]
 
     def __contains__(self, data) -> bool:
-        return self._index(data) is not None or data in self.other
+        return self._row_of(data) is not None or data in self.other
 
     def __iter__(self):
         yield from self.row_datas
@@ -290,7 +290,7 @@ class RowDuals(Mapping):
         recorded row group's members are), else None."""
         if not datas:
             return np.zeros(0)
-        start = self._index(datas[0]) if self._pos is not None else _find(self.row_datas, datas[0])
+        start = self._row_of(datas[0]) if self._pos is not None else _find(self.row_datas, datas[0])
         k = len(datas)
         if start is None or start + k > len(self.row_datas):
             return None
@@ -314,12 +314,7 @@ def _load_matrix_result(sf, res, info: SolveInfo) -> None:
         return
     # a batch load as Pyomo's own solvers do it (values set, the batch marked not stale),
     # without a set_value call per variable
-    StaleFlagManager.mark_all_as_stale()
-    flag = StaleFlagManager.get_flag(0)
-    for vd, v in zip(sf.var_datas, res.x.tolist()):
-        vd._value = v
-        vd._stale = flag
-    StaleFlagManager.mark_all_as_stale(delayed=True)
+    load_values(sf.var_datas, res.x.tolist())
     info.objective = sf.sense * res.objective
     info.scaling = res.extra.get("scaling")
     duals = ComponentMap()

@@ -95,19 +95,12 @@ BACKEND = Backend(
 
 def teach_lazy_types() -> None:
     """Pyomo's SCIP interface dispatches on exact node types: map the lazy named
-    expressions (:mod:`svm_models.model.lazy`) to the handler of Pyomo's own."""
-    try:
-        from pyomo.contrib.solver.solvers.scip import base as scip_base
-        from pyomo.core.base.expression import ExpressionData
-    except ImportError:
-        return
+    expressions (:mod:`svm_models.model.lazy`) to the handler of Pyomo's own
+    (:func:`svm_models.model.pyomo_compat.teach_scip_lazy_types`)."""
     from ..model.lazy import LazyExpressionData, LazyScalarExpression
+    from ..model.pyomo_compat import teach_scip_lazy_types
 
-    table = scip_base._operator_map
-    handler = table.get(ExpressionData)
-    if handler is not None:
-        table.setdefault(LazyExpressionData, handler)
-        table.setdefault(LazyScalarExpression, handler)
+    teach_scip_lazy_types(LazyExpressionData, LazyScalarExpression)
 
 
 teach_lazy_types()  # also for users who call SolverFactory("scip_direct") themselves

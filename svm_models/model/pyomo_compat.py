@@ -1,0 +1,104 @@
+"""Pyomo's internals, in one place: every private attribute of Pyomo that the library reads or
+writes is named here (and nowhere else), with the Pyomo versions it was checked against.
+
+Why the library reads them at all: speed at a million points. Reading ``_lb`` of 10^6
+variables through ``operator.attrgetter`` takes milliseconds, through the public properties
+(which validate and resolve Params) a second; the lazy components (:mod:`.lazy`) are Pyomo
+component data whose expression slot is filled on first read; a batch load of a solution
+sets values without a ``set_value`` call per variable, as Pyomo's own solver interfaces do.
+``tests/test_pyomo_compat.py`` checks, for the Pyomo version installed, that every name here
+exists and means what it is used for; ``pyproject.toml`` pins the versions checked
+(:data:`CHECKED`). A new Pyomo version is supported by checking it here.
+"""
+
+from __future__ import annotations
+
+import operator
+
+from pyomo.core.base.constraint import ConstraintData
+from pyomo.core.base.expression import ExpressionData
+from pyomo.core.base.objective import ObjectiveData
+from pyomo.core.staleflag import StaleFlagManager
+
+#: the Pyomo versions (major, minor) whose internals this module was checked against
+CHECKED = ((6, 10),)
+
+# --- component data: the slots that hold a member's expression ---------------------------
+#: a named expression's and an objective's expression: ``(expr,)`` in ``_args_``
+ARGS_SLOT = ExpressionData.__dict__["_args_"]
+OBJ_ARGS_SLOT = ObjectiveData.__dict__["_args_"]
+#: a constraint's relational expression
+EXPR_SLOT = ConstraintData.__dict__["_expr"]
+
+# --- variables: attribute names read in bulk with operator.attrgetter ----------------------
+#: the bounds and domain as the variable holds them (a number, a Param or an expression)
+VAR_BOUND_SLOTS = ("_lb", "_ub", "_domain")
+VAR_DOMAIN = "_domain"
+VAR_FIXED = "_fixed"
+VAR_VALUE = "_value"
+#: a constraint member's active flag
+CON_ACTIVE = "_active"
+
+
+def member_dict(comp) -> dict:
+    """The ``{index: member}`` dict an indexed component keeps (Pyomo's ``_data``), in its
+    insertion order: read directly, without the index set's iterator."""
+    return comp._data
+
+
+def held_expression(data):
+    """The object a (non-lazy) constraint, named expression or objective member holds: its
+    relational expression, or its ``_args_`` tuple. Compared by identity to prove a member
+    unchanged since it was built."""
+    if isinstance(data, ConstraintData):
+        return data._expr
+    return data._args_
+
+
+def init_member(m, ref, idx, *, active: bool | None = None) -> None:
+    """Set up a member made with ``__new__`` (no ``__init__``: a million members), as Pyomo's
+    own ``__init__`` would: its owner (a weak reference), its index and, for a constraint,
+    its active flag."""
+    m._component = ref
+    m._index = idx
+    if active is not None:
+        m._active = active
+
+
+def member_index(m):
+    """The index of a member in its component."""
+    return m._index
+
+
+def load_values(var_datas, values) -> None:
+    """Load values into variables as Pyomo's own solver interfaces do: every value set and
+    the batch marked not stale, then everything else marked stale on the next load --
+    without validation (the values come from a solve of the same model)."""
+    StaleFlagManager.mark_all_as_stale()
+    flag = StaleFlagManager.get_flag(0)
+    for vd, v in zip(var_datas, values):
+        vd._value = v
+        vd._stale = flag
+    StaleFlagManager.mark_all_as_stale(delayed=True)
+
+
+def values_of(var_datas) -> list:
+    """The variables' values (None where unset), at C speed."""
+    return list(map(operator.attrgetter(VAR_VALUE), var_datas))
+
+
+def teach_scip_lazy_types(*types) -> None:
+    """Pyomo's SCIP interface (``pyomo.contrib.solver``) dispatches on exact node types
+    through its private ``_operator_map``: map ``types`` (the lazy named expressions) to the
+    handler of Pyomo's own ``ExpressionData``. Nothing when that interface is absent."""
+    try:
+        from pyomo.contrib.solver.solvers.scip import base as scip_base
+    except ImportError:
+        return
+    table = getattr(scip_base, "_operator_map", None)
+    if table is None:
+        return
+    handler = table.get(ExpressionData)
+    if handler is not None:
+        for t in types:
+            table.setdefault(t, handler)

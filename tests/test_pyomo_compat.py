@@ -1,0 +1,93 @@
+"""Pyomo's internals (svm_models/model/pyomo_compat.py, the one module that names them): for
+the installed Pyomo, each private name exists and means what the library uses it for. A new
+Pyomo version is supported when this file passes with it and it is added to CHECKED."""
+
+from __future__ import annotations
+
+import operator
+import re
+import tomllib
+from pathlib import Path
+
+import pyomo
+import pyomo.environ as pyo
+
+from svm_models.model import pyomo_compat as pc
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_the_installed_pyomo_is_one_checked_and_the_pin_says_so():
+    major, minor = (int(p) for p in pyomo.__version__.split(".")[:2])
+    assert (major, minor) in pc.CHECKED, pyomo.__version__
+    deps = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
+    pin = next(d for d in deps if re.match(r"pyomo\b", d, re.I))
+    for ver in pc.CHECKED:   # the pin admits the checked versions and stops before the next
+        assert f"{ver[0]}.{ver[1]}" in pin or f"{ver[0]}.{ver[1] + 1}" in pin, pin
+
+
+def _model():
+    m = pyo.ConcreteModel()
+    m.I = pyo.RangeSet(0, 3)
+    m.x = pyo.Var(m.I, bounds=(-1.0, 2.0))
+    m.e = pyo.Expression(m.I, rule=lambda m, i: 2 * m.x[i])
+    m.c = pyo.Constraint(m.I, rule=lambda m, i: m.x[i] >= -0.5)
+    m.o = pyo.Objective(expr=sum(m.x[i] for i in m.I))
+    return m
+
+
+def test_variable_slots():
+    m = _model()
+    v = m.x[1]
+    lb, ub, dom = (operator.attrgetter(a)(v) for a in pc.VAR_BOUND_SLOTS)
+    assert (lb, ub, dom) == (-1.0, 2.0, pyo.Reals)
+    assert operator.attrgetter(pc.VAR_DOMAIN)(v) is dom
+    assert operator.attrgetter(pc.VAR_FIXED)(v) is False
+    v.fix(0.5)
+    assert operator.attrgetter(pc.VAR_FIXED)(v) is True
+    assert pc.values_of([m.x[0], v]) == [None, 0.5]
+
+
+def test_expression_slots_hold_the_expression():
+    m = _model()
+    c, e = m.c[2], m.e[2]
+    assert pc.held_expression(c) is c.expr
+    assert pc.held_expression(e)[0] is e.expr
+    assert pc.EXPR_SLOT.__get__(c) is c.expr
+    assert pc.ARGS_SLOT.__get__(e)[0] is e.expr
+    assert pc.OBJ_ARGS_SLOT.__get__(m.o)[0] is m.o.expr
+    c.set_value(m.x[2] <= 1.0)   # a user's change replaces the object held
+    assert pc.held_expression(c) is c.expr
+
+
+def test_members_index_and_activity():
+    m = _model()
+    d = pc.member_dict(m.x)
+    assert list(d) == [0, 1, 2, 3] and all(d[i] is m.x[i] for i in d)
+    assert pc.member_index(m.c[3]) == 3
+    active = operator.attrgetter(pc.CON_ACTIVE)
+    assert active(m.c[0]) is True
+    m.c[0].deactivate()
+    assert active(m.c[0]) is False
+
+
+def test_a_batch_load_is_pyomos_own():
+    m = _model()
+    xs = [m.x[i] for i in m.I]
+    pc.load_values(xs, [0.0, 1.0, 2.0, 3.0])
+    assert [v.value for v in xs] == [0.0, 1.0, 2.0, 3.0]
+    assert not any(v.stale for v in xs)
+    pc.load_values(xs[:2], [5.0, 6.0])   # the next load: the others become stale
+    assert [v.stale for v in xs] == [False, False, True, True]
+
+
+def test_scip_knows_the_lazy_expressions():
+    from pyomo.contrib.solver.solvers.scip import base as scip_base
+
+    import svm_models.solvers  # noqa: F401  (teaches SCIP's interface on import)
+    from svm_models.model.lazy import LazyExpressionData, LazyScalarExpression
+    from pyomo.core.base.expression import ExpressionData
+
+    table = scip_base._operator_map
+    assert table[LazyExpressionData] is table[ExpressionData]
+    assert table[LazyScalarExpression] is table[ExpressionData]
