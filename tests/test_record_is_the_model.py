@@ -73,6 +73,9 @@ def _variants():
             out.append((f, {"C": 2.0, "lam": 0.5}))
             out.append((f, {"pairs": "seed"} if f.endswith("primal")
                         else {"pairs": ([0, 1, 2, 5], [3, 4, 9, 11])}))
+        elif f == "l1_norm_primal":
+            out.append((f, {}))
+            out.append((f, {"C": 2.0, "sample_weight": WEIGHTS}))
         else:   # a formulation this test does not know yet: its defaults, at least
             out.append((f, {}))
     return out

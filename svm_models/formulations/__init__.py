@@ -135,6 +135,9 @@ TABLE: dict[str, Formulation] = {f.name: f for f in [
     Formulation("c_tuning_general_nonneg", "c_tuning", "dual", "SOCP", "c_tuning",
                 "Convex tuning of C, general variant with the weight of K kept >= 0: "
                 "g in [g_min, 1] (SOCP).", _C_TUNING),
+    Formulation("l1_norm_primal", "l1_norm", "primal", "LP", "l1_norm",
+                "1-norm SVM: the soft margin with ||w||_1, a linear program whose w is sparse "
+                "(linear kernel).", ("C", "sample_weight")),
     Formulation("rsvm_mu_plus", "radius_margin", "primal", "SOCP", "radius_margin",
                 "R-SVM_mu+: radius-margin SVM learning a feature weighting (or kernel "
                 "combination) mu, jointly convex (SOCP).", ("C", "lam", "kernels", "pairs")),

@@ -1,0 +1,178 @@
+"""The 1-norm SVM (``l1_norm_primal``): the soft margin with ``||w||_1`` in place of
+``||w||^2 / 2``, a linear program (``formulations/l1_norm_primal.md``).
+
+    min  sum_j t_j + C sum_i weight_i xi_i
+    s.t. y_i (w.x_i + b) + xi_i >= 1,   xi_i >= 0,   -t_j <= w_j <= t_j
+
+Its LP dual, which the certificate uses (``v = y * alpha``):
+
+    max  sum_i alpha_i   s.t.  |X'v|_j <= 1,  y'alpha = 0,  0 <= alpha_i <= C weight_i
+
+The 1-norm drives coefficients of w to exactly zero: a sparse classifier, the LP SVM of
+Bradley and Mangasarian (1998) and of the MO-book's SVM chapter. Linear kernel only (w is
+the normal vector in the space of the features).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyomo.environ as pyo
+import scipy.sparse as sp
+
+from ..model.built import BuiltSVM
+from ..model.pieces import (Layout, add_C, add_features, add_margin, add_points, add_weights,
+                            check_sample_weight, new_block, prepare)
+from ..model.record import LinearTerm, Record, RowGroup, Scale, members
+from ..postprocess import block_objective, values_of
+from ..solution import Solution
+from ..tolerances import alpha_scale, support_threshold
+
+INF = float("inf")
+
+
+def _abs_relation(t, w, sign, j):
+    return t[j] - sign * w[j] >= 0
+
+
+def _objective(t, xi, C, weight):
+    return (sum(t[j] for j in t.index_set()) + C * sum(float(weight[i]) * xi[i]
+                                                       for i in xi.index_set()))
+
+
+def l1_norm_primal(X, y, *, C=1.0, sample_weight=None, block=None):
+    r"""1-norm SVM, primal form (a linear program).
+
+    .. math::
+
+        \min_{w, b, \xi, t} \; \sum_j t_j + C \sum_i \xi_i
+        \quad \text{s.t.} \quad y_i (w \cdot x_i + b) \ge 1 - \xi_i, \; \xi_i \ge 0,
+        \; -t_j \le w_j \le t_j
+
+    Problem class: LP. Components: ``I``, ``y``, ``C`` (mutable), ``weight`` (with
+    ``sample_weight``), ``J``, ``w``, ``b``, ``t`` (``t[j] >= |w[j]|``), ``xi``, ``f``
+    (``f[i] = w.x_i``), ``margin``, ``abs_hi`` (``t[j] - w[j] >= 0``), ``abs_lo``
+    (``t[j] + w[j] >= 0``), ``objective`` (minimised).
+
+    Parameters
+    ----------
+    X, y : training points (l x d) and two-class labels
+    C : float, default=1.0
+        Price of a unit of slack (a mutable Param).
+    sample_weight : array (l,) or number, optional
+        Per-point factors of C (scikit-learn's semantics; ``<= 0``: the point does not count).
+    block : pyomo Block, optional
+        A block to fill (inside a larger model); by default a new ConcreteModel.
+
+    References
+    ----------
+    P. S. Bradley, O. L. Mangasarian, "Feature selection via concave minimization and support
+    vector machines", ICML 1998; J. Zhu, S. Rosset, T. Hastie, R. Tibshirani, "1-norm support
+    vector machines", NIPS 2003; the catalogue page ``formulations/l1_norm_primal.md``.
+    """
+    data, kern, _ = prepare(X, y, kernel="linear", need_gram=False)
+    weight = check_sample_weight(sample_weight, data)
+    l, d = data.n_points, data.n_features
+    b = new_block(block, "l1_norm_primal")
+    add_points(b, data)
+    add_C(b, C)
+    add_weights(b, weight)
+    add_features(b, d)
+    layout = Layout()
+    b.w = pyo.Var(b.J, initialize=0.0, doc="normal vector w of the separating hyperplane")
+    wpos = layout.add(b.w)
+    b.b = pyo.Var(initialize=0.0, doc="bias b")
+    layout.add(b.b)
+    b.t = pyo.Var(b.J, bounds=(0, None), initialize=0.0, doc="t_j >= |w_j|")
+    tpos = layout.add(b.t)
+    b.xi = pyo.Var(b.I, bounds=(0, None), initialize=0.0, doc="slack xi_i of point i's margin")
+    xpos = layout.add(b.xi)
+    rows = [add_margin(b, layout, ("f", "f_i = w.x_i"), data.X, "w", data.y, b.xi)]
+    b.abs_hi = pyo.Constraint(b.J, rule=lambda m, j: _abs_relation(m.t, m.w, 1.0, j),
+                              doc="t[j] - w[j] >= 0")
+    b.abs_lo = pyo.Constraint(b.J, rule=lambda m, j: _abs_relation(m.t, m.w, -1.0, j),
+                              doc="t[j] + w[j] >= 0")
+    eye = sp.identity(d, format="csr")
+    for comp, sign in ((b.abs_hi, 1.0), (b.abs_lo, -1.0)):
+        A = sp.lil_matrix((d, layout.n))
+        A[:, tpos] = eye
+        A[:, wpos] = -sign * eye
+        rows.append(RowGroup(comp, members(comp), sp.csr_matrix(A), np.zeros(d),
+                             np.full(d, INF)))
+    wt = np.ones(l) if weight is None else weight
+    b.objective = pyo.Objective(expr=_objective(b.t, b.xi, b.C, wt), sense=pyo.minimize,
+                                doc="sum_j t[j] + C sum_i weight[i] xi[i]")
+    record = Record(block=b, variables=layout.variables, objective=b.objective, sense=1,
+                    linear=[LinearTerm(tpos, 1.0), LinearTerm(xpos, wt, Scale(1.0, "C"))],
+                    quadratic=[], rows=rows, problem_class="LP").seal()
+    b._svm = BuiltSVM(formulation="l1_norm_primal", data=data, kernel=kern, block=b,
+                      record=record, K=None, L=None, facts={}, weight=weight)
+    return b
+
+
+def certificate(X, y, C_i, w, b, alpha) -> dict:
+    """The certificate of exactly the classifier ``(w, b)`` with multipliers ``alpha``:
+    the primal objective of ``(w, b)`` (its slacks recomputed), the dual objective of alpha,
+    their relative gap, and alpha's dual infeasibility (``max |X'(y alpha)|_j - 1``, the box,
+    the balance ``|y'alpha|``), each relative."""
+    f = X @ w + b
+    xi = np.maximum(0.0, 1.0 - y * f)
+    primal = float(np.abs(w).sum() + C_i @ xi)
+    dual = float(alpha.sum())
+    scale = max(abs(primal), abs(dual), 1.0)
+    g = X.T @ (y * alpha)
+    return {"primal": primal, "dual": dual, "gap": (primal - dual) / scale, "xi": xi,
+            "dual_infeasibility": max(float(np.max(np.abs(g), initial=0.0)) - 1.0, 0.0),
+            "box": max(float(np.max(alpha - C_i, initial=0.0)),
+                       float(np.max(-alpha, initial=0.0))) / max(float(np.max(C_i)), 1e-300),
+            "balance": abs(float(y @ alpha)) / max(dual, 1.0)}
+
+
+def extract(block, ctx) -> Solution:
+    """The Solution of a solved ``l1_norm_primal`` block: w, b as solved; alpha the
+    multipliers of ``margin`` (None from a backend without duals: zeros, and no certificate);
+    the slacks and the certificate recomputed at exactly (w, b, alpha)."""
+    svm = block._svm
+    data = svm.data
+    X, y = data.X, data.y
+    C = float(pyo.value(block.C))
+    C_i = C * (np.ones(data.n_points) if svm.weight is None else svm.weight)
+    w = values_of(members(block.w))
+    b = float(pyo.value(block.b))
+    extra: dict = {}
+    duals = None
+    if ctx.verified and ctx.duals is not None:
+        vals = [ctx.dual(block.margin[i]) for i in range(data.n_points)]
+        if all(v is not None for v in vals):
+            duals = np.array(vals, dtype=float)
+            if ctx.interface == "user" and float(duals.sum()) < 0.0:
+                duals = -duals
+    kkt: dict = {}
+    gap = primal = dual = None
+    if duals is not None:
+        alpha = np.clip(duals, 0.0, C_i)
+        cert = certificate(X, y, C_i, w, b, alpha)
+        xi = cert["xi"]
+        primal, dual, gap = cert["primal"], cert["dual"], cert["gap"]
+        kkt = {"balance": cert["balance"], "dual_infeasibility": cert["dual_infeasibility"],
+               "box": cert["box"], "primal_infeasibility": 0.0}
+        extra["alpha_source"] = "multipliers of margin"
+    else:
+        alpha = np.zeros(data.n_points)
+        xi = np.maximum(0.0, 1.0 - y * (X @ w + b))
+        extra["diagnostics"] = ("not computed: " + (ctx.reason if not ctx.verified else
+                                                    f"{ctx.solver} gives no duals"))
+    # the support rule of every family: relative to the solution's own alpha and the solver's
+    # tolerance; without multipliers, the points on or inside the margin
+    thr = support_threshold(alpha_scale(alpha), ctx.tol)
+    support = np.flatnonzero(alpha > thr) if duals is not None else np.flatnonzero(
+        y * (X @ w + b) <= 1.0 + 1e-9)
+    extra["features_kept"] = np.flatnonzero(np.abs(w) > 1e-9 * max(np.abs(w).max(initial=0.0),
+                                                                     1e-300)).tolist()
+    ww = float(w @ w)
+    return Solution(formulation=svm.formulation, solver=ctx.solver, status=ctx.status, w=w,
+                    b=b, alpha=alpha, dual_coef=y * alpha, xi=xi, support=support,
+                    support_vectors=X[support], objective=block_objective(svm, block, ctx),
+                    kernel=svm.kernel, classes=data.classes, primal_objective=primal,
+                    dual_objective=dual, duality_gap=gap, kkt=kkt,
+                    margin=1.0 / np.sqrt(ww) if ww > 0 else None, C=C, time=ctx.time,
+                    interface=ctx.interface, path=ctx.path, extra=extra)
