@@ -310,7 +310,7 @@ def _solve_once(model, solver, svm, f, opts, asked: SolverOptions, state):
     tol = info.retry.get("tol", opts.tol) if info.retry else opts.tol
     ctx = Context(solver=info.solver, interface=info.interface, path=info.path, time=info.time,
                   status=info.status, tol=tol, duals=info.duals, verified=info.verified,
-                  reason=info.proof, objective=info.objective, certify_tol=asked.tolerance)
+                  reason=info.unproved, objective=info.objective, certify_tol=asked.tolerance)
     sol = f.extractor(svm.block, ctx)
     if info.path_reason is not None:
         sol.extra["general_path_reason"] = info.path_reason
@@ -522,10 +522,10 @@ def extract(block, *, solver: str = "", duals=None, tol=None) -> Solution:
     for vd in svm.record.var_datas():
         if vd.value is None:
             raise SVMError(f"variable {vd.name} has no value: solve the model before extracting")
-    proof = verify(svm.record) or svm.record.extension_reason()
+    unproved = verify(svm.record) or svm.record.extension_reason()
     ctx = Context(solver=solver, interface="user", path="user", tol=tol, duals=duals,
-                  verified=proof is None, reason=proof)
+                  verified=unproved is None, reason=unproved)
     sol = f.extractor(blk, ctx)
-    if proof is None:   # the formulation itself: its certificate must hold, as after solve()
+    if unproved is None:   # the formulation itself: its certificate must hold, as after solve()
         sol = _refuse_uncertified(sol, svm, f, 1e-9 if tol is None else tol, False)
     return sol

@@ -64,7 +64,14 @@ def as_matrix(X, *, name: str = "X", n_features: int | None = None) -> np.ndarra
     """Return ``X`` as a finite 2-D float array, or raise :class:`DataError` naming the problem.
 
     Numbers of any real dtype are taken (booleans as 0/1); text, complex numbers, dates and
-    objects that are not numbers are refused."""
+    objects that are not numbers are refused; so is a scipy sparse matrix (the models hold
+    dense arrays: the error says how large ``X.toarray()`` would be)."""
+    if hasattr(X, "toarray") and hasattr(X, "nnz") and hasattr(X, "shape"):
+        shape = tuple(X.shape)
+        mb = float(np.prod(shape)) * 8 / 2**20
+        raise DataError(f"{name} is a scipy sparse matrix ({shape[0]} x {shape[1]}, {X.nnz} "
+                        f"stored values); svm-models takes dense arrays: pass {name}.toarray() "
+                        f"({mb:,.0f} MB of float64)")
     try:
         raw = np.asarray(X)
         kind = raw.dtype.kind

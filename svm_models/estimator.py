@@ -116,10 +116,13 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
         Soft-margin parameter; None: the formulation's default (1.0). Not taken by the hard
         margin nor by C tuning (which learns it: ``C_``). Radius-margin SVMs:
         ``C=float("inf")`` is the hard margin.
-    kernel : {"linear", "poly", "rbf", "precomputed"} or None, default=None
+    kernel : {"linear", "poly", "rbf", "precomputed"}, callable or None, default=None
         None: ``"linear"``, the library's default (``SVC``'s is ``"rbf"``). The linear-only
         radius-margin formulations take ``"linear"`` (or None) only. With
         ``"precomputed"``, ``fit`` takes the Gram matrix and ``predict`` ``K(X_test, X_train)``.
+        A callable ``kernel(A, B)`` returns the matrix of its values (as ``SVC``'s): the
+        formulation is solved on ``kernel(X, X)``, predictions use ``kernel(X_test,
+        X_train)``, and ``support_vectors_`` are the training samples.
     gamma : float, "scale", "auto" or None, default=None
         ``poly`` and ``rbf`` kernels; None: ``"scale"`` (``1 / (n_features X.var())``).
     degree : int or None, default=None
@@ -279,7 +282,38 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
     def _formulation_params(self) -> dict:
         """The hyperparameters set (not None) that the formulation takes; ParameterError for
         any other (:func:`~svm_models.methods.cv.check_params`)."""
-        return check_params(self.formulation, {k: getattr(self, k) for k in HYPERPARAMETERS})
+        given = {k: getattr(self, k) for k in HYPERPARAMETERS}
+        if callable(self.kernel):   # solved on its Gram matrix (see _gram)
+            given["kernel"] = "precomputed"
+        return check_params(self.formulation, given)
+
+    def _input(self, X) -> np.ndarray:
+        """``X`` validated for prediction; for a callable kernel its matrix against the
+        training samples, ``kernel(X, X_train)``."""
+        X = _validate(self, X, reset=False)
+        return self._gram(X, self._kernel_X) if callable(self.kernel) else X
+
+    @property
+    def _precomputed(self) -> bool:
+        """Whether the formulations are given Gram matrices: ``kernel="precomputed"``, or a
+        callable kernel (its matrices computed here)."""
+        return callable(self.kernel) or self.kernel == "precomputed"
+
+    def _gram(self, X, Z) -> np.ndarray:
+        """``kernel(X, Z)`` of a callable kernel, checked: a finite matrix of shape
+        (len(X), len(Z))."""
+        try:
+            K = np.asarray(self.kernel(X, Z), dtype=float)
+        except Exception as exc:   # noqa: BLE001  (the user's function: said, not hidden)
+            raise ParameterError(f"the callable kernel failed on arrays of shapes {X.shape} "
+                                 f"and {Z.shape}: {type(exc).__name__}: {exc}") from exc
+        if K.shape != (X.shape[0], Z.shape[0]):
+            raise ParameterError(f"the callable kernel must return a matrix of shape "
+                                 f"({X.shape[0]}, {Z.shape[0]}) for arrays of {X.shape[0]} and "
+                                 f"{Z.shape[0]} samples; it returned shape {K.shape}")
+        if not np.all(np.isfinite(K)):
+            raise DataError("the callable kernel returned values that are not finite")
+        return K
 
     def _solve_options(self) -> dict:
         return _solve_options(self.solver_options, type(self).__name__)
@@ -364,6 +398,10 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
         X, y = _validate(self, X, y)
         _check_targets(y)
         params = self._formulation_params()
+        self.__dict__.pop("_kernel_X", None)
+        if callable(self.kernel):   # SVC's callable kernel: solved on its Gram matrix
+            self._kernel_X = X
+            X = self._gram(X, X)
         solve_kw = self._solve_options()
         multi_class = self._multi_class()
         for name in ("solution_", "estimators_", "g_", "lam_", "r_", "mu_", "probA_", "probB_"):
@@ -380,14 +418,14 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
         sols = []
         with warnings.catch_warnings():
             if not binary:   # the scale of X is said once, not once per binary problem
-                if self.kernel != "precomputed":
+                if not self._precomputed:
                     check_scale(np.asarray(X, dtype=float))
                 warnings.simplefilter("ignore", BadScaleWarning)
             for pts, problem in zip(self._points, problems):
                 if pts is None:
                     Xp, t = X, y  # the labels themselves: the solution predicts them
                 else:
-                    Xp = X[np.ix_(pts, pts)] if self.kernel == "precomputed" else X[pts]
+                    Xp = X[np.ix_(pts, pts)] if self._precomputed else X[pts]
                     t = problem_points(y_index, pts, problem)[1]
                 kw = {} if weight is None else {
                     "sample_weight": weight if pts is None else weight[pts]}
@@ -411,6 +449,7 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
         support = support[np.argsort(y_index[support], kind="stable")]  # by class, as SVC
         self.support_ = support.astype(np.int32)
         self.support_vectors_ = (X[support] if sols[0].kernel.name != "precomputed"
+                                 else self._kernel_X[support] if callable(self.kernel)
                                  else np.zeros((support.size, 0)))
         self.n_support_ = np.bincount(y_index[support],
                                       minlength=self.classes_.size).astype(np.int32)
@@ -462,7 +501,7 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
         (n_samples, n_train).
         """
         sols = self._solutions()
-        X = _validate(self, X, reset=False)
+        X = self._input(X)
         if len(sols) == 1:
             return sols[0].decision_function(X)
         values = self._binary_values(X)
@@ -472,7 +511,7 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
 
     def _binary_values(self, X) -> list:
         """Each binary problem's decision values on ``X`` (validated)."""
-        return [s.decision_function(X if p is None or self.kernel != "precomputed"
+        return [s.decision_function(X if p is None or not self._precomputed
                                     else X[:, p])
                 for p, s in zip(self._points, self._solutions())]
 
@@ -498,7 +537,7 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
                 cv = StratifiedKFold(folds, shuffle=True, random_state=self.random_state)
                 for tr, te in cv.split(pts, t):
                     Xtr, Xte = ((X[np.ix_(pts[tr], pts[tr])], X[np.ix_(pts[te], pts[tr])])
-                                if self.kernel == "precomputed" else (X[pts[tr]], X[pts[te]]))
+                                if self._precomputed else (X[pts[tr]], X[pts[te]]))
                     kw = {} if weight is None else {"sample_weight": weight[pts[tr]]}
                     s = sm_fit(Xtr, t[tr], self.formulation, self.solver, **params, **kw,
                                **solve_kw)
@@ -523,7 +562,7 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
         from .methods.calibration import ovo_probabilities, ovr_probabilities, sigmoid
 
         check_is_fitted(self, "probA_")
-        X = _validate(self, X, reset=False)
+        X = self._input(X)
         probs = [sigmoid(f, a, b) for f, a, b in zip(self._binary_values(X), self.probA_,
                                                         self.probB_)]
         if len(probs) == 1:
@@ -543,8 +582,8 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
         """Predicted class labels, shape (n_samples,)."""
         sols = self._solutions()
         if len(sols) == 1:
-            return sols[0].predict(_validate(self, X, reset=False))
-        scores = combine(self._binary_values(_validate(self, X, reset=False)),
+            return sols[0].predict(self._input(X))
+        scores = combine(self._binary_values(self._input(X)),
                          self.classes_.size, self._multi_class())
         return self.classes_[np.argmax(scores, axis=1)]
 

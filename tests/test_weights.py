@@ -187,3 +187,52 @@ def test_predict_proba_as_SVC():
     np.testing.assert_allclose(Pb[:, 1], sigmoid(b.decision_function(X), b.probA_[0],
                                                  b.probB_[0]))
     assert not hasattr(sm.SVMClassifier().fit(X, Y), "predict_proba")
+
+
+# ---------------------------------------------------------------------------------------
+# Callable kernels and sparse X (issue 26)
+
+
+def test_a_callable_kernel_is_its_gram_matrix():
+    """SVC's callable kernel: ``kernel(A, B)`` gives the matrix; the classifier equals the
+    named kernel's and SVC's with the same callable."""
+    from sklearn.datasets import load_iris, make_classification
+    from sklearn.metrics.pairwise import rbf_kernel
+    from sklearn.svm import SVC
+
+    X, y = make_classification(80, 5, random_state=0)
+
+    def k(A, B):
+        return rbf_kernel(A, B, gamma=0.3)
+
+    a = sm.SVMClassifier(kernel=k, C=2.0, solver="piqp").fit(X, y)
+    b = sm.SVMClassifier(kernel="rbf", gamma=0.3, C=2.0, solver="piqp").fit(X, y)
+    s = SVC(kernel=k, C=2.0, tol=1e-10).fit(X, y)
+    Xt = X[::3] + 0.1
+    np.testing.assert_allclose(a.decision_function(Xt), b.decision_function(Xt), atol=1e-9)
+    np.testing.assert_allclose(a.decision_function(Xt), s.decision_function(Xt), atol=1e-5)
+    assert set(a.support_) == set(s.support_)
+    np.testing.assert_array_equal(a.support_vectors_, X[a.support_])
+    Xi, yi = load_iris(return_X_y=True)
+    m = sm.SVMClassifier(kernel=k, C=2.0, decision_function_shape="ovo").fit(Xi, yi)
+    ref = SVC(kernel=k, C=2.0, tol=1e-10, decision_function_shape="ovo").fit(Xi, yi)
+    np.testing.assert_allclose(m.decision_function(Xi), ref.decision_function(Xi), atol=1e-4)
+    np.testing.assert_array_equal(m.predict(Xi), ref.predict(Xi))
+
+
+def test_a_callable_kernel_that_misbehaves_is_named():
+    X, y = np.arange(20.0).reshape(10, 2), np.arange(10) % 2
+    with pytest.raises(sm.ParameterError, match=r"must return a matrix of shape \(10, 10\)"):
+        sm.SVMClassifier(kernel=lambda A, B: A @ B[:1].T).fit(X, y)
+    with pytest.raises(sm.ParameterError, match="the callable kernel failed.*ZeroDivision"):
+        sm.SVMClassifier(kernel=lambda A, B: 1 / 0).fit(X, y)
+
+
+def test_sparse_X_gets_a_clear_error():
+    import scipy.sparse as spm
+
+    X, y = np.eye(6), np.arange(6) % 2
+    with pytest.raises(sm.DataError, match=r"scipy sparse matrix.*X\.toarray\(\)"):
+        sm.fit(spm.csr_matrix(X), y, solver="highs")
+    with pytest.raises(TypeError, match="toarray"):   # scikit-learn's own, as SVC's checks expect
+        sm.SVMClassifier(solver="highs").fit(spm.csr_matrix(X), y)

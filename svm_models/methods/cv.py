@@ -200,8 +200,8 @@ class Job:
     precomputed: bool
 
     @property
-    def n_points(self) -> int:
-        """Points of each task: the Cs, then the C-tuning solve (or the one solve of a
+    def solves_per_task(self) -> int:
+        """Solves of each task (points along its path): the Cs, then the C-tuning solve (or the one solve of a
         formulation without C)."""
         return max(len(self.Cs) + (self.tuned_formulation is not None), 1)
 
@@ -247,7 +247,7 @@ def _task(job: Job, key: tuple) -> dict:
         Xtr, Xte = job.X[np.ix_(idx, idx)], job.X[np.ix_(test, idx)]
     else:
         Xtr, Xte = job.X[idx], job.X[test]
-    n = job.n_points
+    n = job.solves_per_task
     out = {"key": key, "values": np.full((n, len(test)), np.nan), "status": ["optimal"] * n,
            "fit_time": np.zeros(n), "score_time": np.zeros(n), "C": np.full(n, np.nan)}
     options = {**job.solve_kw, "raise_on_failure": False}
@@ -281,7 +281,7 @@ def _task(job: Job, key: tuple) -> dict:
 
 
 def _failed(job: Job, key: tuple, exc: BaseException) -> dict:
-    n = job.n_points
+    n = job.solves_per_task
     return {"key": key, "values": np.full((n, len(job.folds[key[0]][1])), np.nan),
             "status": [f"{type(exc).__name__}: {exc}"] * n, "fit_time": np.full(n, np.nan),
             "score_time": np.full(n, np.nan), "C": np.full(n, np.nan)}

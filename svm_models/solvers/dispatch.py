@@ -49,7 +49,7 @@ class SolveInfo:
     """What a solve produced besides the variable values (loaded into the model).
 
     ``verified``: the record proves the model is what the builder made (whatever the path);
-    ``proof``: why not, when it does not; ``path_reason``: why the general path was taken;
+    ``unproved``: why not, when it does not; ``path_reason``: why the general path was taken;
     ``retry``: what the retry after numerical trouble did (None: no retry)."""
 
     status: Status
@@ -63,7 +63,7 @@ class SolveInfo:
     iterations: int | None = None
     path_reason: str | None = None
     verified: bool = False
-    proof: str | None = None
+    unproved: str | None = None
     retry: dict | None = None
     scaling: dict | None = None
 
@@ -80,14 +80,14 @@ def solve_model(model, solver: str = "ipopt", *, record=None, problem_class=None
     opts = options or SolverOptions()
     pclass = problem_class or (record.problem_class if record is not None else None)
     b = check_capability(solver, None if backend(solver).structured else pclass)
-    proof = verify(record) if record is not None else "the model carries no builder record"
+    unproved = verify(record) if record is not None else "the model carries no builder record"
     if b.structured is not None:
-        _refuse_structure(b, record, pclass, opts, proof)
+        _refuse_structure(b, record, pclass, opts, unproved)
         reason = None
     elif opts.path == "general":
         reason = "the general path was requested"
-    elif record is None or proof is not None:
-        reason = proof
+    elif record is None or unproved is not None:
+        reason = unproved
     elif b.matrix is None:
         reason = f"{b.name} has no matrix interface"
     else:
@@ -100,7 +100,7 @@ def solve_model(model, solver: str = "ipopt", *, record=None, problem_class=None
             return _solve_fast(record, b, o, state, structured=True)
         if reason is None:
             return _solve_fast(record, b, o, state)
-        out = _solve_general(model, b, o, verified=proof is None)
+        out = _solve_general(model, b, o, verified=unproved is None)
         out.path_reason = reason
         return out
 
@@ -143,8 +143,8 @@ def solve_model(model, solver: str = "ipopt", *, record=None, problem_class=None
     # sound, but the formulation's own mathematics (KKT rules for b, duality gaps) no longer
     # describe the model
     extended = record.extension_reason() if record is not None else None
-    info.verified = proof is None and extended is None
-    info.proof = proof or extended
+    info.verified = unproved is None and extended is None
+    info.unproved = unproved or extended
     return info
 
 
@@ -154,7 +154,7 @@ def _run(fn, opts, *args):
         return fn(*args)
 
 
-def _refuse_structure(b, record, pclass, opts: SolverOptions, proof) -> None:
+def _refuse_structure(b, record, pclass, opts: SolverOptions, unproved) -> None:
     """A structured backend (libsvm) takes a model only when the record proves it is the
     structure it solves, unchanged (bounds included); else a CapabilityError before anything
     runs, naming the backends that take the model's problem class."""
@@ -162,7 +162,7 @@ def _refuse_structure(b, record, pclass, opts: SolverOptions, proof) -> None:
     if opts.path == "general":
         why = "the general path was requested (it solves only the recorded structure)"
     else:
-        why = structure_refusal(b, record, proof)
+        why = structure_refusal(b, record, unproved)
     if why is None:
         return
     usable = [n for n in capable(pclass or "QP") if n in PROJECT_BACKENDS]

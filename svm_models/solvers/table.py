@@ -95,16 +95,16 @@ AUTO_ORDER = {
 }
 
 
-def structure_refusal(b: Backend, record, proof: str | None = None) -> str | None:
+def structure_refusal(b: Backend, record, unproved: str | None = None) -> str | None:
     """Why the structured backend ``b`` does not take the model of ``record`` (None: it does):
-    no record, not its structure, or the model not proved to be the record (``proof``: the
-    reason already found by :func:`~svm_models.model.record.verify`, if it was run) or
+    no record, not its structure, or the model not proved to be the record (``unproved``:
+    the reason already found by :func:`~svm_models.model.record.verify`, if it was run) or
     extended after the build (bounds, rows)."""
     from ..model.record import verify
 
     if record is None:
         return "the model carries no builder record"
-    return (b.structure_check(record) or (proof if proof is not None else verify(record))
+    return (b.structure_check(record) or (unproved if unproved is not None else verify(record))
             or record.extension_reason())
 
 
