@@ -229,3 +229,35 @@ def test_auto_raises_what_it_does_not_answer():
     assert exc.value.status is sm.Status.time_limit
     sol = sm.fit(X, y, kernel="rbf", C=10.0, time_limit=1e-6, raise_on_failure=False)
     assert sol.status is sm.Status.time_limit and sol.extra["solver_choice"]["used"] == "libsvm"
+
+
+def test_the_lazy_kernel_matrix_is_the_signed_gram_matrix(monkeypatch):
+    """LazySignedGram (the dense form's matrix, evaluated where read) against G = D_y K D_y
+    formed whole: products from columns added over several calls and chunks, column blocks,
+    blocks, the diagonal."""
+    from svm_models.kernels import make_kernel
+    from svm_models.model.built import LazySignedGram
+
+    monkeypatch.setattr(LazySignedGram, "COLUMN_BLOCK", 3)   # several chunks per call
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(23, 4))
+    y = np.where(rng.random(23) < 0.5, -1.0, 1.0)
+    kern = make_kernel("rbf", gamma=0.4, X=X)
+    G = kern.gram(X) * np.outer(y, y)
+    lazy = LazySignedGram(kern, X, y)
+    for cols in ([0, 5, 6, 7, 8], [5, 9, 22, 1], list(range(0, 23, 2))):
+        v = np.zeros(23)
+        v[cols] = rng.normal(size=len(cols))
+        np.testing.assert_allclose(lazy @ v, G @ v, atol=1e-13)
+        V = np.zeros((23, 2))
+        V[cols] = rng.normal(size=(len(cols), 2))
+        np.testing.assert_allclose(lazy @ V, G @ V, atol=1e-13)
+        np.testing.assert_allclose(lazy._columns(np.array(cols[::-1])), G[:, cols[::-1]],
+                                   atol=1e-15)
+    r, c = np.array([3, 1, 20]), np.array([2, 2, 7, 11])
+    np.testing.assert_allclose(lazy[np.ix_(r, c)], G[np.ix_(r, c)], atol=1e-15)
+    d = np.arange(23)
+    np.testing.assert_allclose(lazy[d, d], np.diag(G), atol=1e-15)
+    assert not lazy.materialised
+    np.testing.assert_allclose(np.asarray(lazy), G, atol=1e-15)
+    np.testing.assert_allclose(lazy @ v, G @ v, atol=1e-13)

@@ -103,9 +103,13 @@ class LazySignedGram:
         self.dtype = np.dtype(float)
         self.ndim = 2
         self._full = None
-        # the columns evaluated so far, side by side, and where each one sits (-1: not yet)
-        self._block = np.zeros((X.shape[0], 0))
-        self._pos = np.full(X.shape[0], -1)
+        # the columns evaluated so far, in chunks (each column stored as a row of its chunk:
+        # a chunk is written once and never copied again, however many are added), and
+        # where each column sits: its chunk (-1: not yet) and row
+        self._chunks: list = []
+        self._chunk_cols: list = []
+        self._chunk = np.full(X.shape[0], -1)
+        self._row = np.zeros(X.shape[0], dtype=np.intp)
 
     @property
     def materialised(self) -> bool:
@@ -118,8 +122,8 @@ class LazySignedGram:
             G *= self.y[:, None]
             G *= self.y[None, :]
             self._full = G
-            self._block = np.zeros((self.shape[0], 0))
-            self._pos[:] = -1
+            self._chunks, self._chunk_cols = [], []
+            self._chunk[:] = -1
         return self._full
 
     def __array__(self, dtype=None, copy=None):
@@ -128,25 +132,29 @@ class LazySignedGram:
 
     def _ensure(self, idx: np.ndarray) -> None:
         """Evaluate the columns ``idx`` not kept yet."""
-        missing = np.unique(idx[self._pos[idx] < 0])
+        missing = np.unique(idx[self._chunk[idx] < 0])
         if missing.size == 0:
             return
-        parts = []
         for s in range(0, missing.size, self.COLUMN_BLOCK):
             part = missing[s:s + self.COLUMN_BLOCK]
-            B = self.kernel.gram(self.X, self.X[part])
-            B *= self.y[:, None]
-            B *= self.y[part][None, :]
-            parts.append(B)
-        m = self._block.shape[1]
-        self._block = np.hstack([self._block, *parts])
-        self._pos[missing] = np.arange(m, m + missing.size)
+            R = self.kernel.gram(self.X[part], self.X)   # G[:, part]' (the kernel is symmetric)
+            R *= self.y[part][:, None]
+            R *= self.y[None, :]
+            self._chunk[part] = len(self._chunks)
+            self._row[part] = np.arange(part.size)
+            self._chunks.append(R)
+            self._chunk_cols.append(part)
 
     def _columns(self, idx: np.ndarray) -> np.ndarray:
         """``G[:, idx]`` (l x len(idx))."""
         idx = np.asarray(idx, dtype=int)
         self._ensure(idx)
-        return self._block[:, self._pos[idx]]
+        out = np.empty((self.shape[0], idx.size))
+        which = self._chunk[idx]
+        for c in np.unique(which):
+            at = np.flatnonzero(which == c)
+            out[:, at] = self._chunks[c][self._row[idx[at]]].T
+        return out
 
     def __matmul__(self, v: np.ndarray) -> np.ndarray:
         if self._full is not None:
@@ -154,9 +162,12 @@ class LazySignedGram:
         v = np.asarray(v, dtype=float)
         nz = np.flatnonzero(v if v.ndim == 1 else np.any(v != 0, axis=1))
         self._ensure(nz)
-        w = np.zeros((self._block.shape[1],) + v.shape[1:])
-        w[self._pos[nz]] = v[nz]
-        return self._block @ w
+        out = np.zeros((self.shape[0],) + v.shape[1:])
+        used = np.zeros(len(self._chunks), dtype=bool)
+        used[self._chunk[nz]] = True
+        for c in np.flatnonzero(used):   # G[:, cols] v[cols] = chunk' v[cols]
+            out += self._chunks[c].T @ v[self._chunk_cols[c]]
+        return out
 
     def __getitem__(self, key):
         if self._full is not None:
@@ -180,4 +191,4 @@ class LazySignedGram:
 
     def __repr__(self) -> str:
         return (f"LazySignedGram({self.shape[0]} x {self.shape[1]}, "
-                f"{'materialised' if self._full is not None else f'{self._block.shape[1]} columns'})")
+                f"{'materialised' if self._full is not None else f'{int(np.sum(self._chunk >= 0))} columns'})")
