@@ -22,6 +22,7 @@ References: Cristianini & Shawe-Taylor (2000), ch. 6; ``formulations/classic.md`
 from __future__ import annotations
 
 import inspect
+from dataclasses import dataclass
 
 import numpy as np
 import pyomo.environ as pyo
@@ -666,6 +667,26 @@ def explain_failure(svm, status: str, message: str):
 # Reading a solution
 
 
+@dataclass(eq=False)
+class _Reading:
+    """What :func:`extract` reads from a solved block before it chooses the classifier:
+    alpha as solved (``raw``, clipped into its box), the support threshold, where alpha came
+    from; on a model the record proves, the candidate classifiers (``cands``, best first);
+    after a user's change, the classifier as read (alpha, b, slacks, ``ww`` = the squared norm
+    of w, and for a changed kernel primal without alpha the expansion of its coordinates)."""
+
+    raw: np.ndarray
+    thr: object
+    alpha_source: str
+    linear_w: np.ndarray | None = None
+    cands: list | None = None
+    alpha: np.ndarray | None = None
+    b: float | None = None
+    xi: np.ndarray | None = None
+    ww: float | None = None
+    expansion: np.ndarray | None = None
+
+
 def extract(block, ctx) -> Solution:
     """Solution of a solved classic-SVM block (any of the six formulations).
 
@@ -678,136 +699,34 @@ def extract(block, ctx) -> Solution:
     none does, the best is returned with ``extra["certificate"]`` saying so, and
     :func:`svm_models.solve` refuses it. After a user's change the model is not the
     formulation: the values are read as they are (b and alpha from the SVM's optimality
-    conditions only where they hold) and no certificate is computed."""
+    conditions only where they hold) and no certificate is computed.
+
+    Its steps: read the dual's or the primal's values (:func:`_read_dual`,
+    :func:`_read_primal`), choose and certify the classifier (:func:`_certified`) or take
+    it as read, then the support vectors and the Solution."""
     svm = block._svm
     family, form = svm.formulation.rsplit("_", 1)
     data = svm.data
     y, l = data.y, data.n_points
     C_param = float(pyo.value(block.C)) if family != "hard" else None
     C = svm.point_C(C_param)   # each point's penalty (C itself without sample weights)
-    Cb = C if family == "soft_l1" else np.inf
     extra: dict = {}
     objective = block_objective(svm, block, ctx)
-    linear_w = None
-    cvals = None
-    expansion = None   # dual_coef of a changed kernel primal without alpha
-    if form == "dual":
-        raw = np.clip(var_array(block.alpha), 0.0, Cb)
-        thr = per_point_threshold(support_threshold(alpha_scale(raw), ctx.tol), Cb,
-                                  alpha_scale(raw))
-        alpha_source = "dual variables"
-        if ctx.verified:
-            f_raw = svm.kernel_times(y * raw)
-            cands = _polished(svm, family, raw, C, thr)
-            cut = cut_alpha(raw, thr, Cb)
-            cands.append(("solver's alpha, zeros and bounds made exact", cut, None, None))
-            cands.append(("solver's alpha", raw,
-                          bias_from_kkt(family, raw, y, f_raw, C, thr), None))
-            # last: the polish from a looser cut-off (1e-3 of the largest alpha), computed
-            # only when nothing above is certified -- an interior point's alpha within 4e-4
-            # of C on a degenerate optimum (every alpha at 0 or C, more free candidates than
-            # the kernel's rank: C = 1e-8, 30 features) settles only from there
-            loose = per_point_threshold(SV_REL_MAX * alpha_scale(raw), Cb, alpha_scale(raw))
-            if np.any(loose > thr):
-                cands.append(lambda: [(f"{name}, from the cut-off {SV_REL_MAX:g} of the "
-                                       "largest alpha", a, b_, w_)
-                                      for name, a, b_, w_ in _polished(svm, family, raw, C,
-                                                                       loose)])
-        else:
-            alpha = cut_alpha(raw, thr)
-            coef = y * alpha
-            f = svm.kernel_times(coef)
-            b = _changed_dual_bias(svm, block, ctx, family, alpha, f, C, thr, extra)
-    else:
-        cvar = block.w if svm.kernel.is_linear else block.v
-        cvals = var_array(cvar)
-        b_solver = float(block.b.value)
-        M = data.X if svm.kernel.is_linear else svm.L
-        fdec = M @ cvals
-        xi_solver = var_array(block.xi) if family != "hard" else np.zeros(l)
-        mult = _margin_duals(svm, ctx, extra)
-        if mult is not None:
-            raw, alpha_source = mult, "multipliers"
-        else:
-            residual = y * (fdec + b_solver) - 1.0 + xi_solver
-            active = residual <= ACTIVE_MARGIN_REL * max(1.0, float(np.abs(fdec).max(initial=0.0)))
-            raw = recover_alpha(y, family, M.T, cvals, active, xi_solver, C,
-                                support_threshold(1.0, ctx.tol))
-            alpha_source = "kkt_least_squares"
-            if not ctx.verified:
-                # accepted only if it satisfies the SVM's stationarity and balance conditions
-                res = max(float(np.linalg.norm(cvals - M.T @ (y * raw)))
-                          / max(1.0, float(np.linalg.norm(cvals))),
-                          abs(float(y @ raw)) / max(1.0, float(raw.sum())))
-                extra["svm_kkt_residual"] = res
-                if res > KKT_ACCEPT:
-                    raw = np.full(l, np.nan)
-                    alpha_source = ("not available: the model was changed, the backend reports "
-                                    "no multipliers, and the SVM's KKT conditions do not hold")
-        raw = np.clip(raw, 0.0, Cb)
-        thr = per_point_threshold(support_threshold(alpha_scale(raw), ctx.tol), Cb,
-                                  alpha_scale(raw))
-        if svm.kernel.is_linear:
-            linear_w = cvals
-        if ctx.verified:
-            cut = cut_alpha(raw, thr, Cb)
-            w_s = cvals if svm.kernel.is_linear else None
-            cands = _polished(svm, family, raw, C, thr)
-            cands += [("solver's point, alpha's zeros and bounds made exact", cut, b_solver, w_s),
-                      ("solver's w, b from the KKT conditions of exact alpha", cut, None, w_s),
-                      ("solver's point and alpha", raw, b_solver, w_s)]
-        else:
-            alpha, b = cut_alpha(raw, thr), b_solver
-            extra["b_source"] = "solver"
-            if not np.all(np.isfinite(alpha)) and not svm.kernel.is_linear:
-                # the factor form's own classifier: w = sum_k v_k e_k with K = L L', i.e.
-                # dual_coef beta with L' beta = v (the least-norm one, L of full column rank)
-                expansion = svm.L @ np.linalg.solve(svm.L.T @ svm.L, cvals)
-                extra["dual_coef_source"] = ("the expansion of the solved factor coordinates v "
-                                             "(L'dual_coef = v): alpha is not available")
-    extra["alpha_source"] = alpha_source
-    extra["support_threshold"] = float(np.max(thr, initial=0.0))
+    read = (_read_dual if form == "dual" else _read_primal)(svm, block, ctx, family, C, extra)
+    extra["alpha_source"] = read.alpha_source
+    extra["support_threshold"] = float(np.max(read.thr, initial=0.0))
     sol_kw: dict = {}
     if ctx.verified:
-        name, alpha, b, w, cert, accept = _choose(svm, family, C, cands, ctx)
-        if svm.kernel.is_linear:
-            linear_w = w if w is not None else data.X.T @ (y * alpha)
-        extra["b_source"] = name
-        extra["polished"] = name.startswith("polished")
-        extra["certificate"] = {"classifier": name, "worst": cert["worst"], "accept": accept,
-                                "certified": cert["worst"] <= accept}
-        xi = cert["slacks"] if family != "hard" else np.zeros(l)
-        objective = cert["dual"] if form == "dual" else cert["primal"]
-        ww = (float(linear_w @ linear_w) if linear_w is not None else
-              float((y * alpha) @ svm.kernel_times(y * alpha)))
-        m = cert["margins"]
-        kkt = {"primal_infeasibility": cert.get("violation", 0.0), "balance": cert["balance"],
-               "complementarity": float(np.max(alpha * np.abs(m - 1.0 + xi), initial=0.0))
-               / max(alpha_scale(alpha), 1e-300)}
-        if "stationarity" in cert:
-            kkt["stationarity"] = cert["stationarity"]
-        sol_kw.update(primal_objective=cert["primal"], dual_objective=cert["dual"],
-                      duality_gap=cert["gap"], kkt=kkt)
-        if family == "hard" and cert.get("violation", 0.0) > HARD_MARGIN_VIOLATION:
-            err = explain_failure(svm, "optimal", "but the margins are violated")
-            if err is not None:  # some interfaces report "optimal" for the unbounded dual
-                raise err
+        alpha, b, linear_w, xi, ww, objective = _certified(svm, family, form, C, read, ctx,
+                                                           extra, sol_kw)
     else:
-        if form == "dual":
-            xi = (ratio(alpha, C) if family == "soft_l2" else
-                  np.maximum(0.0, 1.0 - y * (f + b)) if family == "soft_l1" else np.zeros(l))
-            if svm.kernel.is_linear:
-                linear_w = data.X.T @ coef
-            ww = float(coef @ f)
-        else:
-            xi = np.maximum(xi_solver, 0.0) if family == "soft_l1" else xi_solver
-            ww = float(cvals @ cvals)
+        alpha, b, linear_w, xi, ww = read.alpha, read.b, read.linear_w, read.xi, read.ww
         extra["diagnostics"] = ("not computed: the model solved is not the formulation "
                                 f"({ctx.reason})")
     with np.errstate(invalid="ignore"):
-        if expansion is not None:
-            support = np.flatnonzero(expansion != 0.0)
-            dual_coef = expansion
+        if read.expansion is not None:
+            support = np.flatnonzero(read.expansion != 0.0)
+            dual_coef = read.expansion
         else:
             support = np.flatnonzero(alpha > 0)
             dual_coef = y * alpha if np.all(np.isfinite(alpha)) else np.zeros(l)
@@ -820,6 +739,141 @@ def extract(block, ctx) -> Solution:
     if "kernel_rank" in svm.facts:
         extra["kernel_rank"] = _low_rank_report(svm.facts["kernel_rank"], alpha)
     return Solution(**sol_kw)
+
+
+def _read_dual(svm, block, ctx, family, C, extra) -> _Reading:
+    """A dual's alpha; verified: the candidates (polished, cut, as solved, and the polish
+    from a looser cut-off last); changed: alpha cut, b from the KKT conditions where they
+    hold (:func:`_changed_dual_bias`), the slacks and ``ww`` of that classifier."""
+    data = svm.data
+    y, l = data.y, data.n_points
+    Cb = C if family == "soft_l1" else np.inf
+    raw = np.clip(var_array(block.alpha), 0.0, Cb)
+    thr = per_point_threshold(support_threshold(alpha_scale(raw), ctx.tol), Cb,
+                              alpha_scale(raw))
+    read = _Reading(raw=raw, thr=thr, alpha_source="dual variables")
+    if ctx.verified:
+        f_raw = svm.kernel_times(y * raw)
+        cands = _polished(svm, family, raw, C, thr)
+        cut = cut_alpha(raw, thr, Cb)
+        cands.append(("solver's alpha, zeros and bounds made exact", cut, None, None))
+        cands.append(("solver's alpha", raw, bias_from_kkt(family, raw, y, f_raw, C, thr), None))
+        # last: the polish from a looser cut-off (1e-3 of the largest alpha), computed only
+        # when nothing above is certified -- an interior point's alpha within 4e-4 of C on a
+        # degenerate optimum (every alpha at 0 or C, more free candidates than the kernel's
+        # rank: C = 1e-8, 30 features) settles only from there
+        loose = per_point_threshold(SV_REL_MAX * alpha_scale(raw), Cb, alpha_scale(raw))
+        if np.any(loose > thr):
+            cands.append(lambda: [(f"{name}, from the cut-off {SV_REL_MAX:g} of the "
+                                   "largest alpha", a, b_, w_)
+                                  for name, a, b_, w_ in _polished(svm, family, raw, C, loose)])
+        read.cands = cands
+        return read
+    alpha = cut_alpha(raw, thr)
+    coef = y * alpha
+    f = svm.kernel_times(coef)
+    b = _changed_dual_bias(svm, block, ctx, family, alpha, f, C, thr, extra)
+    read.alpha, read.b = alpha, b
+    read.xi = (ratio(alpha, C) if family == "soft_l2" else
+               np.maximum(0.0, 1.0 - y * (f + b)) if family == "soft_l1" else np.zeros(l))
+    if svm.kernel.is_linear:
+        read.linear_w = data.X.T @ coef
+    read.ww = float(coef @ f)
+    return read
+
+
+def _read_primal(svm, block, ctx, family, C, extra) -> _Reading:
+    """A primal's w (or factor coordinates v), b, slacks and alpha: the margin rows'
+    multipliers, else recovered from the KKT conditions by bounded least squares (after a
+    user's change, only if they hold); verified: the candidates; changed: the values as
+    read."""
+    data = svm.data
+    y, l = data.y, data.n_points
+    Cb = C if family == "soft_l1" else np.inf
+    cvar = block.w if svm.kernel.is_linear else block.v
+    cvals = var_array(cvar)
+    b_solver = float(block.b.value)
+    M = data.X if svm.kernel.is_linear else svm.L
+    fdec = M @ cvals
+    xi_solver = var_array(block.xi) if family != "hard" else np.zeros(l)
+    mult = _margin_duals(svm, ctx, extra)
+    if mult is not None:
+        raw, alpha_source = mult, "multipliers"
+    else:
+        residual = y * (fdec + b_solver) - 1.0 + xi_solver
+        active = residual <= ACTIVE_MARGIN_REL * max(1.0, float(np.abs(fdec).max(initial=0.0)))
+        raw = recover_alpha(y, family, M.T, cvals, active, xi_solver, C,
+                            support_threshold(1.0, ctx.tol))
+        alpha_source = "kkt_least_squares"
+        if not ctx.verified:
+            # accepted only if it satisfies the SVM's stationarity and balance conditions
+            res = max(float(np.linalg.norm(cvals - M.T @ (y * raw)))
+                      / max(1.0, float(np.linalg.norm(cvals))),
+                      abs(float(y @ raw)) / max(1.0, float(raw.sum())))
+            extra["svm_kkt_residual"] = res
+            if res > KKT_ACCEPT:
+                raw = np.full(l, np.nan)
+                alpha_source = ("not available: the model was changed, the backend reports "
+                                "no multipliers, and the SVM's KKT conditions do not hold")
+    raw = np.clip(raw, 0.0, Cb)
+    thr = per_point_threshold(support_threshold(alpha_scale(raw), ctx.tol), Cb,
+                              alpha_scale(raw))
+    read = _Reading(raw=raw, thr=thr, alpha_source=alpha_source,
+                    linear_w=cvals if svm.kernel.is_linear else None)
+    if ctx.verified:
+        cut = cut_alpha(raw, thr, Cb)
+        w_s = cvals if svm.kernel.is_linear else None
+        read.cands = _polished(svm, family, raw, C, thr) + [
+            ("solver's point, alpha's zeros and bounds made exact", cut, b_solver, w_s),
+            ("solver's w, b from the KKT conditions of exact alpha", cut, None, w_s),
+            ("solver's point and alpha", raw, b_solver, w_s)]
+        return read
+    read.alpha, read.b = cut_alpha(raw, thr), b_solver
+    extra["b_source"] = "solver"
+    if not np.all(np.isfinite(read.alpha)) and not svm.kernel.is_linear:
+        # the factor form's own classifier: w = sum_k v_k e_k with K = L L', i.e. dual_coef
+        # beta with L' beta = v (the least-norm one, L of full column rank)
+        read.expansion = svm.L @ np.linalg.solve(svm.L.T @ svm.L, cvals)
+        extra["dual_coef_source"] = ("the expansion of the solved factor coordinates v "
+                                     "(L'dual_coef = v): alpha is not available")
+    read.xi = np.maximum(xi_solver, 0.0) if family == "soft_l1" else xi_solver
+    read.ww = float(cvals @ cvals)
+    return read
+
+
+def _certified(svm, family, form, C, read: _Reading, ctx, extra: dict, sol_kw: dict):
+    """The classifier :func:`_choose` picks among ``read.cands`` and its certificate (in
+    ``extra["certificate"]`` and the diagnostics in ``sol_kw``): ``(alpha, b, w, xi, ww,
+    objective)``, the objective the certificate's (the dual's or the primal's). A hard
+    margin whose margins are violated at the chosen point is the unbounded dual some
+    interfaces call optimal: the formulation's error."""
+    data = svm.data
+    y, l = data.y, data.n_points
+    name, alpha, b, w, cert, accept = _choose(svm, family, C, read.cands, ctx)
+    linear_w = read.linear_w
+    if svm.kernel.is_linear:
+        linear_w = w if w is not None else data.X.T @ (y * alpha)
+    extra["b_source"] = name
+    extra["polished"] = name.startswith("polished")
+    extra["certificate"] = {"classifier": name, "worst": cert["worst"], "accept": accept,
+                            "certified": cert["worst"] <= accept}
+    xi = cert["slacks"] if family != "hard" else np.zeros(l)
+    objective = cert["dual"] if form == "dual" else cert["primal"]
+    ww = (float(linear_w @ linear_w) if linear_w is not None else
+          float((y * alpha) @ svm.kernel_times(y * alpha)))
+    m = cert["margins"]
+    kkt = {"primal_infeasibility": cert.get("violation", 0.0), "balance": cert["balance"],
+           "complementarity": float(np.max(alpha * np.abs(m - 1.0 + xi), initial=0.0))
+           / max(alpha_scale(alpha), 1e-300)}
+    if "stationarity" in cert:
+        kkt["stationarity"] = cert["stationarity"]
+    sol_kw.update(primal_objective=cert["primal"], dual_objective=cert["dual"],
+                  duality_gap=cert["gap"], kkt=kkt)
+    if family == "hard" and cert.get("violation", 0.0) > HARD_MARGIN_VIOLATION:
+        err = explain_failure(svm, "optimal", "but the margins are violated")
+        if err is not None:  # some interfaces report "optimal" for the unbounded dual
+            raise err
+    return alpha, b, linear_w, xi, ww, objective
 
 
 def _polished(svm, family, raw, C, thr) -> list:
