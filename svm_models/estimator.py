@@ -603,7 +603,7 @@ def _solve_options(opts, owner: str) -> dict:
 
 
 def _refit(X, y, params: dict, *, formulation, solver, multi_class, solver_options,
-           given: dict) -> tuple:
+           given: dict, sample_weight=None) -> tuple:
     """:class:`SVMClassifierCV`'s refit on all data at a row's ``params``, the other
     hyperparameters as ``given`` to the estimator: the :class:`SVMClassifier`, and for C
     tuning the C* it learns on all data (None for the other formulations). ``cross_validate(refit=)`` calls it, in
@@ -613,7 +613,8 @@ def _refit(X, y, params: dict, *, formulation, solver, multi_class, solver_optio
     common = dict(solver=solver, multi_class=multi_class, solver_options=solver_options)
     classic = lookup(formulation).classic_at_learned_C
     if classic is None:
-        return SVMClassifier(formulation, C=C, **common, **chosen).fit(X, y), None
+        fitted = SVMClassifier(formulation, C=C, **common, **chosen)
+        return fitted.fit(X, y, sample_weight=sample_weight), None
     tuned = SVMClassifier(formulation, **common, **chosen).fit(X, y)
     path = lookup(classic).params
     best = tuned if C is None else SVMClassifier(
@@ -747,8 +748,10 @@ class SVMClassifierCV(ClassifierMixin, BaseEstimator):
         twin.client = client
         return twin
 
-    def fit(self, X, y):
+    def fit(self, X, y, sample_weight=None):
         """Cross-validate the grid on (X, y), choose the best row, refit it on all data.
+        ``sample_weight``: per-sample factors of C (as :meth:`SVMClassifier.fit`'s), on every
+        training fold and the refit (the scores are not weighted, as ``GridSearchCV``'s).
 
         Returns
         -------
@@ -776,10 +779,11 @@ class SVMClassifierCV(ClassifierMixin, BaseEstimator):
             self.__dict__.pop(name, None)  # learned by an earlier fit
         refit = partial(_refit, formulation=self.formulation, solver=self.solver,
                         multi_class=self.multi_class, solver_options=self.solver_options,
-                        given=params) if self.refit else None
+                        given=params, sample_weight=sample_weight) if self.refit else None
         out = cross_validate(X, y, self.formulation, self.solver, Cs=self.Cs, cv=self.cv,
                              n_jobs=self.n_jobs, client=self.client,
                              multi_class=self.multi_class, progress=self.progress, refit=refit,
+                             sample_weight=sample_weight,
                              **params, **_solve_options(self.solver_options, "SVMClassifierCV"))
         table, refitted = out if self.refit else (out, None)
         self.cv_results_ = table

@@ -488,3 +488,41 @@ def test_parallel_tasks_go_out_longest_first_and_each_exactly_once():
     assert order[:3] == [(0, 0, 0), (0, 1, 0), (0, 2, 0)]
     assert order[3:5] == [(1, 2, 0), (2, 2, 0)]
     assert order[5:] == [(1, 0, 0), (2, 0, 0), (1, 1, 0), (2, 1, 0)]
+
+
+# ---------------------------------------------------------------------------------------
+# sample_weight through cross-validation (issue 26)
+
+
+def test_sample_weight_reaches_every_fold_and_the_refit():
+    """Each fold is solved with its points' weights: the table's scores equal fits made by
+    hand on each training fold with weight[train]; the refit equals SVMClassifier's weighted
+    fit at the best C; the weights change the answer."""
+    X, y = make_classification(60, 4, random_state=3, flip_y=0.1)
+    w = np.random.default_rng(1).uniform(0.0, 3.0, size=60)
+    folds = list(StratifiedKFold(3).split(X, y))
+    Cs = [0.1, 3.0]
+    table = smcv.cross_validate(X, y, "soft_l1_dual", "clarabel", Cs=Cs, cv=folds,
+                                sample_weight=w, kernel="rbf", gamma=0.5)
+    plain_ = smcv.cross_validate(X, y, "soft_l1_dual", "clarabel", Cs=Cs, cv=folds,
+                                 kernel="rbf", gamma=0.5)
+    for r, C in enumerate(Cs):
+        for k, (tr, te) in enumerate(folds):
+            sol = sm.fit(X[tr], y[tr], solver="clarabel", C=C, kernel="rbf", gamma=0.5,
+                         sample_weight=w[tr])
+            assert table[f"split{k}_test_score"][r] == pytest.approx(
+                np.mean(sol.predict(X[te]) == y[te]))
+    assert not np.allclose(np.concatenate([table[f"split{k}_test_score"] for k in range(3)]),
+                           np.concatenate([plain_[f"split{k}_test_score"] for k in range(3)]))
+    est = SVMClassifierCV(solver="clarabel", Cs=Cs, cv=folds, kernel="rbf",
+                          gamma=0.5).fit(X, y, sample_weight=w)
+    ref = SVMClassifier(solver="clarabel", C=est.best_params_["C"], kernel="rbf",
+                        gamma=0.5).fit(X, y, sample_weight=w)
+    np.testing.assert_allclose(est.decision_function(X), ref.decision_function(X), atol=1e-7)
+
+
+@pytest.mark.parametrize("formulation", ["hard_dual", "c_tuning_standard", "rsvm_plus_primal"])
+def test_sample_weight_is_refused_where_there_is_no_per_point_C(formulation):
+    X, y = blobs(4, l=30)
+    with pytest.raises(ParameterError, match="no per-point C"):
+        smcv.cross_validate(X, y, formulation, "clarabel", cv=3, sample_weight=np.ones(30))

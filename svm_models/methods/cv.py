@@ -198,6 +198,8 @@ class Job:
     solver: str
     solve_kw: dict
     precomputed: bool
+    #: per-point factors of C (``sample_weight``), or None
+    weight: np.ndarray | None = None
 
     @property
     def solves_per_task(self) -> int:
@@ -251,6 +253,7 @@ def _task(job: Job, key: tuple) -> dict:
     out = {"key": key, "values": np.full((n, len(test)), np.nan), "status": ["optimal"] * n,
            "fit_time": np.zeros(n), "score_time": np.zeros(n), "C": np.full(n, np.nan)}
     options = {**job.solve_kw, "raise_on_failure": False}
+    weights = {} if job.weight is None else {"sample_weight": job.weight[idx]}
     k = 0
     with threadpool_limits(limits=1):
         for formulation, Cs in _segments(job):
@@ -260,9 +263,10 @@ def _task(job: Job, key: tuple) -> dict:
                 hyper = _hyperparameters(job, formulation, s)
                 if Cs:
                     sols = fit_path(Xtr, target, Cs, formulation, job.solver, progress=False,
-                                    **hyper, **options)
+                                    **hyper, **weights, **options)
                 else:
-                    sols = [fit_one(Xtr, target, formulation, job.solver, **hyper, **options)]
+                    sols = [fit_one(Xtr, target, formulation, job.solver, **hyper, **weights,
+                                    **options)]
             except Exception as exc:  # recorded in the table; the other tasks go on
                 out["status"][k:k + m] = [f"{type(exc).__name__}: {exc}"] * m
                 out["fit_time"][k:k + m] = (time.perf_counter() - t0) / m
@@ -558,7 +562,7 @@ def _folds(cv, X, y):
 
 def cross_validate(X, y, formulation: str = "soft_l1_dual", solver: str = "auto", *, Cs=None,
                    cv=5, n_jobs=None, client=None, multi_class: str = "ovr",
-                   progress: bool | None = None, refit=None, **params):
+                   progress: bool | None = None, refit=None, sample_weight=None, **params):
     """K-fold cross-validation of an SVM over a grid of C and of other hyperparameters.
 
     One task per (fold, setting, binary problem) builds one model and walks the C path on it
@@ -593,6 +597,11 @@ def cross_validate(X, y, formulation: str = "soft_l1_dual", solver: str = "auto"
         More than two classes: one-vs-rest or one-vs-one (see :func:`combine`).
     progress : bool or None, default=None
         A progress bar of the tasks on stderr (default: when stderr is a terminal).
+    sample_weight : array-like of shape (l,) or None, default=None
+        Per-point factors of C (scikit-learn's semantics, as in :func:`svm_models.fit`), for
+        the formulations with C per point: each training fold is solved with its points'
+        weights (the test scores are not weighted, as ``GridSearchCV``'s with
+        ``fit(sample_weight=...)``).
     refit : callable or None, default=None
         Also refit the best row (:func:`best_index`) on all data: ``refit(X, labels, params)``
         (``params`` the row's, as in ``table["params"]``), with one BLAS thread as the tasks.
@@ -670,12 +679,26 @@ def cross_validate(X, y, formulation: str = "soft_l1_dual", solver: str = "auto"
     classes, y_index = np.unique(yy, return_inverse=True)
     if classes.size < 2:
         raise DataError(f"y has {classes.size} class; a classifier needs at least two")
+    weight = None
+    if sample_weight is not None:
+        if "sample_weight" not in lookup(f.classic_at_learned_C or formulation).params or (
+                f.learns_C):
+            raise ParameterError(f"{formulation} has no per-point C, so cross_validate takes no "
+                                 "sample_weight for it; the soft margins (soft_l1_*, soft_l2_*, "
+                                 "l1_norm_primal) do")
+        try:
+            weight = np.broadcast_to(np.asarray(sample_weight, dtype=float), (A.shape[0],)).copy()
+        except (TypeError, ValueError):
+            raise ParameterError(f"sample_weight must be one number per point ({A.shape[0]}); "
+                                 f"got {plain(sample_weight)!r}") from None
+        if not np.all(np.isfinite(weight)):
+            raise ParameterError("sample_weight must be finite numbers")
     job = Job(X=A, y=y_index, classes=classes, folds=_folds(cv, A, yy),
               problems=binary_problems(classes.size, multi_class),
               settings=list(ParameterGrid(grid)) if grid else [{}], Cs=Cs,
               path_formulation=f.classic_at_learned_C or formulation,
               tuned_formulation=tuned, fixed=fixed, solver=solver, solve_kw=solve_kw,
-              precomputed=fixed.get("kernel") == "precomputed")
+              precomputed=fixed.get("kernel") == "precomputed", weight=weight)
     for s in range(len(job.settings)):  # every setting checked before anything runs
         for name, _ in _segments(job):
             _hyperparameters(job, name, s)
