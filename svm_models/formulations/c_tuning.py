@@ -714,24 +714,7 @@ def extract(block, ctx) -> Solution:
                    "g_min": facts["g_min"], "g_max": facts["g_max"],
                    "t": t, "q_hi": q_hi, "q_lo": q_lo, "support_threshold": thr}
 
-    # g* from the multipliers, in the sensitivity convention: the cones q - s^2 <= 0 of a
-    # maximisation have duals +eta; the t-form's rows t - q >= 0 have duals -eta
-    con_hi, con_lo = (block.cone_hi, block.cone_lo) if norm else (block.t_hi, block.t_lo)
-    d_hi, d_lo = ctx.dual(con_hi), ctx.dual(con_lo)
-    g_mult = None
-    if ctx.verified and d_hi is not None and d_lo is not None:
-        sign = 1.0 if norm else -1.0
-        eta_hi, eta_lo = sign * d_hi, sign * d_lo
-        extra.update(eta_hi=eta_hi, eta_lo=eta_lo, eta_sum=eta_hi + eta_lo)
-        tol_eta = max(ETA_SUM_TOL, 1e3 * (ctx.tol or 0.0))
-        if abs(eta_hi + eta_lo - 0.5) <= tol_eta and min(eta_hi, eta_lo) >= -tol_eta:
-            g_mult = 2.0 * eta_hi * g_hi + 2.0 * eta_lo * g_lo
-        else:
-            extra["g_multipliers_reason"] = (
-                f"the backend's multipliers fail the stationarity check eta_hi + eta_lo = 1/2, "
-                f"eta >= 0 (eta_hi = {eta_hi:.6g}, eta_lo = {eta_lo:.6g}): not used")
-    else:
-        extra["g_multipliers_reason"] = "the backend reported no multipliers of the two constraints"
+    g_mult = _g_from_multipliers(block, ctx, norm, g_lo, g_hi, extra)
     # the multiplier of balance (y'alpha = 0) is +b in the sensitivity convention
     extra["b_multiplier"] = ctx.dual(block.balance)
 
@@ -740,20 +723,7 @@ def extract(block, ctx) -> Solution:
     extra["kkt_lstsq_residual"] = res
     extra["g_agreement"] = (abs(g_mult - g_kkt) if g_mult is not None and g_kkt is not None
                             else None)
-    # complementarity: a strictly inactive row has a zero multiplier -> g* at the other end
-    act_tol = support_threshold(max(abs(t), 1.0), ctx.tol)
-    hi_active, lo_active = t - q_hi <= act_tol, t - q_lo <= act_tol
-    extra["active"] = [n for n, a in (("hi", hi_active), ("lo", lo_active)) if a]
-    if hi_active and not lo_active:
-        g, source = g_hi, "complementarity: only the g_hi constraint is active, so g* = g_hi"
-    elif lo_active and not hi_active:
-        g, source = g_lo, "complementarity: only the g_lo constraint is active, so g* = g_lo"
-    elif g_kkt is not None:
-        g, source = min(max(g_kkt, g_lo), g_hi), "kkt least squares"
-    elif g_mult is not None:
-        g, source = min(max(g_mult, g_lo), g_hi), "multipliers"
-    else:
-        raise DataError("g* cannot be recovered: fewer than two support vectors and no multipliers")
+    g, source = _choose_g(t, q_hi, q_lo, g_kkt, g_mult, g_lo, g_hi, ctx.tol, extra)
     extra["g_source"] = source
     wK, wI = kernel_weights(g, l, r)
     # b: the KKT conditions at the chosen g, averaged over the support set (one unknown)
@@ -817,6 +787,46 @@ def extract(block, ctx) -> Solution:
         objective=objective, kernel=svm.kernel, classes=data.classes,
         margin=(1.0 / np.sqrt(ww)) if ww > 0 else None, C=C, details=details, time=ctx.time,
         interface=ctx.interface, path=ctx.path, extra=extra, **diag)
+
+
+def _g_from_multipliers(block, ctx, norm: bool, g_lo: float, g_hi: float, extra: dict):
+    """g* from the multipliers of the two range constraints (None when the backend gives
+    none, or they fail the stationarity check ``eta_hi + eta_lo = 1/2``, ``eta >= 0``; said
+    in ``extra``). In the sensitivity convention the cones ``q - s^2 <= 0`` of a
+    maximisation have duals ``+eta``; the t-form's rows ``t - q >= 0`` have duals ``-eta``."""
+    con_hi, con_lo = (block.cone_hi, block.cone_lo) if norm else (block.t_hi, block.t_lo)
+    d_hi, d_lo = ctx.dual(con_hi), ctx.dual(con_lo)
+    if not (ctx.verified and d_hi is not None and d_lo is not None):
+        extra["g_multipliers_reason"] = "the backend reported no multipliers of the two constraints"
+        return None
+    sign = 1.0 if norm else -1.0
+    eta_hi, eta_lo = sign * d_hi, sign * d_lo
+    extra.update(eta_hi=eta_hi, eta_lo=eta_lo, eta_sum=eta_hi + eta_lo)
+    tol_eta = max(ETA_SUM_TOL, 1e3 * (ctx.tol or 0.0))
+    if abs(eta_hi + eta_lo - 0.5) <= tol_eta and min(eta_hi, eta_lo) >= -tol_eta:
+        return 2.0 * eta_hi * g_hi + 2.0 * eta_lo * g_lo
+    extra["g_multipliers_reason"] = (
+        f"the backend's multipliers fail the stationarity check eta_hi + eta_lo = 1/2, "
+        f"eta >= 0 (eta_hi = {eta_hi:.6g}, eta_lo = {eta_lo:.6g}): not used")
+    return None
+
+
+def _choose_g(t, q_hi, q_lo, g_kkt, g_mult, g_lo, g_hi, tol, extra: dict) -> tuple:
+    """``(g*, how it was found)``: complementarity first (a strictly inactive range
+    constraint has a zero multiplier, so g* is at the other end), else the KKT least-squares
+    value, else the multipliers' (each kept inside ``[g_lo, g_hi]``)."""
+    act_tol = support_threshold(max(abs(t), 1.0), tol)
+    hi_active, lo_active = t - q_hi <= act_tol, t - q_lo <= act_tol
+    extra["active"] = [n for n, a in (("hi", hi_active), ("lo", lo_active)) if a]
+    if hi_active and not lo_active:
+        return g_hi, "complementarity: only the g_hi constraint is active, so g* = g_hi"
+    if lo_active and not hi_active:
+        return g_lo, "complementarity: only the g_lo constraint is active, so g* = g_lo"
+    if g_kkt is not None:
+        return min(max(g_kkt, g_lo), g_hi), "kkt least squares"
+    if g_mult is not None:
+        return min(max(g_mult, g_lo), g_hi), "multipliers"
+    raise DataError("g* cannot be recovered: fewer than two support vectors and no multipliers")
 
 
 def explain_failure(svm, status: Status, message: str):
