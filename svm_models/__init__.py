@@ -61,6 +61,45 @@ from .status import Status
 
 from ._version import __version__
 
+
+class _FunctionAndPackage:
+    """``svm_models.formulations`` and ``svm_models.solvers`` are functions of the public API
+    (``formulations()``: the registered names; ``solvers()``: the backends and what is
+    installed) and also the names of subpackages. This object is both: called, the function;
+    an attribute, the subpackage's (``svm_models.formulations.get``,
+    ``svm_models.solvers.backend``) or its module, so that ``import
+    svm_models.formulations.classic as classic`` works as it reads."""
+
+    def __init__(self, fn, package: str):
+        import functools
+
+        functools.update_wrapper(self, fn)
+        self._fn, self._package = fn, package
+
+    def __call__(self, *args, **kwargs):
+        return self._fn(*args, **kwargs)
+
+    def __getattr__(self, name: str):
+        import importlib
+
+        if name.startswith("__"):
+            raise AttributeError(name)
+        package = importlib.import_module(self._package)
+        try:
+            return getattr(package, name)
+        except AttributeError:
+            try:
+                return importlib.import_module(f"{self._package}.{name}")
+            except ModuleNotFoundError:
+                raise AttributeError(f"{self._package} has no attribute {name!r}") from None
+
+    def __repr__(self) -> str:
+        return f"<function svm_models.{self._fn.__name__} (and the package {self._package})>"
+
+
+formulations = _FunctionAndPackage(formulations, "svm_models.formulations")
+solvers = _FunctionAndPackage(solvers, "svm_models.solvers")
+
 __all__ = [
     "SVMClassifier", "SVMClassifierCV", "cross_validate", "add_decision_function", "EmbeddedSVM", "optimize",
     "build", "enclosing_ball_radius", "extract", "fit", "fit_path", "formulations",

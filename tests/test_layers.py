@@ -173,3 +173,27 @@ def test_pyomos_internals_in_one_place():
             elif isinstance(n, ast.Constant) and n.value in PYOMO_PRIVATE:
                 bad.append(f"{rel}:{n.lineno} {n.value!r}")
     assert not bad, "Pyomo internals outside pyomo_compat: " + ", ".join(bad)
+
+
+def test_the_public_functions_are_also_their_packages():
+    """``svm_models.formulations()`` and ``svm_models.solvers()`` are functions of the public
+    API; the same names reach the subpackages, so their modules import as they read."""
+    import importlib
+
+    import svm_models as sm
+
+    assert sm.formulations() == list(importlib.import_module("svm_models.formulations").TABLE)
+    assert "piqp" in sm.solvers() and sm.solvers()["piqp"]["available"] in (True, False)
+    import svm_models.formulations.classic as classic   # (failed: 'formulations' was the function)
+    import svm_models.solvers.dispatch as dispatch
+
+    assert classic.extract.__module__ == "svm_models.formulations.classic"
+    assert dispatch.solve_model is sm.solvers.solve_model
+    assert sm.formulations.get("l1_norm_primal").problem_class == "LP"
+    assert sm.formulations.__doc__ == "Names of the registered formulations."
+    try:
+        sm.formulations.no_such_thing
+    except AttributeError as exc:
+        assert "no_such_thing" in str(exc)
+    else:
+        raise AssertionError("an unknown attribute must be an AttributeError")
