@@ -10,7 +10,7 @@ from scipy.optimize import linprog
 
 import svm_models as sm
 from svm_models.datasets import teaching_2d
-from svm_models.formulations.l1_norm import certificate
+from svm_models.formulations.l1_norm import certificate, dual_feasible
 
 BACKENDS = ["highs", "gurobi", "clarabel", "piqp", "ipopt", "ipm", "scip"]
 
@@ -73,6 +73,28 @@ def test_the_certificate_of_a_problem_solved_by_hand():
     assert sol.alpha == pytest.approx([0.5, 0.5]) and sol.objective == pytest.approx(1.0)
 
 
+def test_multipliers_are_made_dual_feasible_before_they_certify():
+    """A gap over multipliers that break the dual constraints proves nothing: on the problem
+    solved by hand, alpha = (0.6, 0.6) has |X'(y alpha)| = 1.2 > 1 and sum 1.2 above the
+    optimum 1; made feasible it is (0.5, 0.5); an unbalanced (0.5, 0.7) becomes (0.5, 0.5)
+    too; a box violation is clipped. On a real problem, every backend's returned alpha is
+    dual feasible and its sum never exceeds linprog's optimum."""
+    X, y = np.array([[-1.0], [1.0]]), np.array([-1.0, 1.0])
+    C_i = np.full(2, 10.0)
+    np.testing.assert_allclose(dual_feasible(X, y, C_i, np.array([0.6, 0.6])), [0.5, 0.5])
+    np.testing.assert_allclose(dual_feasible(X, y, C_i, np.array([0.5, 0.7])), [0.5, 0.5])
+    np.testing.assert_allclose(dual_feasible(X, y, np.full(2, 0.3), np.array([0.6, 0.6])),
+                               [0.3, 0.3])
+    Xt, yt = teaching_2d(40, separation=1.5)
+    ref, _, _ = reference(Xt, yt, 1.0)
+    for solver in ("highs", "clarabel", "ipopt"):
+        sol = sm.fit(Xt, yt, "l1_norm_primal", solver=solver, C=1.0)
+        s = np.where(yt == sol.classes[1], 1.0, -1.0)
+        assert np.max(np.abs(Xt.T @ (s * sol.alpha))) <= 1.0 + 1e-12
+        assert abs(s @ sol.alpha) <= 1e-12 * sol.alpha.sum()
+        assert sol.alpha.sum() <= ref * (1 + 1e-12) and sol.dual_objective == sol.alpha.sum()
+
+
 def test_the_1_norm_selects_features():
     X, y = sparse_data()
     ref, w_ref, _ = reference(X, y, 0.05)
@@ -102,6 +124,17 @@ def test_weights_are_per_point_C(solver):
     a = sm.fit(X2, y2, "l1_norm_primal", solver=solver, C=0.7)
     c = sm.fit(X, y, "l1_norm_primal", solver=solver, C=0.7, sample_weight=w2)
     assert a.objective == pytest.approx(c.objective, rel=1e-7)
+
+
+def test_a_changed_C_is_read_on_the_fast_path():
+    X, y = sparse_data(2)
+    m = sm.build("l1_norm_primal", X, y, C=0.05)
+    first = sm.solve(m, "highs")
+    m.C = 2.0
+    again = sm.solve(m, "highs")
+    assert again.path == "fast" and again.C == 2.0
+    assert first.objective == pytest.approx(reference(X, y, 0.05)[0], rel=1e-8)
+    assert again.objective == pytest.approx(reference(X, y, 2.0)[0], rel=1e-8)
 
 
 def test_a_changed_model_is_solved_as_changed_and_says_so():

@@ -25,7 +25,7 @@ from ..model.pieces import (Layout, add_C, add_features, add_margin, add_points,
 from ..model.record import LinearTerm, Record, RowGroup, Scale, members
 from ..postprocess import block_objective, values_of
 from ..solution import Solution
-from ..tolerances import alpha_scale, support_threshold
+from ..tolerances import ACTIVE_MARGIN_REL, alpha_scale, support_threshold
 
 INF = float("inf")
 
@@ -109,11 +109,28 @@ def l1_norm_primal(X, y, *, C=1.0, sample_weight=None, block=None):
     return b
 
 
+def dual_feasible(X, y, C_i, alpha) -> np.ndarray:
+    """``alpha`` made exactly feasible for the LP dual, so that ``sum alpha`` is a lower bound
+    on the optimum (the solver's multipliers satisfy the dual constraints only to its
+    tolerance, and a small gap over an infeasible alpha proves nothing): clipped into its box
+    ``[0, C_i]``, balanced (the larger class's side scaled down to the smaller's sum), then
+    scaled by ``1 / max(1, |X'(y alpha)|_inf)``. Each step scales down, so the box holds."""
+    a = np.clip(alpha, 0.0, C_i)
+    pos, neg = float(a[y > 0].sum()), float(a[y < 0].sum())
+    if pos > neg:
+        a = np.where(y > 0, a * (neg / pos), a)
+    elif neg > pos:
+        a = np.where(y < 0, a * (pos / neg), a)
+    top = float(np.max(np.abs(X.T @ (y * a)), initial=0.0))
+    return a / top if top > 1.0 else a
+
+
 def certificate(X, y, C_i, w, b, alpha) -> dict:
     """The certificate of exactly the classifier ``(w, b)`` with multipliers ``alpha``:
     the primal objective of ``(w, b)`` (its slacks recomputed), the dual objective of alpha,
     their relative gap, and alpha's dual infeasibility (``max |X'(y alpha)|_j - 1``, the box,
-    the balance ``|y'alpha|``), each relative."""
+    the balance ``|y'alpha|``), each relative. The gap certifies optimality when alpha is
+    dual feasible (:func:`dual_feasible`)."""
     f = X @ w + b
     xi = np.maximum(0.0, 1.0 - y * f)
     primal = float(np.abs(w).sum() + C_i @ xi)
@@ -149,7 +166,9 @@ def extract(block, ctx) -> Solution:
     kkt: dict = {}
     gap = primal = dual = None
     if duals is not None:
-        alpha = np.clip(duals, 0.0, C_i)
+        # the certificate of exactly what is returned: alpha made dual feasible, its sum a
+        # lower bound on the optimum (never a gap over multipliers that are not)
+        alpha = dual_feasible(X, y, C_i, duals)
         cert = certificate(X, y, C_i, w, b, alpha)
         xi = cert["xi"]
         primal, dual, gap = cert["primal"], cert["dual"], cert["gap"]
@@ -164,10 +183,11 @@ def extract(block, ctx) -> Solution:
     # the support rule of every family: relative to the solution's own alpha and the solver's
     # tolerance; without multipliers, the points on or inside the margin
     thr = support_threshold(alpha_scale(alpha), ctx.tol)
+    f = X @ w
     support = np.flatnonzero(alpha > thr) if duals is not None else np.flatnonzero(
-        y * (X @ w + b) <= 1.0 + 1e-9)
-    extra["features_kept"] = np.flatnonzero(np.abs(w) > 1e-9 * max(np.abs(w).max(initial=0.0),
-                                                                     1e-300)).tolist()
+        y * (f + b) - 1.0 <= ACTIVE_MARGIN_REL * max(1.0, float(np.abs(f).max(initial=0.0))))
+    extra["features_kept"] = np.flatnonzero(
+        np.abs(w) > support_threshold(alpha_scale(w), ctx.tol)).tolist()
     ww = float(w @ w)
     return Solution(formulation=svm.formulation, solver=ctx.solver, status=ctx.status, w=w,
                     b=b, alpha=alpha, dual_coef=y * alpha, xi=xi, support=support,
