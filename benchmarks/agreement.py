@@ -86,7 +86,8 @@ def valid_problem(seed: int, max_points: int = 120) -> dict:
 
 
 def libsvm_reference(X, y, params):
-    """(alpha, dual objective, K, signed labels) of libsvm on the same kernel matrix."""
+    """(alpha, dual objective, K, signed labels, exact features or None) of libsvm on the same
+    kernel matrix."""
     from sklearn.svm import SVC
 
     from svm_models.kernels import make_kernel
@@ -107,12 +108,37 @@ def libsvm_reference(X, y, params):
                   max_iter=10**7).fit(K / k, yy)
     a = np.zeros(len(yy))
     a[ref.support_] = np.abs(ref.dual_coef_[0]) / k
-    return a, dual_value(a, yy, K, X if kern.is_linear else None), K, yy
+    Phi = explicit_features(X, kern)
+    return a, dual_value(a, yy, K, Phi), K, yy, Phi
+
+
+def explicit_features(X, kern):
+    """The exact features of the linear kernel (``X``) and of a poly kernel with ``coef0 >= 0``
+    (its monomials, written here independently of the library), else None: with them the
+    certificate computes ``v'Kv`` as ``|Phi'v|^2`` (a poly Gram matrix of entries 1e7,
+    evaluated entry by entry, is indefinite at its round-off)."""
+    import itertools
+
+    if kern.name == "linear":
+        return np.asarray(X, dtype=float)
+    if kern.name != "poly" or kern.coef0 < 0:
+        return None
+    U = math.sqrt(kern.gamma) * np.asarray(X, dtype=float)
+    if kern.coef0 > 0:
+        U = np.hstack([U, np.full((len(U), 1), math.sqrt(kern.coef0))])
+    cols = []
+    for a in itertools.combinations_with_replacement(range(U.shape[1]), kern.degree):
+        mult = math.factorial(kern.degree)
+        for j in set(a):
+            mult //= math.factorial(a.count(j))
+        cols.append(math.sqrt(mult) * np.prod(U[:, list(a)], axis=1))
+    return np.column_stack(cols)
 
 
 def dual_value(a, yy, K, X=None) -> float:
-    """``e'a - 1/2 v'Kv`` (v = y*a); with the linear kernel's X, ``v'Kv = |X'v|^2``: a Gram
-    matrix of data far from the origin (entries 1e13) cannot hold v'Kv to 1e-6."""
+    """``e'a - 1/2 v'Kv`` (v = y*a); with the kernel's exact features X (:func:`explicit_features`),
+    ``v'Kv = |X'v|^2``: a Gram matrix of data far from the origin (entries 1e13) cannot hold
+    v'Kv to 1e-6."""
     v = yy * a
     if X is not None:
         w = X.T @ v
@@ -122,7 +148,8 @@ def dual_value(a, yy, K, X=None) -> float:
 
 def certificate(sol, K, yy, C, X=None) -> dict:
     """The certificate of exactly the classifier ``sol`` returns, recomputed by brute force
-    (``X`` given: the linear kernel's, computed through w = X'dual_coef instead of K)."""
+    (``X`` given: the kernel's exact features, computed through w = X'dual_coef instead of
+    K)."""
     a = np.asarray(sol.alpha, dtype=float)
     dc = np.asarray(sol.dual_coef, dtype=float)
     if X is not None:
@@ -161,7 +188,7 @@ def run_one(seed: int, solver: str, time_limit: float, max_points: int = 120) ->
     out = {"seed": seed, "solver": solver, "what": p["what"], "l": len(y), **{
         k: (v if not isinstance(v, float) or math.isfinite(v) else "inf") for k, v in params.items()}}
     try:
-        ref_a, ref_dual, K, yy = libsvm_reference(X, y, params)
+        ref_a, ref_dual, K, yy, Phi = libsvm_reference(X, y, params)
     except Exception as exc:    # noqa: BLE001  (no reference: not counted)
         out["outcome"] = f"no reference: {type(exc).__name__}"
         return out
@@ -182,8 +209,7 @@ def run_one(seed: int, solver: str, time_limit: float, max_points: int = 120) ->
         out["time"] = time.perf_counter() - t0
         return out
     out["time"] = time.perf_counter() - t0
-    cert = certificate(sol, K, yy, params["C"],
-                       np.asarray(X, dtype=float) if params["kernel"] == "linear" else None)
+    cert = certificate(sol, K, yy, params["C"], Phi)
     out.update(cert)
     out["ref_dual"] = ref_dual
     ok = (abs(cert["gap"]) <= REL and cert["coef_matches_alpha"] and cert["box"] <= REL

@@ -12,6 +12,8 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import combinations_with_replacement
+from math import comb, factorial
 
 import numpy as np
 
@@ -71,6 +73,43 @@ class Kernel:
             return np.ones(X.shape[0])
         xx = np.einsum("ij,ij->i", X, X)
         return xx if self.name == "linear" else (self.gamma * xx + self.coef0) ** self.degree
+
+    def feature_dim(self, d: int) -> int | None:
+        """The dimension of the kernel's exact finite feature map on ``d`` features, or None
+        when it has none here (rbf, precomputed, a poly kernel with ``coef0 < 0``): ``d`` for
+        the linear kernel; for ``poly`` the number of monomials of degree ``degree`` in the
+        ``d`` features and, when ``coef0 > 0``, one constant (:meth:`features`)."""
+        if self.is_linear:
+            return d
+        if self.name != "poly" or self.coef0 < 0:
+            return None
+        return comb(d + (self.coef0 > 0) + self.degree - 1, self.degree)
+
+    def features(self, X: np.ndarray) -> np.ndarray:
+        """The exact feature map ``phi`` with ``k(x, z) = phi(x).phi(z)`` (:meth:`feature_dim`
+        columns): ``X`` for the linear kernel; for ``poly``, with ``u = (sqrt(gamma) x,
+        sqrt(coef0))``, ``(u.v)^p = sum_a multinomial(p; a) u^a v^a``, so ``phi_a(x) =
+        sqrt(multinomial(p; a)) u^a`` over the multi-indices ``a`` with ``|a| = p``.
+
+        Each entry is a product of ``p`` numbers and one square root, exact to a few units of
+        round-off; ``Phi Phi'`` is positive semidefinite by construction, where the Gram matrix
+        of a poly kernel of large dynamic range, evaluated entry by entry, is indefinite at the
+        round-off of its largest entries (and a solver then sees a QP that is not convex).
+        """
+        if self.is_linear:
+            return X
+        if self.feature_dim(X.shape[1]) is None:
+            raise ParameterError(f"the {self.name} kernel has no exact finite feature map here")
+        U = np.sqrt(self.gamma) * np.asarray(X, dtype=float)
+        if self.coef0 > 0:
+            U = np.hstack([U, np.full((U.shape[0], 1), np.sqrt(self.coef0))])
+        p, n = self.degree, U.shape[1]
+        cols = []
+        for a in combinations_with_replacement(range(n), p):
+            counts = np.bincount(a, minlength=n)
+            mult = factorial(p) // int(np.prod([factorial(int(c)) for c in counts]))
+            cols.append(np.sqrt(float(mult)) * np.prod(U[:, list(a)], axis=1))
+        return np.column_stack(cols) if cols else np.zeros((U.shape[0], 0))
 
     def to_dict(self) -> dict:
         return {"name": self.name, "gamma": self.gamma, "degree": self.degree, "coef0": self.coef0}
@@ -189,10 +228,20 @@ def factor(K: np.ndarray, *, tol: float = FACTOR_TOL, max_rank: int | None = Non
 
 def kernel_factor(kernel: Kernel, X: np.ndarray, K: np.ndarray | None = None, *,
                   tol: float = FACTOR_TOL) -> np.ndarray:
-    """Factor of the training Gram matrix: ``X`` (exact) for linear, pivoted Cholesky otherwise."""
-    if kernel.is_linear:
-        return X
+    """Factor of the training Gram matrix: the kernel's exact feature map where it has one of
+    at most ``l`` columns (``X`` for linear; the monomials of a poly kernel,
+    :meth:`Kernel.features`), pivoted Cholesky otherwise."""
+    if exact_factor_dim(kernel, *X.shape) is not None:
+        return kernel.features(X)
     return factor(kernel.gram(X) if K is None else K, tol=tol)
+
+
+def exact_factor_dim(kernel, l: int, d: int) -> int | None:
+    """The number of columns of the exact factor :func:`kernel_factor` takes for ``l`` points
+    of ``d`` features (the kernel's feature map: always for the linear kernel, for a poly
+    kernel when it has at most ``l`` columns), or None when it factors the Gram matrix."""
+    dim = kernel.feature_dim(d) if isinstance(kernel, Kernel) else None
+    return dim if dim is not None and (kernel.is_linear or dim <= l) else None
 
 
 # ---------------------------------------------------------------------------------------

@@ -331,8 +331,13 @@ def classic_certificate(svm, family: str, alpha: np.ndarray, b: float, C, w=None
     y = svm.data.y
     l = y.shape[0]
     ya = y * alpha
-    Ka = svm.kernel_times(ya)
-    aKa = float(ya @ Ka)
+    M = svm.gram_factor()
+    if M is not None:   # K = M M': a'Ka = |M'(y a)|^2, as the factor form and the linear w
+        z = M.T @ ya
+        Ka, aKa = M @ z, float(z @ z)
+    else:
+        Ka = svm.kernel_times(ya)
+        aKa = float(ya @ Ka)
     dual = float(alpha.sum() - 0.5 * aKa
                  - (0.5 * alpha @ ratio(alpha, C) if family == "soft_l2" else 0.0))
     out: dict = {}
@@ -343,6 +348,9 @@ def classic_certificate(svm, family: str, alpha: np.ndarray, b: float, C, w=None
         size = np.sqrt(np.einsum("ij,ij->i", X, X)) * np.sqrt(ww)
         xw = X.T @ ya
         out["stationarity"] = float(np.linalg.norm(w - xw) / max(np.linalg.norm(w), 1e-300))
+    elif M is not None:   # f = M z: the round-off of an r-term dot product, as for X w
+        f, ww = Ka, aKa
+        size = np.sqrt(np.einsum("ij,ij->i", M, M)) * np.sqrt(ww)
     else:
         f = Ka
         ww = aKa

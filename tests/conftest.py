@@ -101,6 +101,19 @@ def _listing() -> dict:
     return sm.solvers()
 
 
+@functools.lru_cache(maxsize=None)
+def agreement():
+    """``benchmarks/agreement.py`` as a module: the random valid problems, libsvm's reference
+    and the brute-force certificate at the classifier returned."""
+    import importlib.util
+
+    path = os.path.join(os.path.dirname(__file__), "..", "benchmarks", "agreement.py")
+    spec = importlib.util.spec_from_file_location("agreement", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
 def backend_available(name: str) -> bool:
     return bool(_listing().get(name, {}).get("available"))
 

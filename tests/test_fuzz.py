@@ -22,7 +22,7 @@ import warnings
 
 import numpy as np
 import pytest
-from conftest import TOY_X, TOY_Y, require
+from conftest import TOY_X, TOY_Y, agreement, require
 from hypothesis import HealthCheck, assume, event, example, given, settings
 from hypothesis import strategies as st
 
@@ -351,15 +351,6 @@ def test_separable_1d_data_get_the_widest_gap(a, gap, below, above, solver, form
 VALID_SEEDS = range(60) if PROFILE == "fuzz" else range(6)
 
 
-def _agreement():
-    import importlib.util
-
-    path = os.path.join(os.path.dirname(__file__), "..", "benchmarks", "agreement.py")
-    spec = importlib.util.spec_from_file_location("agreement", path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
 
 @pytest.mark.parametrize("solver", ["piqp", "clarabel", "highs", "ipopt", "gurobi", "ipm", "scip",
                                     "libsvm", "auto"])
@@ -370,9 +361,9 @@ def test_valid_problems_are_answered_right_or_refused(solver, seed):
     SolveFailedError -- never a wrong answer marked optimal."""
     if solver != "auto":
         require(solver)
-    agreement = _agreement()
+    ag = agreement()
     # (SCIP, a spatial branch and bound, on problems of at most 12 points)
-    out = agreement.run_one(seed, solver, 30.0, max_points=12 if solver == "scip" else 120)
+    out = ag.run_one(seed, solver, 30.0, max_points=12 if solver == "scip" else 120)
     assert out["outcome"] in ("agreed", "refused", "failed"), out
     if out["outcome"] == "failed":
         # (never InfeasibleError: a soft margin is always feasible)
@@ -380,17 +371,20 @@ def test_valid_problems_are_answered_right_or_refused(solver, seed):
 
 
 def test_a_soft_margin_called_infeasible_is_numerical_trouble():
-    """Ipopt on a valid 1-norm dual (poly kernel of degree 2 on features of scale 59, C =
-    1.5e3) ends in "local infeasibility" after every retry: a soft margin is feasible
-    (alpha = 0), so the error is numerical_error, never InfeasibleError."""
+    """Ipopt on the dense form of a valid 1-norm dual (poly kernel of degree 2 on features of
+    scale 59, C = 1.5e3: a Gram matrix indefinite at its round-off; ``auto`` now builds the
+    factor form on the kernel's monomials) ends in "local infeasibility" after every retry: a
+    soft margin is feasible (alpha = 0), so the error is numerical_error, never
+    InfeasibleError."""
     require("ipopt")
-    agreement = _agreement()
-    p = agreement.valid_problem(15)
+    ag = agreement()
+    p = ag.valid_problem(15)
     assert p["params"]["kernel"] == "poly" and math.isfinite(p["params"]["C"])
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
-            sm.fit(p["X"], p["y"], solver="ipopt", time_limit=30, **p["params"])
+            sm.fit(p["X"], p["y"], solver="ipopt", time_limit=30, quad_form="dense",
+                   **p["params"])
         except sm.SolveFailedError as exc:
             assert not isinstance(exc, sm.InfeasibleError), exc
             assert exc.status == "numerical_error", exc
@@ -404,10 +398,10 @@ def test_highs_is_answered_by_the_diagonal_scaling(seed):
     the power of two nearest 1/sqrt(K_ii)) it answers them -- libsvm's optimum, certified by
     brute force at the classifier returned."""
     require("highs")
-    agreement = _agreement()
-    out = agreement.run_one(seed, "highs", 30.0)
+    ag = agreement()
+    out = ag.run_one(seed, "highs", 30.0)
     assert out["outcome"] == "agreed", out
-    p = agreement.valid_problem(seed)
+    p = ag.valid_problem(seed)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         sol = sm.fit(p["X"], p["y"], solver="highs", time_limit=30, **p["params"])

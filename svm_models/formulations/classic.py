@@ -144,6 +144,8 @@ def build_dual(X, y, family: str, *, C=1.0, kernel="linear", gamma="scale", degr
     if form == "factor":
         # a'G(K)a = ||F a||^2 with F = L' D_y, K = L L' (L = X for the linear kernel)
         Lf = kernel_factor(kern, data.X, K) if L is None else L
+        if not kern.is_linear:
+            L = Lf   # (kept: K = L L' is what post-processing reads, K itself not formed)
         declare_factor(b, Lf.shape[1])
         layout.add(b.z)
         qf = add_quadratic_form(b, layout, "quad", b.alpha, L=Lf, y=yv, doc=doc)
@@ -305,8 +307,10 @@ _PARAMETER_DOCS = {
         The kernel; ``gamma``, ``degree``, ``coef0`` as in scikit-learn (``gamma="scale"``
         is ``1 / (d X.var())``). With ``"precomputed"``, ``X`` is the l x l Gram matrix.""",
     'quad_form': """    quad_form : {"auto", "dense", "factor"}, default "auto"
-        ``auto`` takes the factor form for the linear kernel when it is smaller,
-        ``(d + 1) l < l (l + 1)/2``, and the dense form otherwise.""",
+        ``auto`` takes the factor form for a kernel with an exact feature map of ``r``
+        columns (linear: ``r = d``; poly with ``coef0 >= 0``: its monomials, when
+        ``r <= l``) when it is smaller, ``(r + 1) l < l (l + 1)/2``, and the dense form
+        otherwise.""",
     'max_vars': """    max_vars : int, optional
         The largest model the chosen backend takes (:func:`svm_models.fit` passes Gurobi's
         licence limit): ``auto`` then takes the dense form when only its ``l`` variables fit.""",

@@ -20,8 +20,9 @@ class BuiltSVM:
     :class:`~svm_models.data.Dataset`, ``kernel`` the resolved
     :class:`~svm_models.kernels.Kernel`, ``record`` the
     :class:`~svm_models.model.record.Record`, ``K`` the training Gram matrix (None where not
-    needed), ``L`` a factor ``K = L L'`` of full column rank where the model uses one (kernel
-    primals), ``facts`` what the family needs to read a solution (g range, quad form...),
+    needed), ``L`` a factor ``K = L L'`` where the model uses one (kernel primals, of full
+    column rank; the factor form of a dual: the kernel's exact features or a low-rank factor),
+    ``facts`` what the family needs to read a solution (g range, quad form...),
     ``weight`` the per-point factors of C (scikit-learn's ``sample_weight``; None: all 1).
     """
 
@@ -41,6 +42,14 @@ class BuiltSVM:
         if C is None or self.weight is None:
             return C
         return C * self.weight
+
+    def gram_factor(self) -> np.ndarray | None:
+        """``M`` with ``K = M M'`` when the build kept no ``K`` (``L``, or ``X`` for the linear
+        kernel), else None: ``v'Kv`` is then ``|M'v|^2``, never negative and free of the
+        cancellation in ``v'(M (M'v))``."""
+        if self.K is not None:
+            return None
+        return self.L if self.L is not None else self.data.X
 
     def kernel_times(self, v: np.ndarray) -> np.ndarray:
         """``K v`` on the training points, through a factor when there is one (no l x l

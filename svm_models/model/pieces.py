@@ -26,6 +26,7 @@ from ..errors import DataError, ParameterError, plain
 from ..kernels import (
     Kernel,
     check_psd,
+    exact_factor_dim,
     incomplete_cholesky,
     low_rank_kernel,
     make_kernel,
@@ -339,25 +340,30 @@ def choose_form(quad_form: str, kernel: Kernel, l: int, d: int,
                 max_vars: int | None = None) -> str:
     """Dense or factor form of a dual's quadratic form.
 
-    ``auto`` takes the factor form (``l + d`` variables) for the linear kernel when it is
-    smaller than the dense form's ``l(l+1)/2`` terms -- unless ``max_vars`` (the largest
-    model the chosen backend takes, e.g. Gurobi's size-limited licence) admits the dense
-    form's ``l`` variables but not the factor form's ``l + d``.
+    ``auto`` takes the factor form (``l + r`` variables) for a kernel with an exact feature
+    map of ``r`` columns (the linear kernel, ``r = d``; a poly kernel, its monomials:
+    :meth:`~svm_models.kernels.Kernel.feature_dim`) when it is smaller than the dense form's
+    ``l(l+1)/2`` terms -- unless ``max_vars`` (the largest model the chosen backend takes,
+    e.g. Gurobi's size-limited licence) admits the dense form's ``l`` variables but not the
+    factor form's ``l + r``.
     """
     if quad_form not in ("auto", "dense", "factor"):
         raise ParameterError(f"quad_form must be 'auto', 'dense' or 'factor'; got {quad_form!r}")
     if quad_form != "auto":
         return quad_form
-    if not kernel.is_linear:
+    r = exact_factor_dim(kernel, l, d)
+    if r is None:
         return "dense"
-    if max_vars is not None and l <= max_vars < l + d:
+    if max_vars is not None and l <= max_vars < l + r:
         return "dense"
-    return "factor" if (d + 1) * l < l * (l + 1) / 2 else "dense"
+    return "factor" if (r + 1) * l < l * (l + 1) / 2 else "dense"
 
 
 def gram_if_needed(kernel: Kernel, data: Dataset, K, form: str):
-    """The training Gram matrix, unless the linear kernel's factor (``X`` itself) suffices."""
-    if K is not None or (form == "factor" and kernel.is_linear):
+    """The training Gram matrix, unless the kernel's exact factor suffices (the factor form of
+    a kernel with an exact feature map: ``X`` itself for the linear kernel)."""
+    if K is not None or (form == "factor"
+                         and exact_factor_dim(kernel, data.n_points, data.n_features) is not None):
         return K
     return kernel.gram(data.X)
 
