@@ -69,6 +69,16 @@ def test_libsvm_evaluates_the_kernel_itself_where_it_can():
     assert sm.fit(X, y, solver="libsvm").interface == "libsvm-linear"
     # the 2-norm soft margin's K + I/C: the matrix
     assert sm.fit(X, y, "soft_l2_dual", solver="libsvm").interface == "libsvm-precomputed"
+    # a poly kernel: its monomials under the linear kernel (factor form, 10 columns), or
+    # the matrix (dense form); the same optimum as PIQP's either way
+    kw = {"kernel": "poly", "degree": 3, "coef0": 1.0, "gamma": 1.0, "C": 10.0}
+    ref = sm.fit(X, y, solver="piqp", **kw)
+    for form, interface in (("auto", "libsvm-linear, on the poly kernel's monomials"),
+                            ("dense", "libsvm-precomputed")):
+        sol = sm.fit(X, y, solver="libsvm", quad_form=form, **kw)
+        assert sol.interface == interface
+        assert sol.objective == pytest.approx(ref.objective, rel=1e-7)
+        np.testing.assert_array_equal(sol.predict(X), ref.predict(X))
 
 
 @pytest.mark.parametrize("scale,kw", [

@@ -11,8 +11,11 @@ solves -- a classic SVM dual as its builder made it, proved unchanged by the rec
 Any other model (a primal, an edited dual, an added constraint, a QCQP) is refused before
 anything runs (:mod:`.dispatch`), naming the backends that take it. Where libsvm evaluates the
 kernel itself (linear and rbf on the 1-norm and hard duals) it is given the points and the
-kernel's parameters, never the l x l matrix; otherwise (poly, the 2-norm's ``K + D/C``, a
-precomputed kernel) the matrix the model holds (``kernel="precomputed"``).
+kernel's parameters, never the l x l matrix; a poly kernel built in the factor form
+(``quad_form="auto"`` takes it when the kernel's monomials are the smaller form) is handed over
+as those monomials under the linear kernel (``K = L L'`` exactly); otherwise (a dense poly
+kernel, the 2-norm's ``K + D/C``, a precomputed kernel) the matrix the model holds
+(``kernel="precomputed"``).
 
 Linear kernels and matrices are handed over centred in feature space (the same dual on
 ``y'a = 0``; libsvm keeps kernel values in single precision). The problem is handed over
@@ -46,7 +49,8 @@ from ..status import Status
 from .base import Backend, MatrixResult
 
 #: the kernels libsvm is given to evaluate itself (no l x l matrix); a poly kernel cannot be
-#: centred in its evaluation and gets the model's matrix, centred
+#: centred in its evaluation: in the factor form it gets its monomials (linear kernel), in
+#: the dense form the model's matrix, centred
 NATIVE = ("linear", "rbf")
 
 #: libsvm's kernel cache (MB) when it evaluates the kernel itself
@@ -83,17 +87,22 @@ def solve(record, sf, opts, state=None) -> MatrixResult:
         ridge = ratio(np.ones(len(y)), Ci)
         box = np.where(box > 0, np.inf, 0.0)
     along_a_path = state is not None and len(y) <= PATH_PRECOMPUTED_MAX
-    native = (np.all(ridge == 0.0) and getattr(kern, "name", None) in NATIVE
-              and not along_a_path)
+    # a poly kernel in the factor form: its exact features (the monomials, K = L L'), handed
+    # over as points of the linear kernel
+    features = X if getattr(kern, "name", None) == "linear" else (
+        st.L if getattr(kern, "name", None) == "poly" and st.L is not None else None)
+    native = (np.all(ridge == 0.0) and not along_a_path
+              and (features is not None or getattr(kern, "name", None) in NATIVE))
     if native:
-        if kern.name == "linear":   # centred: the same dual on y'a = 0 (see _centred)
-            X = X - X.mean(axis=0)
+        if features is not None:   # centred: the same dual on y'a = 0 (see _centred)
+            X = features - features.mean(axis=0)
             s = power_of_four(float(np.mean(np.einsum("ij,ij->i", X, X))) if len(y) else 1.0)
+            params, data = {"kernel": "linear"}, X / math.sqrt(s)
         else:
             s = power_of_four(float(np.mean(kern.diagonal(X))) if len(y) else 1.0)
-        params = _native(kern)
-        data = X / math.sqrt(s) if kern.name == "linear" else X
-        interface = f"libsvm-{kern.name}"
+            params, data = _native(kern), X
+        interface = ("libsvm-linear, on the poly kernel's monomials" if kern.name == "poly"
+                     else f"libsvm-{kern.name}")
     else:
         kept = state.get("libsvm_gram") if state is not None else None
         if kept is not None and kept[0] is st:
@@ -164,10 +173,7 @@ def _centred(K: np.ndarray) -> np.ndarray:
 
 
 def _native(kern) -> dict:
-    """SVC's kernel parameters (linear: the points themselves are scaled by 1/sqrt(s); rbf:
-    its diagonal is 1, s = 1)."""
-    if kern.name == "linear":
-        return {"kernel": "linear"}
+    """SVC's rbf kernel parameters (its diagonal is 1, s = 1)."""
     return {"kernel": "rbf", "gamma": kern.gamma}
 
 
