@@ -73,6 +73,11 @@ def _hard_margin_at_infinite_C(f, params: dict):
         return lookup(f.hard_at_infinite_C)
     if f.C_none_is_hard:
         params["C"] = None
+        return f
+    if "C" in f.params:   # (C a parameter, but no hard margin of this form is built)
+        raise ParameterError(f"C=inf (the hard margin) has no {f.name} variant: give a finite "
+                             "C (a large one approaches the hard margin), or take a hard-margin "
+                             "formulation (hard_primal, hard_dual)")
     return f
 
 

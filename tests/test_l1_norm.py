@@ -160,3 +160,18 @@ def test_the_estimator_and_cross_validation():
     cv = sm.SVMClassifierCV(formulation="l1_norm_primal", solver="highs", Cs=[0.05, 0.5, 5.0],
                             cv=3).fit(X, y)
     assert cv.best_params_["C"] in (0.05, 0.5, 5.0) and cv.score(X, y) > 0.8
+
+
+def test_C_inf_names_the_way_out():
+    """C = inf is the hard margin wherever a formulation has one; the 1-norm-of-w SVM has no
+    hard variant built: a ParameterError naming a finite C and the hard-margin formulations
+    (not "C must be a finite positive number"); the estimator says the same."""
+    import math
+
+    X, y = teaching_2d()
+    for call in (lambda: sm.build("l1_norm_primal", X, y, C=math.inf),
+                 lambda: sm.fit(X, y, formulation="l1_norm_primal", C=math.inf),
+                 lambda: sm.SVMClassifier(formulation="l1_norm_primal", C=math.inf).fit(X, y)):
+        with pytest.raises(sm.ParameterError, match="hard_primal") as exc:
+            call()
+        assert "finite C" in str(exc.value)
