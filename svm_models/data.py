@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .errors import BadScaleWarning, DataError
+from .errors import BadScaleWarning, DataError, plain
 from .tolerances import SCALE_COLUMN_SPREAD, SCALE_HIGH, SCALE_LOW
 
 
@@ -103,6 +103,28 @@ def as_matrix(X, *, name: str = "X", n_features: int | None = None) -> np.ndarra
     if n_features is not None and A.shape[1] != n_features:
         raise DataError(f"{name} has {A.shape[1]} features; the model was trained on {n_features}")
     return A
+
+
+def as_weights(sample_weight, l: int) -> np.ndarray:
+    """``sample_weight`` (scikit-learn's per-point factors of C) as ``l`` finite floats (one
+    number: the same for every point), or a DataError naming what is wrong with it. What a
+    weight means (``<= 0``: the point does not count) is the builder's to say
+    (:func:`svm_models.model.pieces.check_sample_weight`)."""
+    if isinstance(sample_weight, (str, bytes)):
+        raise DataError(f"sample_weight must be numbers, one per point; got {sample_weight!r}")
+    try:
+        w = np.asarray(sample_weight, dtype=float)
+    except (TypeError, ValueError):
+        raise DataError("sample_weight must be numbers, one per point; got "
+                        f"{plain(sample_weight)!r}") from None
+    if w.ndim == 0:
+        w = np.full(l, float(w))
+    if w.shape != (l,):
+        raise DataError(f"sample_weight has shape {w.shape}; the data have {l} points: give "
+                        "one weight per point")
+    if not np.all(np.isfinite(w)):
+        raise DataError("sample_weight has NaN or infinite entries: give finite weights")
+    return w
 
 
 def encode_labels(y) -> tuple[np.ndarray, np.ndarray]:

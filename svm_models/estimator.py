@@ -21,7 +21,7 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .data import check_scale
+from .data import as_weights, check_scale
 from .errors import BadScaleWarning, DataError, ParameterError
 from .formulations import get as lookup
 from .methods.cv import (
@@ -343,20 +343,7 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
                 "class_weight; the soft margins (soft_l1_*, soft_l2_*) do")
         w = np.ones(y.shape[0])
         if sample_weight is not None:
-            if isinstance(sample_weight, (str, bytes)):
-                raise DataError(f"sample_weight must be numbers; got {sample_weight!r}")
-            try:
-                sw = np.asarray(sample_weight, dtype=float)
-            except (TypeError, ValueError):
-                raise DataError("sample_weight must be numbers, one per sample") from None
-            if sw.ndim == 0:
-                sw = np.full(y.shape[0], float(sw))
-            if sw.shape != (y.shape[0],):
-                raise DataError(f"sample_weight.shape == {sw.shape}, expected "
-                                f"({y.shape[0]},): one weight per sample")
-            if not np.all(np.isfinite(sw)):
-                raise DataError("sample_weight has NaN or infinite values")
-            w = w * sw
+            w = w * as_weights(sample_weight, y.shape[0])
         if self.class_weight is not None:
             from sklearn.utils.class_weight import compute_class_weight
 

@@ -98,6 +98,23 @@ def test_bad_weights_are_refused_plainly():
         sm.SVMClassifier("hard_primal", class_weight="balanced").fit(X, Y)
 
 
+@pytest.mark.parametrize("bad,match", [(np.ones(5), "shape \\(5,\\); the data have 60"),
+                                       (np.full(60, np.inf), "NaN or infinite"),
+                                       ("heavy", "must be numbers"),
+                                       ([[1.0, 2.0]] * 30, "shape \\(30, 2\\)")])
+def test_bad_weights_are_named_alike_on_every_surface(bad, match):
+    """One reading of sample_weight: fit, the estimator and cross-validation refuse the same
+    weights with the same DataError (a ValueError, as scikit-learn's checks expect)."""
+    from svm_models.methods.cv import cross_validate
+
+    for call in (lambda: sm.fit(X, Y, sample_weight=bad),
+                 lambda: sm.SVMClassifier().fit(X, Y, sample_weight=bad),
+                 lambda: cross_validate(X, Y, "soft_l1_dual", "piqp", Cs=[1.0], cv=3,
+                                        sample_weight=bad)):
+        with pytest.raises(sm.DataError, match=match):
+            call()
+
+
 @pytest.mark.parametrize("class_weight", ["balanced", {0: 3.0, 1: 0.5}])
 def test_class_weight_as_SVC(class_weight):
     y = Y.copy()

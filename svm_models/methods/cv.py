@@ -41,7 +41,7 @@ from itertools import islice
 import numpy as np
 
 from ..api import split_solve_options
-from ..data import as_matrix
+from ..data import as_matrix, as_weights
 from ..errors import DataError, MissingDependencyError, ParameterError, SVMError, plain
 from ..formulations import get as lookup
 from ..formulations import hyperparameters
@@ -686,13 +686,7 @@ def cross_validate(X, y, formulation: str = "soft_l1_dual", solver: str = "auto"
             raise ParameterError(f"{formulation} has no per-point C, so cross_validate takes no "
                                  "sample_weight for it; the soft margins (soft_l1_*, soft_l2_*, "
                                  "l1_norm_primal) do")
-        try:
-            weight = np.broadcast_to(np.asarray(sample_weight, dtype=float), (A.shape[0],)).copy()
-        except (TypeError, ValueError):
-            raise ParameterError(f"sample_weight must be one number per point ({A.shape[0]}); "
-                                 f"got {plain(sample_weight)!r}") from None
-        if not np.all(np.isfinite(weight)):
-            raise ParameterError("sample_weight must be finite numbers")
+        weight = as_weights(sample_weight, A.shape[0])
     job = Job(X=A, y=y_index, classes=classes, folds=_folds(cv, A, yy),
               problems=binary_problems(classes.size, multi_class),
               settings=list(ParameterGrid(grid)) if grid else [{}], Cs=Cs,

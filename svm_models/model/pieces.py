@@ -21,7 +21,7 @@ import numpy as np
 import pyomo.environ as pyo
 import scipy.sparse as sp
 
-from ..data import Dataset, validate
+from ..data import Dataset, as_weights, validate
 from ..errors import DataError, ParameterError, plain
 from ..kernels import (
     Kernel,
@@ -147,21 +147,7 @@ def check_sample_weight(sample_weight, data: Dataset) -> np.ndarray | None:
     positive weight (no SVM is left to train)."""
     if sample_weight is None:
         return None
-    if isinstance(sample_weight, (str, bytes)):
-        raise ParameterError(f"sample_weight must be numbers, one per point; got {sample_weight!r}")
-    try:
-        w = np.asarray(sample_weight, dtype=float)
-    except (TypeError, ValueError):
-        raise ParameterError("sample_weight must be numbers, one per point; got "
-                             f"{plain(sample_weight)!r}") from None
-    l = data.n_points
-    if w.ndim == 0:
-        w = np.full(l, float(w))
-    if w.shape != (l,):
-        raise DataError(f"sample_weight has shape {w.shape}; the data have {l} points: give "
-                        "one weight per point")
-    if not np.all(np.isfinite(w)):
-        raise DataError("sample_weight has NaN or infinite entries: give finite weights")
+    w = as_weights(sample_weight, data.n_points)
     w = np.where(w > 0.0, w, 0.0)
     for c in (-1.0, 1.0):
         if not np.any(w[data.y == c] > 0.0):
