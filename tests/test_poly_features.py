@@ -98,3 +98,46 @@ def test_a_poly_kernel_of_large_dynamic_range_is_answered(solver):
     assert out["dual"] == pytest.approx(ref.objective, rel=1e-6)
     # libsvm's own answer on the same kernel is far below: the reference cannot be libsvm
     assert out["ref_dual"] < 0.5 * ref.objective
+
+
+@pytest.mark.parametrize("solver", ["piqp", "clarabel"])
+def test_the_kernel_primal_is_built_on_the_monomials_too(solver):
+    """The kernel primal of the same problem (seed 15) was refused by every backend on its
+    pivoted Cholesky factor of the entry-by-entry Gram matrix; on the monomials (``v`` has
+    one coordinate per monomial, no l x l matrix) it is answered: the optimum of the linear
+    SVM on monomials written out by hand, the same classifier as the dual's."""
+    require(solver)
+    p = agreement().valid_problem(15)
+    X, y, params = p["X"], p["y"], p["params"]
+    m = sm.build("soft_l1_primal", X, y, **params)
+    assert len(m.v) == 15 and m._svm.K is None    # binom(5 + 2 - 1, 2) monomials
+    kern = m._svm.kernel
+    H = _monomials_by_hand(np.asarray(X, dtype=float), kern.gamma, kern.coef0, 2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        sol = sm.solve(m, solver=solver, time_limit=60)
+        ref = sm.fit(H, y, formulation="soft_l1_dual", kernel="linear", C=params["C"],
+                     solver="piqp", time_limit=60)
+    assert sol.status == "optimal"
+    assert sol.objective == pytest.approx(ref.objective, rel=2e-6)
+    assert np.mean(sol.predict(X) == ref.predict(H)) >= 0.98
+
+
+@pytest.mark.parametrize("seed,solver", [(58, "clarabel"), (56, "piqp")])
+def test_a_soft_margin_called_unbounded_is_numerical_trouble(seed, solver):
+    """Poly kernels of entries 1e19 and 1e66 (seeds 58, 56: C s of 1e23 and more, the
+    quadratic term below the round-off of the objective): Clarabel and PIQP end "dual
+    infeasible". A soft margin always has an optimum, so the status is numerical_error,
+    never "unbounded"; the message says why."""
+    require(solver)
+    p = agreement().valid_problem(seed)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(sm.SolveFailedError, match="never unbounded") as exc:
+            sm.fit(p["X"], p["y"], solver=solver, time_limit=30, **p["params"])
+    assert exc.value.status == "numerical_error"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        sol = sm.solve(sm.build("soft_l1_dual", p["X"], p["y"], **p["params"]), solver=solver,
+                       time_limit=30, raise_on_failure=False)
+    assert sol.status == "numerical_error"

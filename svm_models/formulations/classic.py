@@ -28,7 +28,7 @@ import numpy as np
 import pyomo.environ as pyo
 
 from ..errors import NotSeparableError, ParameterError, SolveFailedError
-from ..kernels import check_rank, factor, kernel_factor
+from ..kernels import check_rank, exact_factor_dim, kernel_factor
 from ..model.built import BuiltSVM, LazySignedGram, SignedGram
 from ..model.forms import DualSVM, QuadBlock
 from ..model.lazy import LazyObjective, linear_form
@@ -228,7 +228,7 @@ def build_primal(X, y, family: str, *, C=1.0, kernel="linear", gamma="scale", de
     linear = kernel == "linear"
     rank = None if kernel_rank is None else check_rank(kernel_rank, kernel)
     data, kern, K = prepare(X, y, kernel=kernel, gamma=gamma, degree=degree, coef0=coef0,
-                            need_gram=not linear and rank is None)
+                            need_gram=False)
     facts = {}
     if rank is not None:
         kern, lr = low_rank(kern, data, rank)
@@ -246,9 +246,14 @@ def build_primal(X, y, family: str, *, C=1.0, kernel="linear", gamma="scale", de
         b.w = pyo.Var(b.J, initialize=0.0, doc="normal vector w of the separating hyperplane")
         coef, M = b.w, data.X
     else:
-        L = factor(K) if rank is None else lr.L
+        # the kernel's exact features where it has them (a poly kernel's monomials: K = L L'
+        # exactly, where the Gram matrix evaluated entry by entry is indefinite at its
+        # round-off), else pivoted Cholesky of K (full column rank)
+        if rank is None and K is None and exact_factor_dim(kern, *data.X.shape) is None:
+            K = kern.gram(data.X)
+        L = kernel_factor(kern, data.X, K) if rank is None else lr.L
         b.R = pyo.Set(initialize=range(L.shape[1]), ordered=True,
-                      doc="factor components k (K = L L', L of full column rank)")
+                      doc="factor components k (K = L L')")
         b.v = pyo.Var(b.R, initialize=0.0,
                       doc="coordinates of w in the basis L spans: w = sum_j beta_j phi(x_j), v = L' beta")
         coef, M = b.v, L
@@ -648,11 +653,18 @@ def explain_failure(svm, status: str, message: str):
         # a soft margin is feasible by construction (alpha = 0; w = 0 with large slacks): an
         # "infeasible" on the formulation itself is numerical trouble (Ipopt's "local
         # infeasibility" on a poly kernel of entries 1e8, found by benchmarks/agreement.py)
-        if status in (Status.infeasible, Status.infeasible_or_unbounded) and \
-                verify(svm.record) is None and not svm.record.extension_reason():
+        # and it has an optimum: the primal's objective is at least 0, the 1-norm dual's alpha
+        # lies in a box, the 2-norm dual's objective is strictly concave -- so "unbounded"
+        # (Clarabel's DualInfeasible on a poly kernel of entries 1e19) is numerical trouble too
+        unchanged = verify(svm.record) is None and not svm.record.extension_reason()
+        said = {Status.infeasible: "infeasible", Status.infeasible_or_unbounded: "infeasible",
+                Status.unbounded: "unbounded"}.get(status)
+        if said is not None and unchanged:
+            always = ("always feasible" if said == "infeasible" else
+                      "never unbounded (it has an optimum)")
             return SolveFailedError(
-                f"the solver reported the {svm.formulation} model infeasible ({message}), but a "
-                "soft margin is always feasible: numerical trouble, e.g. badly scaled data or "
+                f"the solver reported the {svm.formulation} model {said} ({message}), but a "
+                f"soft margin is {always}: numerical trouble, e.g. badly scaled data or "
                 "kernel; standardise the features or try another backend",
                 Status.numerical_error)
         return None
@@ -836,8 +848,8 @@ def _read_primal(svm, block, ctx, family, C, extra) -> _Reading:
     extra["b_source"] = "solver"
     if not np.all(np.isfinite(read.alpha)) and not svm.kernel.is_linear:
         # the factor form's own classifier: w = sum_k v_k e_k with K = L L', i.e. dual_coef
-        # beta with L' beta = v (the least-norm one, L of full column rank)
-        read.expansion = svm.L @ np.linalg.solve(svm.L.T @ svm.L, cvals)
+        # beta with L' beta = v (the least-norm one; L of full column rank or not)
+        read.expansion = np.linalg.lstsq(svm.L.T, cvals, rcond=None)[0]
         extra["dual_coef_source"] = ("the expansion of the solved factor coordinates v "
                                      "(L'dual_coef = v): alpha is not available")
     read.xi = np.maximum(xi_solver, 0.0) if family == "soft_l1" else xi_solver
