@@ -57,6 +57,10 @@ def test_which_kernels_have_an_exact_factor():
     assert k3.feature_dim(6) == 84
     assert exact_factor_dim(k3, 84, 6) == 84 and exact_factor_dim(k3, 83, 6) is None
     assert exact_factor_dim(Kernel("linear"), 3, 10) == 10
+    # and at most POLY_FEATURES_MAX (256) monomials: 1,540 (degree 3, 20 features) are
+    # slower than the matrix itself
+    assert exact_factor_dim(k3, 5000, 20) is None
+    assert exact_factor_dim(Kernel("poly", gamma=1.0, degree=2, coef0=1.0), 5000, 20) == 231
     with pytest.raises(sm.ParameterError):
         Kernel("rbf", gamma=1.0).features(np.ones((2, 2)))
 

@@ -314,7 +314,7 @@ _PARAMETER_DOCS = {
     'quad_form': """    quad_form : {"auto", "dense", "factor"}, default "auto"
         ``auto`` takes the factor form for a kernel with an exact feature map of ``r``
         columns (linear: ``r = d``; poly with ``coef0 >= 0``: its monomials, when
-        ``r <= l``) when it is smaller, ``(r + 1) l < l (l + 1)/2``, and the dense form
+        ``r <= min(l, 256)``) when it is smaller, ``(r + 1) l < l (l + 1)/2``, and the dense form
         otherwise.""",
     'max_vars': """    max_vars : int, optional
         The largest model the chosen backend takes (:func:`svm_models.fit` passes Gurobi's

@@ -87,10 +87,10 @@ def solve(record, sf, opts, state=None) -> MatrixResult:
         ridge = ratio(np.ones(len(y)), Ci)
         box = np.where(box > 0, np.inf, 0.0)
     along_a_path = state is not None and len(y) <= PATH_PRECOMPUTED_MAX
-    # a poly kernel in the factor form: its exact features (the monomials, K = L L'), handed
-    # over as points of the linear kernel
-    features = X if getattr(kern, "name", None) == "linear" else (
-        st.L if getattr(kern, "name", None) == "poly" and st.L is not None else None)
+    # a poly kernel in the factor form: its exact features (the monomials, K = L L'; at most
+    # kernels.POLY_FEATURES_MAX), handed over as points of the linear kernel
+    monomials = getattr(kern, "name", None) == "poly" and st.L is not None
+    features = X if getattr(kern, "name", None) == "linear" else st.L if monomials else None
     native = (np.all(ridge == 0.0) and not along_a_path
               and (features is not None or getattr(kern, "name", None) in NATIVE))
     if native:
@@ -108,8 +108,10 @@ def solve(record, sf, opts, state=None) -> MatrixResult:
         if kept is not None and kept[0] is st:
             K = kept[1]
         else:
-            K = _centred(np.asarray(st.gram if st.gram is not None else st.L @ st.L.T,
-                                    dtype=float))
+            # (a poly kernel's many monomials: the kernel itself, l^2 d rather than l^2 r)
+            K = _centred(np.asarray(st.gram if st.gram is not None else
+                                    kern.gram(st.X) if getattr(kern, "name", None) == "poly"
+                                    else st.L @ st.L.T, dtype=float))
             if state is not None:   # (the same model's matrix at the next C)
                 state["libsvm_gram"] = (st, K)
         if np.any(ridge):
