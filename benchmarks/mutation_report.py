@@ -144,6 +144,18 @@ RULES = [
 ]
 
 RULES += [
+    (r"_all_at_bounds", r"Ax <= sf\.lA - feas|Ax >= sf\.uA \+ feas|Ax < sf\.lA \+ feas"
+     r"|Ax > sf\.uA - feas",
+     "a strict for a non-strict comparison with a tolerance (feas): the two differ only when a "
+     "row value equals the threshold exactly, a tie where either side is within the tolerance"),
+    (r"_solve_on_active_set", r"span = |np\.where\(None, sf\.ux|sf\.ux, 1\.0\)",
+     "the scale of the bound slack WS_ACTIVE_SET_BOUND_REL * span (1e-12): ignoring the upper "
+     "bounds only tightens it, an infinite bound read as 1 moves it by 1e-12; x is clipped "
+     "into its bounds and certified after"),
+    (r"_solve_on_working_set", r"r\.status is not Status\.optimal and r\.row_duals is None",
+     "the matrix adapters report row duals only with an optimal status (checked on a chain "
+     "re-solved with iter_limit=1: ipm, HiGHS, PIQP and Clarabel end iteration_limit with "
+     "none), so 'or' and 'and' take the same branch"),
     (r"x_fit_path", r"def fit_path",
      "a default argument the tests always give (formulation, solver)"),
     (r"x_fit_path", r"C=Cs\[1\]|build\(formulation, X, y, \*\*params\)",

@@ -481,6 +481,68 @@ def test_every_variable_at_a_bound_is_proved_only_by_multipliers_of_the_right_si
         assert sf.kkt_violation(res.x, res.row_duals) <= 1e-6
 
 
+def _box_with_an_inactive_row(sense: str, rhs: float):
+    """``min 1/2 |x - p|^2`` over ``[0, 1]^2`` with one row ``x1 + x2 >= rhs`` or ``<= rhs``
+    that is not active at the vertex the first solve ends at."""
+    m = _box_with_a_row(sense)
+    m.r.set_value(m.x1 + m.x2 >= rhs if sense == ">=" else m.x1 + m.x2 <= rhs)
+    return m
+
+
+# (sense, rhs, the first p and its vertex, then (p, proved at the vertex, optimum by hand))
+_INACTIVE_CASES = {
+    # x = (1, 1), the row x1 + x2 >= 0.5 slack by 1.5 (its multiplier must be 0):
+    # p = (1.2, 1.4) keeps the vertex (g <= 0 at the upper bounds, mu = 0);
+    # p = (0.5, 0.5) does not (g = (0.5, 0.5) > 0): only a multiplier mu >= 0.5 on the
+    # inactive row would "prove" it
+    ">=": (0.5, (1.5, 1.7), (1.0, 1.0), [((1.2, 1.4), True, 0.1), ((0.5, 0.5), False, 0.0)]),
+    # x = (0, 0), the row x1 + x2 <= 1.5 slack by 1.5: likewise with mu <= -0.5
+    "<=": (1.5, (-0.5, -0.7), (0.0, 0.0), [((-0.2, -0.4), True, 0.1),
+                                           ((0.5, 0.5), False, 0.0)]),
+}
+
+
+@pytest.mark.parametrize("sense", [">=", "<="])
+def test_a_row_that_is_not_active_proves_nothing(sense):
+    """Re-solves from a vertex (every variable at a bound) on a QP whose one row is not
+    active there: its multiplier is 0 (complementary slackness). The vertex is returned
+    without a solve only when the reduced costs alone prove it; otherwise the problem is
+    solved -- the optimum by hand and Clarabel's cold solve.
+
+    Kills (mutmut, ``solvers/working_set.py`` ``_all_at_bounds``): a row taken as active at
+    its lower or upper side whenever that side is finite (``isfinite(lA) | ...``,
+    ``isfinite(uA) | ...``), an inactive row's multiplier bounded on one side only
+    (``(None, 0.0) if b or True``, ``(0.0, 1.0)``) -- each returned the vertex, objective
+    0.25, where the optimum is 0 -- and an inactive row's bounds made infeasible (``(1.0,
+    0.0)``: the vertex is then never proved, a full solve every time)."""
+    require("highs")
+    rhs, p0, vertex, steps = _INACTIVE_CASES[sense]
+    adapter = backend("highs").matrix
+    m = _box_with_an_inactive_row(sense, rhs)
+    m.p1.set_value(p0[0])
+    m.p2.set_value(p0[1])
+    state: dict = {}
+    first = solve_with_working_set(adapter, from_pyomo(m), SolverOptions(), state)
+    assert first.status == "optimal"
+    assert first.x == pytest.approx(vertex, abs=1e-8)
+    for (p1, p2), proved, optimum in steps:
+        m.p1.set_value(p1)
+        m.p2.set_value(p2)
+        sf = from_pyomo(m)
+        res = solve_with_working_set(adapter, sf, SolverOptions(), state)
+        cold = _box_with_an_inactive_row(sense, rhs)
+        cold.p1.set_value(p1)
+        cold.p2.set_value(p2)
+        ref = solve_model(cold, require("clarabel"), problem_class="QP")
+        assert ref.objective == pytest.approx(optimum, abs=1e-8)
+        assert res.status == "optimal"
+        assert res.objective == pytest.approx(optimum, abs=1e-8), (p1, p2)
+        assert (res.interface == "working set") == proved, (p1, p2, res.interface)
+        if proved:
+            assert list(res.x) == list(vertex) and float(res.row_duals[0]) == 0.0
+        # (the next step starts from this solution's working set)
+
+
 # ---------------------------------------------------------------------------------------
 # (d) a C path in the order given
 
