@@ -326,7 +326,7 @@ def classic_certificate(svm, family: str, alpha: np.ndarray, b: float, C, w=None
     ``gap``: ``(primal - dual) / max(|primal|, |dual|)``; ``balance``: ``|y'alpha| / sum alpha``;
     ``violation`` (hard margin): the largest margin shortfall; ``stationarity`` (w given):
     ``||w - X'(y alpha)|| / ||w||``; ``worst``: the largest of these in absolute value."""
-    from .tolerances import CERT_ROUNDOFF
+    from .tolerances import CERT_ROUNDOFF, CERT_ROUNDOFF_MAX
 
     y = svm.data.y
     l = y.shape[0]
@@ -335,9 +335,9 @@ def classic_certificate(svm, family: str, alpha: np.ndarray, b: float, C, w=None
     if M is not None:   # K = M M': a'Ka = |M'(y a)|^2, as the factor form and the linear w
         z = M.T @ ya
         Ka, aKa = M @ z, float(z @ z)
-    else:
+    else:   # (v'Kv of a PSD K is >= 0: below it is round-off, never a higher dual)
         Ka = svm.kernel_times(ya)
-        aKa = float(ya @ Ka)
+        aKa = max(float(ya @ Ka), 0.0)
     dual = float(alpha.sum() - 0.5 * aKa
                  - (0.5 * alpha @ ratio(alpha, C) if family == "soft_l2" else 0.0))
     out: dict = {}
@@ -356,7 +356,7 @@ def classic_certificate(svm, family: str, alpha: np.ndarray, b: float, C, w=None
         ww = aKa
         rd = np.sqrt(np.maximum(_kernel_diagonal(svm, np.arange(l)), 0.0))
         size = rd * float(rd @ np.abs(alpha))
-    delta = CERT_ROUNDOFF * np.sqrt(l) * (size + abs(b) + 1.0)
+    delta = np.minimum(CERT_ROUNDOFF * np.sqrt(l) * (size + abs(b) + 1.0), CERT_ROUNDOFF_MAX)
     m = y * (f + b)
     short = np.maximum(0.0, 1.0 - m - delta)
     if family == "soft_l1":   # (C one number or one per point)

@@ -312,10 +312,10 @@ _PARAMETER_DOCS = {
         The kernel; ``gamma``, ``degree``, ``coef0`` as in scikit-learn (``gamma="scale"``
         is ``1 / (d X.var())``). With ``"precomputed"``, ``X`` is the l x l Gram matrix.""",
     'quad_form': """    quad_form : {"auto", "dense", "factor"}, default "auto"
-        ``auto`` takes the factor form for a kernel with an exact feature map of ``r``
-        columns (linear: ``r = d``; poly with ``coef0 >= 0``: its monomials, when
-        ``r <= min(l, 256)``) when it is smaller, ``(r + 1) l < l (l + 1)/2``, and the dense form
-        otherwise.""",
+        ``auto`` takes the factor form for the linear kernel when it is smaller,
+        ``(d + 1) l < l (l + 1)/2``, for a poly kernel with ``coef0 >= 0`` on its ``r``
+        monomials when ``r <= min(l, 256)`` (exact, where its Gram matrix is not), and the
+        dense form otherwise.""",
     'max_vars': """    max_vars : int, optional
         The largest model the chosen backend takes (:func:`svm_models.fit` passes Gurobi's
         licence limit): ``auto`` then takes the dense form when only its ``l`` variables fit.""",

@@ -326,10 +326,10 @@ def choose_form(quad_form: str, kernel: Kernel, l: int, d: int,
                 max_vars: int | None = None) -> str:
     """Dense or factor form of a dual's quadratic form.
 
-    ``auto`` takes the factor form (``l + r`` variables) for a kernel with an exact feature
-    map of ``r`` columns (the linear kernel, ``r = d``; a poly kernel, its monomials:
-    :meth:`~svm_models.kernels.Kernel.feature_dim`) when it is smaller than the dense form's
-    ``l(l+1)/2`` terms -- unless ``max_vars`` (the largest model the chosen backend takes,
+    ``auto`` takes the factor form (``l + r`` variables) for the linear kernel (``r = d``)
+    when it is smaller than the dense form's ``l(l+1)/2`` terms, and for a poly kernel with
+    exact features (its monomials, :func:`~svm_models.kernels.exact_factor_dim`) always --
+    unless ``max_vars`` (the largest model the chosen backend takes,
     e.g. Gurobi's size-limited licence) admits the dense form's ``l`` variables but not the
     factor form's ``l + r``.
     """
@@ -342,6 +342,10 @@ def choose_form(quad_form: str, kernel: Kernel, l: int, d: int,
         return "dense"
     if max_vars is not None and l <= max_vars < l + r:
         return "dense"
+    if not kernel.is_linear:
+        # a poly kernel's monomials: exact (PSD by construction, its certificate computed
+        # through them) where its Gram matrix evaluated entry by entry is not
+        return "factor"
     return "factor" if (r + 1) * l < l * (l + 1) / 2 else "dense"
 
 

@@ -12,7 +12,7 @@ Any other model (a primal, an edited dual, an added constraint, a QCQP) is refus
 anything runs (:mod:`.dispatch`), naming the backends that take it. Where libsvm evaluates the
 kernel itself (linear and rbf on the 1-norm and hard duals) it is given the points and the
 kernel's parameters, never the l x l matrix; a poly kernel built in the factor form
-(``quad_form="auto"`` takes it when the kernel's monomials are the smaller form) is handed over
+(``quad_form="auto"`` takes it when the kernel has at most 256 monomials) is handed over
 as those monomials under the linear kernel (``K = L L'`` exactly); otherwise (a dense poly
 kernel, the 2-norm's ``K + D/C``, a precomputed kernel) the matrix the model holds
 (``kernel="precomputed"``).
