@@ -55,14 +55,14 @@ class BuiltSVM:
         return self.L if self.L is not None else self.data.X
 
     def kernel_times(self, v: np.ndarray) -> np.ndarray:
-        """``K v`` on the training points, through a factor when there is one (no l x l
-        matrix for the linear kernel)."""
-        if self.K is not None:
-            return self.K @ v
-        if self.L is not None:
-            return self.L @ (self.L.T @ v)
-        X = self.data.X
-        return X @ (X.T @ v)
+        """``K v`` on the training points, through the factor :meth:`gram_factor` when there
+        is one (``X`` for the linear kernel, also in the dense form: ``X (X'v)`` keeps the
+        decision values of data far from the origin, where ``K v`` with entries 1e13 lost
+        them to round-off and b with them), else through K."""
+        M = self.gram_factor()
+        if M is not None:
+            return M @ (M.T @ v)
+        return self.K @ v
 
 
 class SignedGram:
