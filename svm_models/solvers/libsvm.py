@@ -108,10 +108,8 @@ def solve(record, sf, opts, state=None) -> MatrixResult:
         if kept is not None and kept[0] is st:
             K = kept[1]
         else:
-            # (a poly kernel's many monomials: the kernel itself, l^2 d rather than l^2 r)
-            K = _centred(np.asarray(st.gram if st.gram is not None else
-                                    kern.gram(st.X) if getattr(kern, "name", None) == "poly"
-                                    else st.L @ st.L.T, dtype=float))
+            K = _centred(np.asarray(st.gram if st.gram is not None else st.L @ st.L.T,
+                                    dtype=float))
             if state is not None:   # (the same model's matrix at the next C)
                 state["libsvm_gram"] = (st, K)
         if np.any(ridge):
