@@ -379,17 +379,17 @@ def classic_certificate(svm, family: str, alpha: np.ndarray, b: float, C, w=None
 
 def _kernel_diagonal(svm, idx: np.ndarray) -> np.ndarray:
     """``K_ii`` for the points ``idx``."""
-    M = svm.gram_factor()
-    if M is None:
+    if svm.K is not None:
         return np.asarray(svm.K[idx, idx], dtype=float)
+    M = svm.L if svm.L is not None else svm.data.X
     return np.einsum("ij,ij->i", M[idx], M[idx])
 
 
 def _kernel_block(svm, F: np.ndarray) -> np.ndarray:
-    """``K[F, F]`` from whatever the build kept (a factor, X for the linear kernel, or K)."""
-    M = svm.gram_factor()
-    if M is None:
+    """``K[F, F]`` from whatever the build kept (K, a factor, or X for the linear kernel)."""
+    if svm.K is not None:
         return svm.K[np.ix_(F, F)]
+    M = svm.L if svm.L is not None else svm.data.X
     return M[F] @ M[F].T
 
 
