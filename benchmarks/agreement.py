@@ -152,8 +152,9 @@ def certificate(sol, K, yy, C, X=None) -> dict:
     K)."""
     a = np.asarray(sol.alpha, dtype=float)
     dc = np.asarray(sol.dual_coef, dtype=float)
-    if X is not None:
-        w = X.T @ dc
+    own_w = getattr(sol, "w", None) is not None   # the linear kernel's classifier is w, b
+    if X is not None:                             # (Solution.decision_function)
+        w = np.asarray(sol.w, dtype=float) if own_w else X.T @ dc
         f = X @ w + sol.b
     else:
         f = K @ dc + sol.b
@@ -162,8 +163,9 @@ def certificate(sol, K, yy, C, X=None) -> dict:
     # costs 1)
     eps = np.finfo(float).eps
     if X is not None:   # f = X w + b: the round-off of a d-term dot product
-        roundoff = 8 * eps * np.sqrt(X.shape[1]) * (np.linalg.norm(X, axis=1) * np.linalg.norm(w)
-                                                    + abs(sol.b) + 1)
+        size = (np.abs(X) @ np.abs(w) if own_w    # (w as returned: each product's own size)
+                else np.linalg.norm(X, axis=1) * np.linalg.norm(w))
+        roundoff = 8 * eps * np.sqrt(X.shape[1]) * (size + abs(sol.b) + 1)
     else:
         rd = np.sqrt(np.maximum(np.diag(K), 0.0))
         roundoff = 8 * eps * np.sqrt(len(yy)) * (rd * (rd @ np.abs(dc)) + abs(sol.b) + 1)

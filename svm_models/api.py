@@ -417,10 +417,13 @@ def fit(X, y, formulation: str = "soft_l1_dual", solver: str = "auto", **params)
     Where a formulation can be built in more than one form (``quad_form="auto"``), the form
     is chosen to fit the backend's limits (Gurobi's size-limited licence); where it can be
     built with a cone or a quadratic row (C tuning, ``form="auto"``), in the backend's
-    ``qcqp_form``. When the form ``auto`` chose ends in numerical trouble (after
-    :func:`solve`'s own retries), the other quadratic form (dense or factor) of the same
-    problem is built and solved in the time left (``extra["retry_quad_form"]``); if that
-    fails too, the error names both."""
+    ``qcqp_form``. When the first build ends in numerical trouble (after :func:`solve`'s own
+    retries), the same optimum is sought in the time left, each built anew
+    (:func:`_fallbacks`): the other quadratic form (dense or factor) of a form ``auto`` chose
+    (``extra["retry_quad_form"]``), then -- a classic SVM on a kernel with exact features
+    (linear, or a poly kernel's monomials) -- its other form, primal for dual or dual for
+    primal (``extra["retry_formulation"]``; the Solution names the formulation solved). If
+    all fail, the error names each."""
     solve_kw = split_solve_options(params)
     raise_on_failure = solve_kw.pop("raise_on_failure", True)
     seconds = SolverOptions.from_kwargs(**solve_kw).seconds
@@ -437,31 +440,71 @@ def fit(X, y, formulation: str = "soft_l1_dual", solver: str = "auto", **params)
     except SolveFailedError as exc:
         first, first_error, status = None, exc, exc.status
     structured = str(solver).lower() != "auto" and backend(solver).structured is not None
-    other = None if structured else _other_quad_form(model, f, params, status)
-    left = None if seconds is None else seconds - (time.perf_counter() - t0)
-    if other is None or (left is not None and left <= 0):
-        if first_error is not None:
-            raise first_error
-        return first
-    # the other quadratic form (dense or factor) of the same problem, in the time left
-    if left is not None:
-        solve_kw = {**solve_kw, "time_limit": left}
-    with warnings.catch_warnings():   # the data's warnings were given by the first build
-        warnings.simplefilter("ignore", BadScaleWarning)
-        again = build(formulation, X, y, **{**params, "quad_form": other})
-    was = the_svm_block(model)._svm.facts["quad_form"]
-    try:
-        sol = solve(again, solver, raise_on_failure=raise_on_failure, **solve_kw)
-    except (SolveFailedError, LicenseLimitError) as exc:
-        if first_error is None:    # raise_on_failure=False: the first attempt's Solution
-            return first
-        raise type(first_error)(f"{first_error}; then with quad_form={other!r}: {exc}",
+    fallbacks = [] if structured else _fallbacks(model, f, params, status, solver)
+    failures = []
+    for name, again_params, key, said in fallbacks:
+        left = None if seconds is None else seconds - (time.perf_counter() - t0)
+        if left is not None and left <= 0:
+            break
+        kw = solve_kw if left is None else {**solve_kw, "time_limit": left}
+        with warnings.catch_warnings():   # the data's warnings were given by the first build
+            warnings.simplefilter("ignore", BadScaleWarning)
+            again = build(name, X, y, **again_params)
+        try:
+            sol = solve(again, solver, raise_on_failure=raise_on_failure, **kw)
+        except (SolveFailedError, LicenseLimitError) as exc:
+            failures.append(f"then {said}: {exc}")
+            continue
+        if sol.status is Status.optimal:
+            was = the_svm_block(model)._svm.facts.get("quad_form")
+            first_try = f"quad_form={was!r}" if key == "retry_quad_form" else f.name
+            sol.extra[key] = f"{first_try} failed ({status}); solved {said}"
+            return sol
+        failures.append(f"then {said}: {sol.status}")
+    if first_error is not None and failures:
+        raise type(first_error)("; ".join([str(first_error)] + failures),
                                 status=first_error.status) from None
-    if sol.status is not Status.optimal:
-        return first
-    sol.extra["retry_quad_form"] = (f"quad_form={was!r} failed ({status}); solved with "
-                                    f"quad_form={other!r}")
-    return sol
+    if first_error is not None:
+        raise first_error
+    return first   # (raise_on_failure=False: the first attempt's Solution)
+
+
+def _fallbacks(model, f, params: dict, status, solver: str) -> list[tuple]:
+    """The builds to try after a first solve that ended in ``status``, each as (formulation,
+    params, the ``extra`` key that records it, what it is): none after a time limit, a
+    licence or a proof (a soft margin called infeasible is numerical_error already, see
+    ``classic.explain_failure``), nor when the user fixed the form (``quad_form``) or a
+    low-rank kernel (``kernel_rank``).
+
+    * the other quadratic form (dense or factor) of a form ``auto`` chose: on large offsets
+      (a linear kernel of data 1e7 away from the origin) one form failed on HiGHS, PIQP and
+      Clarabel where the other was solved and certified;
+    * a classic SVM's other form (primal for dual, dual for primal), where the kernel has
+      exact features (:func:`~svm_models.kernels.exact_factor_dim`): the same optimum by
+      strong duality. On a feature x1e6 of a linear kernel (entries 1e19) the dual's
+      Hessian has a condition number of 1e12 and every backend failed on it, where the
+      primal (identity Hessian, rows that the backends equilibrate) was solved and certified
+      through the primal's own w."""
+    from .kernels import exact_factor_dim
+
+    if status not in (Status.numerical_error, Status.iteration_limit, Status.error):
+        return []
+    if params.get("quad_form", "auto") != "auto" or params.get("kernel_rank") is not None:
+        return []
+    svm = the_svm_block(model)._svm
+    out = []
+    form = svm.facts.get("quad_form")
+    if "quad_form" in f.params and form in ("dense", "factor"):
+        other = {"dense": "factor", "factor": "dense"}[form]
+        out.append((f.name, {**params, "quad_form": other}, "retry_quad_form",
+                    f"with quad_form={other!r}"))
+    name = f.other_form
+    if name is not None and exact_factor_dim(svm.kernel, *svm.data.X.shape) is not None:
+        partner = lookup(name)
+        again = params_for_backend(name, solver, {k: v for k, v in params.items()
+                                                  if k in partner.params})
+        out.append((name, again, "retry_formulation", f"as its other form {name}"))
+    return out
 
 
 def params_for_backend(formulation: str, solver: str, params: dict) -> dict:
@@ -487,23 +530,6 @@ def general_backend(solver: str, problem_class: str) -> str:
     if str(solver).lower() != "auto":
         return solver
     return next(n for n, _ in auto_choice(problem_class) if not backend(n).structured)
-
-
-def _other_quad_form(model, f, params: dict, status) -> str | None:
-    """The quadratic form to try after a solve that ended in ``status``, or None: numerical
-    trouble (not a time limit, a licence, a proof of infeasibility; a soft margin called
-    infeasible already is numerical_error, see ``classic.explain_failure``) of a formulation
-    built in the form ``auto`` chose -- on large offsets (a linear kernel of data 1e7 away
-    from the origin) one form failed on HiGHS, PIQP and Clarabel where the other was solved
-    and certified."""
-    if "quad_form" not in f.params or params.get("quad_form", "auto") != "auto":
-        return None
-    if params.get("kernel_rank") is not None:
-        return None
-    if status not in (Status.numerical_error, Status.iteration_limit, Status.error):
-        return None
-    form = the_svm_block(model)._svm.facts.get("quad_form")
-    return {"dense": "factor", "factor": "dense"}.get(form)
 
 
 def extract(block, *, solver: str = "", duals=None, tol=None) -> Solution:

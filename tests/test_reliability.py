@@ -551,14 +551,20 @@ def test_a_separable_hard_margin_called_infeasible_is_numerical_trouble():
     d = X[1] - X[0]
     np.testing.assert_allclose(sol.w, 2 * d / (d @ d), rtol=1e-6)
     with pytest.warns(BadScaleWarning):
-        with pytest.raises(sm.SolveFailedError, match="data are separable.*standardise") as err:
-            sm.fit(X, y, formulation="hard_primal", solver="piqp", scaling="off")
+        model = sm.build("hard_primal", X, y)
+    with pytest.raises(sm.SolveFailedError, match="data are separable.*standardise") as err:
+        sm.solve(model, solver="piqp", scaling="off")
     assert not isinstance(err.value, sm.InfeasibleError)
     assert err.value.status == "numerical_error"
-    with pytest.warns(BadScaleWarning):
-        sol = sm.fit(X, y, formulation="hard_primal", solver="piqp", raise_on_failure=False,
-                     scaling="off")
+    sol = sm.solve(model, solver="piqp", raise_on_failure=False, scaling="off")
     assert sol.status == "numerical_error" and "separable" in sol.extra["message"]
+    # fit (which holds no model of the user's) then solves the other form, the hard dual:
+    # the same classifier
+    with pytest.warns(BadScaleWarning):
+        again = sm.fit(X, y, formulation="hard_primal", solver="piqp", scaling="off")
+    assert again.formulation == "hard_dual"
+    assert again.extra["retry_formulation"].startswith("hard_primal failed (numerical_error)")
+    np.testing.assert_allclose(again.w, 2 * d / (d @ d), rtol=1e-6)
 
 
 #: found by fuzzing: data scaled by 100-400, every alpha ~1e-4; Clarabel needs the retry at

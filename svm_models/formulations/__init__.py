@@ -68,6 +68,14 @@ class Formulation:
         return f"hard_{self.form}" if self.family in ("soft_l1", "soft_l2") else None
 
     @property
+    def other_form(self) -> str | None:
+        """The classic SVM's other form (primal for a dual, dual for a primal): the same
+        optimum (strong duality), or None outside the classic families."""
+        if self.family not in ("hard", "soft_l1", "soft_l2"):
+            return None
+        return f"{self.family}_{'primal' if self.form == 'dual' else 'dual'}"
+
+    @property
     def classic_at_learned_C(self) -> str | None:
         """The classic SVM whose C the formulation learns (C tuning: the 2-norm soft
         margin's dual, refitted at ``C*``), or None."""

@@ -1,0 +1,96 @@
+"""A classic SVM that no backend solves in one form is solved in the other (issue 25: every
+valid problem answered), and the linear primal's certificate counts the round-off of each
+margin by the size of its own products (a wrong answer it used to certify).
+
+The problems are seeds of ``benchmarks/agreement.py``; the reference is the brute-force
+certificate there, recomputed at the classifier returned (w and b for the linear kernel, as
+``Solution.decision_function``), and another backend's answer.
+"""
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+
+import svm_models as sm
+from svm_models.kernels import make_kernel
+
+from conftest import agreement, require
+
+
+def _problem(seed):
+    ag = agreement()
+    p = ag.valid_problem(seed)
+    X, y, params = p["X"], p["y"], p["params"]
+    kern = make_kernel(params["kernel"], X=X)
+    K = kern.gram(X)
+    yy = np.where(y == np.unique(y)[1], 1.0, -1.0)
+    return ag, X, y, params, K, yy, ag.explicit_features(X, kern)
+
+
+def _fit(X, y, **kw):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", sm.BadScaleWarning)
+        return sm.fit(X, y, **kw)
+
+
+def test_a_dual_no_backend_solves_is_answered_by_its_primal():
+    """Seed 108: four points, linear kernel, a feature x1e6 (values 7.8e9), C = 83. The dual's
+    Hessian has a condition number of 1e12: PIQP stops at its iteration limit on both of its
+    quadratic forms (as Clarabel, Gurobi, Ipopt and libsvm fail on it). ``fit`` then solves
+    the primal, whose classifier (w, b) is certified by brute force and agrees with HiGHS's
+    and ipm's primal optimum."""
+    require("piqp"), require("highs")
+    ag, X, y, params, K, yy, Phi = _problem(108)
+    sol = _fit(X, y, formulation="soft_l1_dual", solver="piqp", time_limit=30, **params)
+    assert sol.status == "optimal" and sol.formulation == "soft_l1_primal"
+    assert sol.extra["retry_formulation"].startswith("soft_l1_dual failed (")
+    assert sol.extra["retry_formulation"].endswith("solved as its other form soft_l1_primal")
+    cert = ag.certificate(sol, K, yy, params["C"], Phi)
+    assert abs(cert["gap"]) <= 1e-6 and cert["box"] <= 1e-6 and cert["balance"] <= 1e-6
+    for other in ("highs", "ipm"):
+        ref = _fit(X, y, formulation="soft_l1_primal", solver=other, **params)
+        assert ref.objective == pytest.approx(sol.objective, rel=1e-6)
+        np.testing.assert_array_equal(ref.predict(X), sol.predict(X))
+    # the model the user holds is never swapped: solve() on the dual refuses, typed
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", sm.BadScaleWarning)
+        model = sm.build("soft_l1_dual", X, y, **params)
+    with pytest.raises(sm.SolveFailedError):
+        sm.solve(model, solver="piqp", time_limit=30)
+    # nor is a form the user fixed
+    with pytest.raises(sm.SolveFailedError):
+        _fit(X, y, formulation="soft_l1_dual", solver="piqp", quad_form="factor",
+             time_limit=30, **params)
+
+
+def test_the_linear_primal_counts_the_round_off_of_its_own_products():
+    """Seed 108 again, the primal on PIQP. Its margin round-off was bounded by
+    ``|x_i| |w|`` (7.8e9 x 1.5e-4, through the feature x1e6 and the small features' weights):
+    margin shortfalls of 1e-6 went uncounted, C l 1e-6 = 3e-4 in an objective of 1.4e-8, and
+    a classifier whose true duality gap is 0.28 was returned as optimal. Counted by
+    ``sum_j |x_ij w_j|`` (the round-off of that dot product) it is refused and polished: the
+    classifier returned is certified by brute force (with the same round-off rule, far
+    below 1e-6 of the margin) and by the primal objective computed here without any."""
+    require("piqp")
+    ag, X, y, params, K, yy, Phi = _problem(108)
+    sol = _fit(X, y, formulation="soft_l1_primal", solver="piqp", **params)
+    cert = ag.certificate(sol, K, yy, params["C"], Phi)
+    assert abs(cert["gap"]) <= 1e-6, cert
+    primal = 0.5 * sol.w @ sol.w + params["C"] * np.maximum(0.0, 1 - yy * (X @ sol.w + sol.b)).sum()
+    assert primal == pytest.approx(cert["dual"], rel=1e-6)
+
+
+@pytest.mark.parametrize("seed,solver", [(82, "clarabel"), (110, "clarabel"), (80, "highs")])
+def test_near_hard_margins_on_a_feature_x1e6_are_answered(seed, solver):
+    """Seeds 80, 82 and 110 (74-110 points, a feature x1e6, C = 58-1.4e5): every backend
+    failed the dual, and libsvm's own answer is not optimal (its dual objective is negative).
+    Answered through the primal and certified by brute force at (w, b)."""
+    require(solver)
+    ag, X, y, params, K, yy, Phi = _problem(seed)
+    sol = _fit(X, y, formulation="soft_l1_dual", solver=solver, time_limit=60, **params)
+    assert sol.formulation == "soft_l1_primal" and "retry_formulation" in sol.extra
+    cert = ag.certificate(sol, K, yy, params["C"], Phi)
+    assert abs(cert["gap"]) <= 1e-6 and cert["box"] <= 1e-6 and cert["balance"] <= 1e-6
+    assert math.isfinite(sol.objective) and sol.objective == pytest.approx(cert["dual"], rel=1e-6)
