@@ -215,40 +215,53 @@ def solve(model, solver: str = "auto", *, raise_on_failure: bool = True, _state=
 
 
 def _solve_auto(model, svm, raise_on_failure: bool, state, options: dict) -> Solution:
-    """``solver="auto"``: the first backend :func:`~svm_models.solvers.auto_choice` names for
-    this model; when that is a structured backend (libsvm, whose SMO stalls where classes
-    nearly touch at a huge C) and it fails, the next one, in the time left. The Solution's
-    ``extra["solver_choice"]`` says which was used and why."""
-    choices = auto_choice(svm.record.problem_class, svm.record)
-    name, why = choices[0]
-    fallback = choices[1] if len(choices) > 1 and backend(name).structured else None
+    """``solver="auto"``: the backends :func:`~svm_models.solvers.auto_choice` names for this
+    model, in order, at most :data:`~svm_models.solvers.table.AUTO_TRIES` of them: the first;
+    when it ends in numerical trouble or at an iteration limit (not a time limit, a licence
+    or a proof), the next, in the time left -- libsvm's SMO stalls where classes nearly touch
+    at a huge C, and on a feature x1e6 PIQP stopped at its iteration limit where Clarabel
+    solved the same model. The Solution's ``extra["solver_choice"]`` says which was used and
+    why (and what failed before it); when all fail, the error names each."""
+    from .solvers.table import AUTO_TRIES
+
+    choices = auto_choice(svm.record.problem_class, svm.record)[:AUTO_TRIES]
     seconds = SolverOptions.from_kwargs(**options).seconds
     t0 = time.perf_counter()
-    try:
-        sol = solve(model, name, raise_on_failure=raise_on_failure and fallback is None,
-                    _state=state, **options)
-        failed = None if sol.status is Status.optimal else sol.status
-    except SolveFailedError as exc:
-        if fallback is None or isinstance(exc, InfeasibleError):
-            raise
-        sol, failed = None, exc.status
     final = (Status.time_limit, Status.infeasible, Status.infeasible_or_unbounded)
-    if failed is not None and fallback is not None and failed not in final:
+    tried: list[str] = []
+    sol = failed = None
+    for k, (name, why) in enumerate(choices):
         left = None if seconds is None else seconds - (time.perf_counter() - t0)
-        if left is None or left > 0:
-            opts = options if left is None else {**options, "time_limit": left}
-            again = solve(model, fallback[0], raise_on_failure=raise_on_failure, _state=state,
-                          **opts)
-            again.extra["solver_choice"] = {
-                "asked": "auto", "used": fallback[0],
-                "why": f"{name} ended {Status(failed).value}; then {fallback[1]}"}
-            return again
+        if k > 0 and left is not None and left <= 0:
+            break
+        opts = options if k == 0 or left is None else {**options, "time_limit": left}
+        try:
+            sol = solve(model, name, raise_on_failure=False, _state=state, **opts)
+            failed = None if sol.status is Status.optimal else sol.status
+        except SolveFailedError as exc:
+            if isinstance(exc, InfeasibleError):
+                raise
+            sol, failed = None, Status(exc.status)
+            tried.append(f"{name} ended {failed.value} ({exc})")
+            if failed in final:
+                break
+            continue
+        if failed is None:
+            before = "; ".join(tried)
+            sol.extra["solver_choice"] = {"asked": "auto", "used": name,
+                                          "why": why if not tried else f"{before}; then {why}"}
+            return sol
+        tried.append(f"{name} ended {Status(failed).value}")
+        if failed in final:
+            break
     if sol is None:
-        raise SolveFailedError(f"solver='auto': {name} failed ({Status(failed).value}) and no "
-                               "time was left for another backend", failed)
-    sol.extra["solver_choice"] = {"asked": "auto", "used": name, "why": why}
-    if failed is not None and raise_on_failure:   # (asked without raising, for the fallback)
+        raise SolveFailedError(f"solver='auto' tried {'; '.join(tried)}", failed)
+    sol.extra["solver_choice"] = {"asked": "auto", "used": sol.solver,
+                                  "why": "every backend tried failed: " + "; ".join(tried)}
+    if raise_on_failure:
         message = sol.extra.get("message", "")
+        if len(tried) > 1:
+            message = f"{message} (solver='auto' tried {'; '.join(tried)})"
         if failed in (Status.infeasible, Status.infeasible_or_unbounded):
             cls = NotSeparableError if lookup(svm.formulation).hard_margin else InfeasibleError
             raise cls(message, failed)

@@ -94,3 +94,21 @@ def test_near_hard_margins_on_a_feature_x1e6_are_answered(seed, solver):
     cert = ag.certificate(sol, K, yy, params["C"], Phi)
     assert abs(cert["gap"]) <= 1e-6 and cert["box"] <= 1e-6 and cert["balance"] <= 1e-6
     assert math.isfinite(sol.objective) and sol.objective == pytest.approx(cert["dual"], rel=1e-6)
+
+
+def test_auto_tries_the_next_backend_after_numerical_trouble():
+    """Seed 110's primal (74 points, a feature x1e6, C = 5.8e4): PIQP, the first backend
+    ``auto`` names for a QP primal, stops at its iteration limit (also after its retries);
+    ``auto`` then solves the same model with the next one, Clarabel, and says so. Checked by
+    brute force at (w, b) and against Clarabel asked by name."""
+    require("piqp"), require("clarabel")
+    ag, X, y, params, K, yy, Phi = _problem(110)
+    sol = _fit(X, y, formulation="soft_l1_primal", solver="auto", time_limit=60, **params)
+    cert = ag.certificate(sol, K, yy, params["C"], Phi)
+    assert abs(cert["gap"]) <= 1e-6 and cert["box"] <= 1e-6 and cert["balance"] <= 1e-6
+    choice = sol.extra["solver_choice"]
+    assert choice["used"] == sol.solver
+    if sol.solver != "piqp":   # (PIQP's iteration limit on this machine's BLAS kernels)
+        assert choice["why"].startswith("piqp ended ")
+    ref = _fit(X, y, formulation="soft_l1_primal", solver="clarabel", **params)
+    assert ref.objective == pytest.approx(sol.objective, rel=1e-6)
