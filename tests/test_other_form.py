@@ -112,3 +112,36 @@ def test_auto_tries_the_next_backend_after_numerical_trouble():
         assert choice["why"].startswith("piqp ended ")
     ref = _fit(X, y, formulation="soft_l1_primal", solver="clarabel", **params)
     assert ref.objective == pytest.approx(sol.objective, rel=1e-6)
+
+
+def test_highs_is_never_handed_an_entry_it_aborts_on():
+    """Seed 58's 2-norm primal (a poly kernel's monomials of scale 1e9, C = 1.4e4) exactly
+    scaled has a Hessian entry C s = 1.6e22; HiGHS 1.15 reports it above its 1e15 limit and
+    then aborts the process (SIGABRT, "munmap_chunk(): invalid pointer") -- found when fit's
+    other form reached it from the 2-norm dual. The adapter refuses such a model before
+    HiGHS sees it; run in a child process so that a regression is a failed test, not a dead
+    suite."""
+    import subprocess
+    import sys
+
+    require("highs")
+    code = (
+        "import sys, warnings; warnings.simplefilter('ignore')\n"
+        f"sys.path.insert(0, {str(__import__('os').path.dirname(__file__))!r})\n"
+        "from conftest import agreement\n"
+        "import svm_models as sm\n"
+        "p = agreement().valid_problem(58)\n"
+        "for name in ('soft_l2_primal', 'soft_l2_dual'):\n"
+        "    try:\n"
+        "        sm.fit(p['X'], p['y'], formulation=name, solver='highs', time_limit=30,\n"
+        "               **p['params'])\n"
+        "        print(name, 'answered')\n"
+        "    except sm.SolveFailedError as exc:\n"
+        "        print(name, 'refused', exc.status, 'entry above 1e+15' in str(exc))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=300)
+    assert out.returncode == 0, (out.returncode, out.stderr[-2000:])
+    lines = out.stdout.split("\n")
+    primal = next(line for line in lines if line.startswith("soft_l2_primal"))
+    assert primal == "soft_l2_primal refused numerical_error True"
+    assert any(line.startswith("soft_l2_dual ") for line in lines)

@@ -29,9 +29,21 @@ from .base import Backend, MatrixResult
 #: HiGHS's default qp_regularization_value
 QP_REGULARISATION = 1e-7
 
+#: HiGHS's large_matrix_value: a row-matrix or Hessian entry above it is an error for HiGHS
+#: -- and HiGHS 1.15 then aborts the whole process ("munmap_chunk(): invalid pointer") on a
+#: Hessian entry of 1.6e22 (a 2-norm primal on a poly kernel's monomials of scale 1e9)
+#: instead of returning. Such a model is never handed to it.
+LARGE_VALUE = 1e15
+
 
 def solve(sf, opts, state=None) -> MatrixResult:
     """HiGHS through highspy (LP and convex QP), its answer checked (see the module notes)."""
+    big = _largest_entry(sf)
+    if big >= LARGE_VALUE:
+        return MatrixResult(Status.numerical_error, message=(
+            f"HiGHS takes no row-matrix or Hessian entry above {LARGE_VALUE:.0e} (HiGHS 1.15 "
+            f"aborts the process on one); this model has {big:.3g}: standardise the features "
+            "or use another backend (piqp, clarabel, ipopt, gurobi)"), interface="highspy")
     res = _solve(sf, opts, state)
     if res.status is Status.numerical_error and res.x is not None:
         # HiGHS's active-set QP solves min f(x) + reg/2 |x|^2 (qp_regularization_value):
@@ -167,6 +179,19 @@ def _has_recession_direction(sf) -> bool:
                   A_eq=P if P.nnz else None, b_eq=np.zeros(n) if P.nnz else None,
                   bounds=bounds, method="highs")
     return res.status == 0 and res.fun < -RECESSION_DESCENT
+
+
+def _largest_entry(sf) -> float:
+    """The largest |entry| of the row matrix and of the Hessian HiGHS would be given (twice a
+    block's matrix: HiGHS minimises c'x + x'Qx/2)."""
+    big = float(np.max(np.abs(sf.A.data), initial=0.0)) if sf.A.nnz else 0.0
+    for q in sf.quad:
+        if q.base is not None:
+            if isinstance(q.base, np.ndarray):   # (a lazy kernel is not read for this)
+                big = max(big, 2.0 * abs(q.scale) * float(np.max(np.abs(q.base), initial=0.0)))
+        else:
+            big = max(big, 2.0 * float(np.max(np.abs(q.diag), initial=0.0)))
+    return big
 
 
 def _hessian(highspy, sf):
