@@ -145,3 +145,26 @@ def test_highs_is_never_handed_an_entry_it_aborts_on():
     primal = next(line for line in lines if line.startswith("soft_l2_primal"))
     assert primal == "soft_l2_primal refused numerical_error True"
     assert any(line.startswith("soft_l2_dual ") for line in lines)
+
+
+def test_a_separable_hard_margin_called_unbounded_is_numerical_trouble():
+    """Seed 11 of the agreement script as a hard margin: 19 distinct points on a line, rbf
+    kernel (positive definite: any labels are separable in its feature space). PIQP calls
+    the hard dual unbounded (DUAL_INFEASIBLE), which would mean no separating hyperplane;
+    the data are separable, so that is numerical trouble -- never reported as "unbounded"
+    (nor as NotSeparableError). The reference: the points are distinct, so the rbf Gram
+    matrix is positive definite in exact arithmetic (in float64 its smallest eigenvalues,
+    1e-12, are below round-off: the huge alphas the backends fail on)."""
+    require("piqp")
+    p = agreement().valid_problem(11)
+    X, y, params = p["X"], p["y"], dict(p["params"])
+    params.pop("C")
+    assert len(np.unique(X, axis=0)) == len(X)
+    try:
+        sol = _fit(X, y, formulation="hard_dual", solver="piqp", **params)
+    except sm.NotSeparableError:   # (a subclass of InfeasibleError)
+        pytest.fail("separable data refused as not separable")
+    except sm.SolveFailedError as exc:
+        assert exc.status == "numerical_error", exc.status
+        return
+    assert sol.status == "optimal" and np.all(y == sol.predict(X))   # (if PIQP ever solves it)

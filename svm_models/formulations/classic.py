@@ -676,6 +676,15 @@ def explain_failure(svm, status: str, message: str):
             "data are separable (an exact LP separates them): numerical trouble, e.g. badly "
             "scaled data needing a huge w; standardise the features or try another backend",
             Status.numerical_error)
+    if status == Status.unbounded and verify(svm.record) is None \
+            and not svm.record.extension_reason():
+        # separable: the hard primal has a solution, so its dual is bounded (PIQP's
+        # DUAL_INFEASIBLE on 19 points of an rbf kernel, found by benchmarks/agreement.py)
+        return SolveFailedError(
+            f"the solver reported the {svm.formulation} model unbounded ({message}), but the "
+            "data are separable (an exact LP separates them), so it has an optimum: numerical "
+            "trouble, e.g. a nearly singular kernel needing huge alphas; a soft margin with a "
+            "large C, or another backend", Status.numerical_error)
     return None
 
 
