@@ -230,17 +230,22 @@ def _solve_auto(model, svm, raise_on_failure: bool, state, options: dict) -> Sol
     final = (Status.time_limit, Status.infeasible, Status.infeasible_or_unbounded)
     tried: list[str] = []
     sol = failed = None
+    last = len(choices) - 1
     for k, (name, why) in enumerate(choices):
         left = None if seconds is None else seconds - (time.perf_counter() - t0)
         if k > 0 and left is not None and left <= 0:
             break
         opts = options if k == 0 or left is None else {**options, "time_limit": left}
-        try:
-            sol = solve(model, name, raise_on_failure=False, _state=state, **opts)
+        try:   # (the last one raises the backend's own typed error, as solver=name would)
+            sol = solve(model, name, raise_on_failure=raise_on_failure and k == last,
+                        _state=state, **opts)
             failed = None if sol.status is Status.optimal else sol.status
         except SolveFailedError as exc:
-            if isinstance(exc, InfeasibleError):
+            if isinstance(exc, InfeasibleError) or not tried:
                 raise
+            if k == last:
+                raise type(exc)(f"{exc} (solver='auto' tried {'; '.join(tried)}; then {name})",
+                                exc.status) from None
             sol, failed = None, Status(exc.status)
             tried.append(f"{name} ended {failed.value} ({exc})")
             if failed in final:

@@ -649,6 +649,7 @@ def explain_failure(svm, status: str, message: str):
     """The error for a failed hard margin: NotSeparableError when the LP says so; a solver
     that calls separable data infeasible is in numerical trouble (PIQP and Ipopt on 2-5
     points of size 1e-6, where the margin needs |w| ~ 1e6; found by fuzzing)."""
+    unchanged = verify(svm.record) is None and not svm.record.extension_reason()
     if not svm.formulation.startswith("hard"):
         # a soft margin is feasible by construction (alpha = 0; w = 0 with large slacks): an
         # "infeasible" on the formulation itself is numerical trouble (Ipopt's "local
@@ -656,7 +657,6 @@ def explain_failure(svm, status: str, message: str):
         # and it has an optimum: the primal's objective is at least 0, the 1-norm dual's alpha
         # lies in a box, the 2-norm dual's objective is strictly concave -- so "unbounded"
         # (Clarabel's DualInfeasible on a poly kernel of entries 1e19) is numerical trouble too
-        unchanged = verify(svm.record) is None and not svm.record.extension_reason()
         said = {Status.infeasible: "infeasible", Status.infeasible_or_unbounded: "infeasible",
                 Status.unbounded: "unbounded"}.get(status)
         if said is not None and unchanged:
@@ -676,8 +676,7 @@ def explain_failure(svm, status: str, message: str):
             "data are separable (an exact LP separates them): numerical trouble, e.g. badly "
             "scaled data needing a huge w; standardise the features or try another backend",
             Status.numerical_error)
-    if status == Status.unbounded and verify(svm.record) is None \
-            and not svm.record.extension_reason():
+    if status == Status.unbounded and unchanged:
         # separable: the hard primal has a solution, so its dual is bounded (PIQP's
         # DUAL_INFEASIBLE on 19 points of an rbf kernel, found by benchmarks/agreement.py)
         return SolveFailedError(

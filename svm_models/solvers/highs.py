@@ -184,13 +184,16 @@ def _has_recession_direction(sf) -> bool:
 def _largest_entry(sf) -> float:
     """The largest |entry| of the row matrix and of the Hessian HiGHS would be given (twice a
     block's matrix: HiGHS minimises c'x + x'Qx/2)."""
-    big = float(np.max(np.abs(sf.A.data), initial=0.0)) if sf.A.nnz else 0.0
+    def largest(a) -> float:   # (max and min: no |a| copy of an l x l block on each solve)
+        return max(float(np.max(a)), -float(np.min(a))) if np.size(a) else 0.0
+
+    big = largest(sf.A.data)
     for q in sf.quad:
         if q.base is not None:
             if isinstance(q.base, np.ndarray):   # (a lazy kernel is not read for this)
-                big = max(big, 2.0 * abs(q.scale) * float(np.max(np.abs(q.base), initial=0.0)))
+                big = max(big, 2.0 * abs(q.scale) * largest(q.base))
         else:
-            big = max(big, 2.0 * float(np.max(np.abs(q.diag), initial=0.0)))
+            big = max(big, 2.0 * largest(q.diag))
     return big
 
 
