@@ -52,49 +52,79 @@ def from_pyomo(model) -> StandardForm:
     Raises :class:`NotQuadratic` for non-polynomial terms or not exactly one active
     objective, :class:`NotConvex` for a quadratic part that is not convex.
     """
-    from pyomo.repn.standard_repn import generate_standard_repn
-
     objs = list(model.component_data_objects(Objective, active=True, descend_into=True))
     if len(objs) != 1:
         raise NotQuadratic(f"the model must have exactly one active objective; it has {len(objs)}")
     cons = list(model.component_data_objects(Constraint, active=True, descend_into=True))
-    index: dict[int, int] = {}
-    var_datas: list = []
+    variables = _Variables()
+    obj = objs[0]
+    o_const, o_lin, o_quad = variables.read(obj.expr, f"the objective {obj.name!r}")
+    lin_rows, quad_rows = _read_rows(cons, variables)
+    for v in model.component_data_objects(Var, active=True, descend_into=True):
+        if not v.fixed:
+            variables.pos(v)
+    var_datas = variables.datas
+    n = len(var_datas)
+    lx, ux = bounds(var_datas)
+    sense = 1 if obj.sense == 1 else -1
+    c, o_const, quad = _objective(obj, sense, o_const, o_lin, o_quad, n)
+    A = _linear_matrix(lin_rows, n)
+    qrows, cones = _quadratic_rows(quad_rows, lx, ux, n)
+    sf = StandardForm(sense=sense, c=c, const=o_const, quad=quad, A=A,
+                      lA=np.array([r[2] for r in lin_rows]), uA=np.array([r[3] for r in lin_rows]),
+                      lx=lx, ux=ux, qrows=qrows, var_datas=var_datas,
+                      row_datas=[r[0] for r in lin_rows], cones=cones)
+    sf.problem_class = sf.classify()
+    return sf
 
-    def pos(v):
-        k = index.get(id(v))
+
+class _Variables:
+    """The model's variables in the order they are first met: their positions in ``x``."""
+
+    def __init__(self):
+        self.index: dict[int, int] = {}
+        self.datas: list = []
+
+    def pos(self, v) -> int:
+        """The position of the variable data ``v``, given the next free one when first met."""
+        k = self.index.get(id(v))
         if k is None:
-            k = index[id(v)] = len(var_datas)
-            var_datas.append(v)
+            k = self.index[id(v)] = len(self.datas)
+            self.datas.append(v)
         return k
 
-    def read(expr, what):
+    def read(self, expr, what):
+        """``(constant, [(pos, coef)], [(pos_a, pos_b, coef)])`` of a linear or quadratic
+        expression; :class:`NotQuadratic` (naming ``what``) for any other."""
+        from pyomo.repn.standard_repn import generate_standard_repn
+
         repn = generate_standard_repn(expr, quadratic=True, compute_values=True)
         if repn.nonlinear_expr is not None:
             raise NotQuadratic(f"{what} is not linear or quadratic")
-        lin = [(pos(v), float(c)) for v, c in zip(repn.linear_vars, repn.linear_coefs)]
-        quad = [(pos(a), pos(b), float(c))
+        lin = [(self.pos(v), float(c)) for v, c in zip(repn.linear_vars, repn.linear_coefs)]
+        quad = [(self.pos(a), self.pos(b), float(c))
                 for (a, b), c in zip(repn.quadratic_vars, repn.quadratic_coefs)]
         return float(repn.constant), lin, quad
 
-    obj = objs[0]
-    o_const, o_lin, o_quad = read(obj.expr, f"the objective {obj.name!r}")
+
+def _read_rows(cons, variables):
+    """The constraints, each with its bounds less its body's constant: the linear ones with a
+    finite bound as ``(cd, lin, lo, up)``, the quadratic ones as ``(cd, lin, quad, lo, up)``."""
     lin_rows, quad_rows = [], []
     for cd in cons:
-        const, lin, quad = read(cd.body, f"constraint {cd.name!r}")
+        const, lin, quad = variables.read(cd.body, f"constraint {cd.name!r}")
         lo = -INF if cd.lower is None else float(pyo_value(cd.lower)) - const
         up = INF if cd.upper is None else float(pyo_value(cd.upper)) - const
         if quad:
             quad_rows.append((cd, lin, quad, lo, up))
         elif np.isfinite(lo) or np.isfinite(up):
             lin_rows.append((cd, lin, lo, up))
-    for v in model.component_data_objects(Var, active=True, descend_into=True):
-        if not v.fixed:
-            pos(v)
-    n = len(var_datas)
-    lx, ux = bounds(var_datas)
+    return lin_rows, quad_rows
 
-    sense = 1 if obj.sense == 1 else -1
+
+def _objective(obj, sense, o_const, o_lin, o_quad, n):
+    """``(c, const, quad)`` of the objective as a minimisation; :class:`NotConvex` if its
+    quadratic form is not convex for its sense."""
     c = np.zeros(n)
     for k, a in o_lin:
         c[k] += a
@@ -112,11 +142,21 @@ def from_pyomo(model) -> StandardForm:
         quad = [QuadBlock(idx, matrix=M)]
     if sense == -1:
         c, o_const = -c, -o_const
+    return c, o_const, quad
+
+
+def _linear_matrix(lin_rows, n) -> sp.csr_matrix:
+    """The sparse matrix of the linear rows over the n variables."""
     rr, cc, vv = [], [], []
     for r, (_, lin, _, _) in enumerate(lin_rows):
         for k, a in lin:
             rr.append(r); cc.append(k); vv.append(a)
-    A = sp.csr_matrix((vv, (rr, cc)), shape=(len(lin_rows), n))
+    return sp.csr_matrix((vv, (rr, cc)), shape=(len(lin_rows), n))
+
+
+def _quadratic_rows(quad_rows, lx, ux, n):
+    """``(qrows, cones)``: each one-sided quadratic row as ``q(x) <= u``, classified by
+    :func:`_classify_row`; :class:`NotConvex` for an equality or two-sided one."""
     qrows, cones = [], []
     for cd, lin, quad_terms, lo, up in quad_rows:
         a = np.zeros(n)
@@ -133,12 +173,7 @@ def from_pyomo(model) -> StandardForm:
         M = sign * M
         row = _classify_row(cd, idx, M, a, u, sign, lx, ux, n)
         (cones if isinstance(row, Cone) else qrows).append(row)
-    sf = StandardForm(sense=sense, c=c, const=o_const, quad=quad, A=A,
-                      lA=np.array([r[2] for r in lin_rows]), uA=np.array([r[3] for r in lin_rows]),
-                      lx=lx, ux=ux, qrows=qrows, var_datas=var_datas,
-                      row_datas=[r[0] for r in lin_rows], cones=cones)
-    sf.problem_class = sf.classify()
-    return sf
+    return qrows, cones
 
 
 def _local_matrix(terms) -> tuple[np.ndarray, np.ndarray]:
