@@ -291,7 +291,14 @@ def _attempts(svm, opts: SolverOptions, structured: bool = False):
 def _has_dense_block(svm) -> bool:
     """Whether the formulation's quadratic form is a dense kernel block (a dual built in the
     dense form), where :func:`~svm_models.model.scaling.diagonal_scaling` applies."""
-    return svm.facts.get("quad_form") == "dense"
+    return _quad_form(svm) == "dense"
+
+
+def _quad_form(svm):
+    """The quadratic form a classic dual was built in ("dense" or "factor"; None for the other
+    families): ``facts`` is a dict or a family's typed facts, with or without ``quad_form``."""
+    facts = svm.facts
+    return facts.get("quad_form") if isinstance(facts, dict) else getattr(facts, "quad_form", None)
 
 
 def _worth_retrying(svm, info, why) -> bool:
@@ -331,9 +338,7 @@ def _solve_once(model, solver, svm, f, opts, asked: SolverOptions, state):
     if info.status is not Status.optimal:
         return info, None, None
     tol = info.retry.get("tol", opts.tol) if info.retry else opts.tol
-    ctx = Context(solver=info.solver, interface=info.interface, path=info.path, time=info.time,
-                  status=info.status, tol=tol, duals=info.duals, verified=info.verified,
-                  reason=info.unproved, objective=info.objective, certify_tol=asked.tolerance)
+    ctx = info.context(tol, certify_tol=asked.tolerance)
     sol = f.extractor(svm.block, ctx)
     if info.path_reason is not None:
         sol.extra["general_path_reason"] = info.path_reason
@@ -474,7 +479,7 @@ def fit(X, y, formulation: str = "soft_l1_dual", solver: str = "auto", **params)
             failures.append(f"then {said}: {exc}")
             continue
         if sol.status is Status.optimal:
-            was = the_svm_block(model)._svm.facts.get("quad_form")
+            was = _quad_form(the_svm_block(model)._svm)
             first_try = f"quad_form={was!r}" if key == "retry_quad_form" else f.name
             sol.extra[key] = f"{first_try} failed ({status}); solved {said}"
             return sol
@@ -511,7 +516,7 @@ def _fallbacks(model, f, params: dict, status, solver: str) -> list[tuple]:
         return []
     svm = the_svm_block(model)._svm
     out = []
-    form = svm.facts.get("quad_form")
+    form = _quad_form(svm)
     if "quad_form" in f.params and form in ("dense", "factor"):
         other = {"dense": "factor", "factor": "dense"}[form]
         out.append((f.name, {**params, "quad_form": other}, "retry_quad_form",

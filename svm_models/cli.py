@@ -12,8 +12,9 @@
 DATA is a CSV file (comma-separated, header row optional, ``#`` lines skipped; the labels in
 the last column unless ``--label-column`` names another, by header name or index) or an NPZ
 file with arrays ``X`` and ``y``. Model flags: ``--formulation``, ``--solver``, ``--kernel``,
-``--C``, ``--gamma``, ``--degree``, ``--coef0``, ``--lam`` (only those the formulation takes),
-``--tol``, ``--time-limit``. Exit status: 0 done, 1 a solve failed, 2 bad input; an error is
+one per declared parameter of the formulations (``--C``, ``--gamma``, ``--degree``, ``--coef0``,
+``--kernel-rank``, ``--quad-form``, ``--form``, ``--lam``, ``--radius``: only those the
+formulation takes, checked as a fit checks them), ``--tol``, ``--time-limit``. Exit status: 0 done, 1 a solve failed, 2 bad input; an error is
 one line on stderr.
 """
 
@@ -327,24 +328,35 @@ def load_features(path: str, n_features: int):
 # ---------------------------------------------------------------------------------------
 # Models: choosing, certifying, saving
 
-#: the model flags and the formulation parameters they set
-MODEL_FLAGS = ("C", "kernel", "gamma", "degree", "coef0", "lam")
+def _flagged():
+    """The parameters the command line sets, as flags: every hyperparameter with a flag
+    (``Param.flag``; not ``kernels``, ``pairs`` or ``g_bounds``, which are arrays or lists)."""
+    from .formulations import hyperparameters
+    from .formulations.params import PARAMS
+
+    return [PARAMS[n] for n in hyperparameters() if PARAMS[n].flag is not None]
+
+
+#: the model flags and the formulation parameters they set (derived from the parameters'
+#: declarations, :mod:`svm_models.formulations.params`)
+MODEL_FLAGS = tuple(p.name for p in _flagged())
+
+
 def _model_params(args, f) -> dict:
-    """The formulation parameters given by flags (ParameterError for one it does not take)."""
+    """The formulation parameters given by flags, checked as a fit checks them
+    (:func:`svm_models.formulations.check_params`: ParameterError for one it does not take, a
+    value outside its domain, or a kernel parameter the kernel does not use)."""
+    from .formulations import check_params
+    from .formulations.params import PARAMS
+
     given = {k: getattr(args, k) for k in MODEL_FLAGS if getattr(args, k, None) is not None}
     refused = [k for k in given if k not in f.params]
     if refused:
-        takes = [f"--{k}" for k in MODEL_FLAGS if k in f.params]
+        takes = [PARAMS[k].option for k in MODEL_FLAGS if k in f.params]
         raise ParameterError(
-            f"{f.name} takes no {', '.join('--' + k for k in refused)}; its flags are "
+            f"{f.name} takes no {', '.join(PARAMS[k].option for k in refused)}; its flags are "
             f"{', '.join(takes) or 'none'} (see 'svm-models formulations show {f.name}')")
-    if isinstance(given.get("gamma"), str) and _is_number(given["gamma"]):
-        given["gamma"] = float(given["gamma"])
-    if "kernel" in f.params:
-        from .methods.cv import check_kernel_params
-
-        check_kernel_params(given, "drop the flag, or choose a kernel that uses it")
-    return given
+    return check_params(f.name, given)
 
 
 def _solver(name: str | None, f) -> str:
@@ -580,10 +592,19 @@ def cmd_formulations(args) -> int:
     doc = inspect.cleandoc(f.builder.__doc__ or "")
     print(f"{f.name}: {f.summary}\n"
           f"problem class: {f.problem_class}\n"
-          f"parameters: {', '.join(f.params) or 'none'}\n"
+          f"parameters:{_parameter_lines(f) or ' none'}\n"
           f"backends that take it: {', '.join(takes)} (installed here: "
           f"{', '.join(here) or 'none'})\n\n{doc}")
     return 0
+
+
+def _parameter_lines(f) -> str:
+    """One line per parameter of ``f``: name, default, the values it takes, its flag."""
+    defaults = f.defaults
+    return "".join(
+        f"\n  {p.name} = {defaults[p.name]!r}: {p.domain}"
+        + (f" ({p.option})" if p.flag is not None and p.hyperparameter else "")
+        for p in f.spec)
 
 
 # ---------------------------------------------------------------------------------------
@@ -596,13 +617,9 @@ def _model_flags(p, *, with_C: bool = True) -> None:
     p.add_argument("--solver", help="backend (default: auto, the fastest installed backend "
                                     "that takes the model: libsvm for the classic duals, then "
                                     "piqp, clarabel, highs, ipopt, ...)")
-    p.add_argument("--kernel", help="linear, poly, rbf or precomputed (default: linear)")
-    if with_C:
-        p.add_argument("--C", type=float, help="soft-margin parameter")
-    p.add_argument("--gamma", help="kernel width: a number, 'scale' or 'auto'")
-    p.add_argument("--degree", type=int, help="polynomial kernel degree")
-    p.add_argument("--coef0", type=float, help="poly kernel constant")
-    p.add_argument("--lam", type=float, help="radius weight (radius-margin SVMs)")
+    for prm in _flagged():   # --C, --kernel, --gamma, ...: one per declared parameter
+        if with_C or prm.name != "C":
+            p.add_argument(prm.option, dest=prm.name, type=prm.flag, help=prm.doc)
     p.add_argument("--tol", type=float, help="solver tolerance")
     p.add_argument("--time-limit", type=float, help="seconds allowed for each solve")
     p.add_argument("--label-column", help="CSV label column: header name or index (default: last)")

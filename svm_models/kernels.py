@@ -155,41 +155,64 @@ def kernel_from_dict(d: dict):
     return Kernel(**d)
 
 
-def make_kernel(kernel="linear", X: np.ndarray | None = None, *, gamma="scale", degree=3,
-                coef0=0.0) -> Kernel:
-    """Resolve a kernel name and scikit-learn style parameters against training data ``X``."""
-    if isinstance(kernel, Kernel):
-        return kernel
+def check_kernel_name(kernel) -> str:
+    """``kernel`` when it is one of :data:`KERNELS`, or ParameterError (naming the closest)."""
     if not isinstance(kernel, str) or kernel not in KERNELS:
         import difflib
 
         close = difflib.get_close_matches(str(kernel), KERNELS, n=1)
         hint = f" (did you mean {close[0]!r}?)" if close else ""
         raise ParameterError(f"unknown kernel {kernel!r}{hint}; choose one of {', '.join(KERNELS)}")
-    if kernel in ("linear", "precomputed"):
-        return Kernel(name=kernel)
+    return kernel
+
+
+def check_gamma(gamma):
+    """``gamma`` as a finite positive float, or the string ``"scale"`` or ``"auto"`` (resolved
+    against the data by :func:`make_kernel`); ParameterError otherwise."""
     if isinstance(gamma, str):
+        if gamma in ("scale", "auto"):
+            return gamma
+    elif not isinstance(gamma, (bool, np.bool_)) and isinstance(gamma, (int, float, np.number)):
+        g = float(gamma)
+        if np.isfinite(g) and g > 0:
+            return g
+    raise ParameterError(f"gamma must be a positive number, 'scale' or 'auto'; got {plain(gamma)!r}")
+
+
+def check_degree(degree) -> int:
+    """The poly kernel's ``degree`` as a positive int, or ParameterError."""
+    if (isinstance(degree, (bool, str)) or not isinstance(degree, (int, float, np.number))
+            or not np.isfinite(degree) or int(degree) != degree or degree < 1):
+        raise ParameterError(f"degree must be a positive integer; got {plain(degree)!r}")
+    return int(degree)
+
+
+def check_coef0(coef0) -> float:
+    """The poly kernel's ``coef0`` as a finite float, or ParameterError."""
+    if (isinstance(coef0, (bool, str)) or not isinstance(coef0, (int, float, np.number))
+            or not np.isfinite(coef0)):
+        raise ParameterError(f"coef0 must be a finite number; got {plain(coef0)!r}")
+    return float(coef0)
+
+
+def make_kernel(kernel="linear", X: np.ndarray | None = None, *, gamma="scale", degree=3,
+                coef0=0.0) -> Kernel:
+    """Resolve a kernel name and scikit-learn style parameters against training data ``X``."""
+    if isinstance(kernel, Kernel):
+        return kernel
+    if check_kernel_name(kernel) in ("linear", "precomputed"):
+        return Kernel(name=kernel)
+    g = check_gamma(gamma)
+    if isinstance(g, str):
         if X is None:
             raise ParameterError(f"gamma={plain(gamma)!r} needs the training data to be resolved")
-        if gamma == "scale":
+        if g == "scale":
             var = float(X.var())
             g = 1.0 / (X.shape[1] * var) if var > 0 else 1.0
-        elif gamma == "auto":
-            g = 1.0 / X.shape[1]
         else:
-            raise ParameterError("gamma must be a positive number, 'scale' or 'auto'; "
-                                 f"got {plain(gamma)!r}")
-    else:
-        g = float(gamma)
-        if not np.isfinite(g) or g <= 0:
-            raise ParameterError(f"gamma must be positive; got {plain(gamma)!r}")
+            g = 1.0 / X.shape[1]
     if kernel == "poly":
-        if (isinstance(degree, (bool, str)) or not isinstance(degree, (int, float, np.number))
-                or not np.isfinite(degree) or int(degree) != degree or degree < 1):
-            raise ParameterError(f"degree must be a positive integer; got {plain(degree)!r}")
-        if (isinstance(coef0, (bool, str)) or not isinstance(coef0, (int, float, np.number))
-                or not np.isfinite(coef0)):
-            raise ParameterError(f"coef0 must be a finite number; got {plain(coef0)!r}")
+        degree, coef0 = check_degree(degree), check_coef0(coef0)
     return Kernel(name=kernel, gamma=g, degree=int(degree), coef0=float(coef0))
 
 

@@ -123,7 +123,7 @@ def test_unknown_kernel():
 
 @pytest.mark.parametrize("gamma", [0, -1.0, float("nan")])
 def test_bad_gamma(gamma):
-    with pytest.raises(sm.ParameterError, match="gamma must be positive"):
+    with pytest.raises(sm.ParameterError, match="gamma must be a positive number"):
         _fit(TOY_X, TOY_Y, kernel="rbf", gamma=gamma)
 
 

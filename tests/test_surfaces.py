@@ -144,7 +144,7 @@ def test_messages_show_plain_numbers():
         (lambda: SVMClassifier(solver="highs").fit(X, np.full(len(y), 7)),
          DataError, "y has 1 class (7)"),
         (lambda: sm.fit(X, y, kernel="rbf", gamma=np.float64(-1.5), solver="highs"),
-         ParameterError, "gamma must be positive; got -1.5"),
+         ParameterError, "gamma must be a positive number, 'scale' or 'auto'; got -1.5"),
         (lambda: sm.fit(X, y, kernel="poly", degree=np.int64(0), solver="highs"),
          ParameterError, "degree must be a positive integer; got 0"),
         (lambda: sm.fit_path(X, y, np.array([-1.0, 1.0]), solver="highs"),

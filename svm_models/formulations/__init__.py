@@ -6,15 +6,24 @@ builder and no builder imports the registry. Each family module provides its bui
 ``extract(block, ctx)`` that turns a solved block into a
 :class:`~svm_models.solution.Solution`, and optionally ``check_before_solve(svm, ...)`` and
 ``explain_failure(svm, status, message)`` (the hard margin's separability check).
+
+What each builder parameter is -- its meaning, domain, the kernels that use it, its
+command-line flag -- is declared once in :mod:`svm_models.formulations.params`
+(:attr:`Formulation.spec`); its default is the builder's signature
+(:attr:`Formulation.defaults`). :func:`check_params` checks a fit's hyperparameters against
+them before anything is built.
 """
 
 from __future__ import annotations
 
 import importlib
+import inspect
+import numbers
 from dataclasses import dataclass
 from types import ModuleType
 
-from ..errors import ParameterError
+from ..errors import ParameterError, plain
+from .params import PARAMS, Param
 
 PROBLEM_CLASSES = ("LP", "QP", "SOCP", "QCQP", "NLP")
 
@@ -99,6 +108,18 @@ class Formulation:
         l(l-1)/2 of them)."""
         return self.family == "radius_margin" and self.form == "dual"
 
+    @property
+    def spec(self) -> tuple[Param, ...]:
+        """Its parameters, declared (:mod:`svm_models.formulations.params`: meaning, domain,
+        the kernels that use each, the command-line flag), in the builder's order."""
+        return tuple(PARAMS[p] for p in self.params)
+
+    @property
+    def defaults(self) -> dict:
+        """Each parameter's default, read from the builder's signature (one place)."""
+        sig = inspect.signature(self.builder).parameters
+        return {p: sig[p].default for p in self.params}
+
     def load(self) -> ModuleType:
         return importlib.import_module(f"{__name__}.{self.module}")
 
@@ -157,13 +178,13 @@ TABLE: dict[str, Formulation] = {f.name: f for f in [
                 ("C", "lam", "pairs")),
     Formulation("rsvm_plus_kernel", "radius_margin", "primal", "QP", "radius_margin",
                 "Kernelized R-SVM+ by the representer theorem: compact radius (QP, default) "
-                "or literal pairwise rows (QCQP).", ("C", "lam", "radius") + _KERNEL),
+                "or literal pairwise rows (QCQP).", ("C", "lam") + _KERNEL + ("radius",)),
 ]}
 
 
 #: builder parameters that are not hyperparameters: per-point data (``sample_weight``) and
 #: the size limit ``fit`` sets for the backend (``max_vars``)
-NOT_HYPERPARAMETERS = ("max_vars", "sample_weight")
+NOT_HYPERPARAMETERS = tuple(p.name for p in PARAMS.values() if not p.hyperparameter)
 
 
 def hyperparameters() -> tuple[str, ...]:
@@ -191,3 +212,51 @@ def get(name: str) -> Formulation:
         hint = f" (did you mean {close[0]!r}?)" if close else ""
         raise ParameterError(
             f"unknown formulation {name!r}{hint}; registered: {', '.join(TABLE)}") from None
+
+
+def check_params(formulation: str, given: dict) -> dict:
+    """The hyperparameters in ``given`` that are set (not None), checked against the
+    formulation's declared parameters (:attr:`Formulation.spec`): one it does not take, a value
+    outside its domain, or a kernel parameter the kernel does not use is a
+    :class:`~svm_models.errors.ParameterError` (never ignored). ``C=inf`` for a radius-margin
+    SVM becomes its hard margin (``C=None``)."""
+    f = get(formulation)
+    given = {k: v for k, v in given.items() if v is not None}
+    if "kernel" not in f.params and given.get("kernel") == "linear":
+        del given["kernel"]  # a linear-only formulation: that is what it solves
+    unknown = sorted(set(given) - set(f.params))
+    if unknown:
+        takes = [p for p in hyperparameters() if p in f.params]
+        hint = ""
+        if "C" in unknown and f.learns_C:
+            hint = " C tuning learns C (read C_ after fit)."
+        elif "C" in unknown and f.hard_margin:
+            hint = " The hard margin has no C: choose a soft-margin formulation for one."
+        elif "kernel" in unknown:
+            hint = (f" {formulation} is linear only: for kernel={given['kernel']!r} choose "
+                    "formulation='rsvm_plus_kernel', or 'rsvm_mu_plus' with kernels=[...].")
+        raise ParameterError(
+            f"formulation {formulation!r} takes no {', '.join(unknown)} (it takes "
+            f"{', '.join(takes) or 'none'}); leave {'them' if len(unknown) > 1 else 'it'} "
+            f"None.{hint}")
+    for name, value in given.items():
+        if PARAMS[name].check is not None:
+            PARAMS[name].check(value, given)
+    check_kernel_params(given, "leave it None, or in a grid search give one grid per kernel")
+    C = given.get("C")
+    if f.C_none_is_hard and isinstance(C, numbers.Real) and C == float("inf"):
+        given["C"] = None  # the radius-margin builders' hard margin
+    return given
+
+
+def check_kernel_params(given: dict, way_out: str) -> None:
+    """ParameterError for a kernel parameter in ``given`` that its kernel (``given["kernel"]``,
+    default linear) does not use (:attr:`Param.kernels`): ``gamma`` with a linear kernel would
+    be silently ignored."""
+    kernel = given.get("kernel", "linear")
+    for name in given:
+        uses = PARAMS[name].kernels if name in PARAMS else ()
+        if uses and kernel not in uses:
+            raise ParameterError(
+                f"{name}={plain(given[name])!r} has no effect with kernel={kernel!r} (it is used "
+                f"by kernel {' or '.join(map(repr, uses))}); {way_out}")

@@ -82,6 +82,7 @@ from ..model.pieces import (
     add_balance,
     add_factor_rows,
     add_points,
+    check_choice,
     declare_factor,
     new_block,
     prepare,
@@ -100,9 +101,9 @@ from ..tolerances import (
     alpha_scale,
     support_threshold,
 )
+from .params import FORMS
 
 VARIANTS = ("standard", "general", "general_nonneg")
-FORMS = ("auto", "norm", "quadratic")
 
 
 # ---------------------------------------------------------------------------------------
@@ -139,6 +140,28 @@ class GRange:
         if self.lam_max is None:
             raise ValueError("eigenvalues were not computed")
         return self.l * self.lam_max / (self.l * self.lam_max - self.r)
+
+
+@dataclass(frozen=True)
+class CTuningFacts:
+    """What a C-tuning builder leaves in ``BuiltSVM.facts`` for :func:`extract` and the hooks."""
+
+    #: the variant ("standard", "general", "general_nonneg"); the form ("norm" or "quadratic")
+    variant: str
+    form: str
+    #: l, the number of training points, and r = trace(K)
+    l: int
+    r: float
+    #: the ends of the g range of the model
+    g_lo: float
+    g_hi: float
+    #: K's extreme eigenvalues and its PSD range [g_min, g_max] (None: not computed, g in [0, 1])
+    lam_min: float | None = None
+    lam_max: float | None = None
+    g_min: float | None = None
+    g_max: float | None = None
+    #: the norm form's factor coordinates, "eigen" or "cholesky" (None: the quadratic form)
+    coordinates: str | None = None
 
 
 def _identity_error(c: float) -> DataError:
@@ -333,8 +356,7 @@ def build_c_tuning(X, y, variant: str = "standard", *, kernel="linear", gamma="s
     """Fill ``block`` (or a new ConcreteModel) with the C-tuning problem of ``variant``."""
     if variant not in VARIANTS:
         raise ParameterError(f"variant must be one of {', '.join(VARIANTS)}; got {variant!r}")
-    if form not in FORMS:
-        raise ParameterError(f"form must be one of {', '.join(FORMS)}; got {form!r}")
+    check_choice("form", form, FORMS)
     norm = form != "quadratic"
     data, kern, K = prepare(X, y, kernel=kernel, gamma=gamma, degree=degree, coef0=coef0,
                             need_gram=True)
@@ -355,14 +377,11 @@ def build_c_tuning(X, y, variant: str = "standard", *, kernel="linear", gamma="s
     apos = layout.add(b.alpha)
     alist = list(b.alpha.values())
     rows = [add_balance(b, layout, b.alpha, yv)]
-    facts = {"variant": variant, "g_lo": g_lo, "g_hi": g_hi, "r": r, "l": l, "form": "norm",
-             "lam_min": rng.lam_min, "lam_max": rng.lam_max,
-             "g_min": rng.g_min if rng.lam_min is not None else None,
-             "g_max": rng.g_max if rng.lam_max is not None else None}
+    coordinates = None
     if norm:
         frows, cones, spos, eigen = _build_norm(b, layout, data, K, rng, g_lo, g_hi)
         rows = frows + rows
-        facts["coordinates"] = "eigen" if eigen else "cholesky"
+        coordinates = "eigen" if eigen else "cholesky"
         b.objective = pyo.Objective(
             expr=linear_form(np.ones(l), alist) - 0.5 * b.s ** 2, sense=pyo.maximize,
             doc="e'alpha - s^2/2: the 2-norm soft-margin dual at the worst g of the range")
@@ -371,7 +390,6 @@ def build_c_tuning(X, y, variant: str = "standard", *, kernel="linear", gamma="s
                         quadratic=[QuadTerm(QuadBlock(spos, diag=np.ones(1)), Scale(-0.5))],
                         rows=rows, cones=cones, problem_class="SOCP").seal()
     else:
-        facts["form"] = "quadratic"
         b.t = pyo.Var(initialize=0.0,
                       doc="t >= alpha'G(M(g))alpha at both ends of the g range")
         tpos = layout.add(b.t)
@@ -402,6 +420,11 @@ def build_c_tuning(X, y, variant: str = "standard", *, kernel="linear", gamma="s
         record = Record(block=b, variables=layout.variables, objective=b.objective, sense=-1,
                         linear=[LinearTerm(apos, 1.0), LinearTerm(tpos, c_t)], rows=rows,
                         quad_rows=qrows, problem_class="QCQP").seal()
+    facts = CTuningFacts(variant=variant, form="norm" if norm else "quadratic", l=l, r=r,
+                         g_lo=g_lo, g_hi=g_hi, lam_min=rng.lam_min, lam_max=rng.lam_max,
+                         g_min=rng.g_min if rng.lam_min is not None else None,
+                         g_max=rng.g_max if rng.lam_max is not None else None,
+                         coordinates=coordinates)
     b._svm = BuiltSVM(formulation=name, data=data, kernel=kern, block=b, record=record, K=K,
                       facts=facts)
     return b
@@ -697,8 +720,8 @@ def extract(block, ctx) -> Solution:
     facts = svm.facts
     data, K = svm.data, svm.K
     y, l = data.y, data.n_points
-    r, g_lo, g_hi = facts["r"], facts["g_lo"], facts["g_hi"]
-    norm = facts["form"] == "norm"
+    r, g_lo, g_hi = facts.r, facts.g_lo, facts.g_hi
+    norm = facts.form == "norm"
     alpha = np.clip(var_array(block.alpha), 0.0, None)
     t = float(block.s.value) ** 2 if norm else float(block.t.value)
     ya = y * alpha
@@ -709,9 +732,9 @@ def extract(block, ctx) -> Solution:
     q_lo = (1.0 - g_lo) * qK + g_lo * qI
     thr = support_threshold(alpha_scale(alpha), ctx.tol)
     support = np.flatnonzero(alpha > thr)
-    extra: dict = {"variant": facts["variant"], "form": facts["form"], "r": r,
-                   "lam_min": facts["lam_min"], "lam_max": facts["lam_max"],
-                   "g_min": facts["g_min"], "g_max": facts["g_max"],
+    extra: dict = {"variant": facts.variant, "form": facts.form, "r": r,
+                   "lam_min": facts.lam_min, "lam_max": facts.lam_max,
+                   "g_min": facts.g_min, "g_max": facts.g_max,
                    "t": t, "q_hi": q_hi, "q_lo": q_lo, "support_threshold": thr}
 
     g_mult = _g_from_multipliers(block, ctx, norm, g_lo, g_hi, extra)
@@ -762,7 +785,6 @@ def extract(block, ctx) -> Solution:
     if C is not None:
         extra["soft_l2_objective_at_C"] = dual_obj * wK   # the same SVM in the scale of K + I/C
     extra["margin_M"] = 1.0 / np.sqrt(aGMa) if aGMa > 0 else None
-    x = np.array([vd.value for vd in svm.record.var_datas()], dtype=float)
     objective = block_objective(svm, block, ctx)
     diag = {}
     if ctx.verified:
@@ -832,8 +854,7 @@ def _choose_g(t, q_hi, q_lo, g_kkt, g_mult, g_lo, g_hi, tol, extra: dict) -> tup
 def explain_failure(svm, status: Status, message: str):
     """A solve of the norm (cone) form that ran out of time or iterations: say that the
     quadratic form is the one SCIP and Ipopt do well on (``fit`` builds it for them)."""
-    if svm.facts.get("form") == "norm" and status in (Status.time_limit,
-                                                      Status.iteration_limit):
+    if svm.facts.form == "norm" and status in (Status.time_limit, Status.iteration_limit):
         return SolveFailedError(
             f"the solver stopped without an optimal solution: {status.value} ({message}). "
             "This model is in the norm (second-order cone) form; SCIP, which branches on the "

@@ -62,6 +62,7 @@ of the R-SVM_mu+ gradient, the compact form, the Lemma 1 counterexample).
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from types import SimpleNamespace
 
 import numpy as np
@@ -72,8 +73,15 @@ from ..data import validate
 from ..errors import InfeasibleError, ParameterError, plain
 from ..kernels import Kernel, KernelSum, factor, kernel_factor, make_kernel
 from ..model.built import BuiltSVM
-from ..model.families import add_pair_family, all_pairs, column_blocks, farthest_pairs, pair_sqdist
-from ..model.forms import Cone, QuadBlock, QuadRow
+from ..model.families import (
+    PairFamily,
+    add_pair_family,
+    all_pairs,
+    column_blocks,
+    farthest_pairs,
+    pair_sqdist,
+)
+from ..model.forms import HARD, SOFT_L1, Cone, QuadBlock, QuadRow
 from ..model.lazy import LazyConstraint, diagonal_quadratic_form, linear_form
 from ..model.pieces import (
     Layout,
@@ -81,6 +89,7 @@ from ..model.pieces import (
     add_C,
     add_margin,
     add_points,
+    check_choice,
     check_positive,
     new_block,
     place,
@@ -92,10 +101,32 @@ from ..postprocess import bias_from_kkt, block_objective, polish_dual, var_array
 from ..solution import RadiusDetails, Solution
 from ..status import Status
 from ..tolerances import ACTIVE_MARGIN_REL, alpha_scale, support_threshold
+from .params import PAIRS, RADIUS
 
-PAIRS = ("all", "seed")
-RADIUS = ("compact", "pairwise")
 INF = float("inf")
+
+
+@dataclass(frozen=True, eq=False)
+class RadiusFacts:
+    """What a radius-margin builder leaves in ``BuiltSVM.facts`` for :func:`extract` and the
+    hooks; the fields a variant does not use are None."""
+
+    #: the builder ("mu_plus", "plus_primal", "plus_dual", "kernel"); its C (None: hard margin)
+    variant: str
+    C: float | None
+    #: the feature blocks Phi_k (X's columns or the kernels' factors) and, mu_plus, their widths
+    features: list[np.ndarray] | None = field(default=None, repr=False)
+    sizes: list[int] | None = None
+    #: mu_plus: the resolved kernels (None: the features are the columns of X)
+    kernels: list[Kernel] | None = None
+    #: mu_plus, plus_primal: the radius pair family (it grows under constraint generation)
+    family: PairFamily | None = field(default=None, repr=False)
+    #: plus_dual: the pairs (I[p], J[p]) of beta and their squared distances D[p, k]
+    I: np.ndarray | None = field(default=None, repr=False)
+    J: np.ndarray | None = field(default=None, repr=False)
+    D: np.ndarray | None = field(default=None, repr=False)
+    #: kernel: the radius form ("compact" or "pairwise")
+    radius: str | None = None
 
 
 # ---------------------------------------------------------------------------------------
@@ -362,8 +393,8 @@ def rsvm_mu_plus(X, y, *, C=1.0, lam=1.0, kernels=None, pairs="all", block=None)
     fam = _radius_family(b, record, mupos, features, I0, J0)
     b._svm = BuiltSVM(formulation=name, data=data, kernel=_kernel_for(kern_list), block=b,
                       record=record,
-                      facts={"variant": "mu_plus", "features": features, "sizes": sizes,
-                             "kernels": kern_list, "family": fam, "C": C})
+                      facts=RadiusFacts(variant="mu_plus", C=C, features=features, sizes=sizes,
+                                        kernels=kern_list, family=fam))
     return b
 
 
@@ -450,8 +481,8 @@ def rsvm_plus_primal(X, y, *, C=1.0, lam=1.0, pairs="all", block=None):
                     rows=rows, quad_rows=qrows, problem_class="QCQP").seal()
     fam = _radius_family(b, record, spos, features, I0, J0)
     b._svm = BuiltSVM(formulation=name, data=data, kernel=Kernel("linear"), block=b,
-                      record=record, facts={"variant": "plus_primal", "features": features,
-                                            "family": fam, "C": C})
+                      record=record, facts=RadiusFacts(variant="plus_primal", C=C,
+                                                       features=features, family=fam))
     return b
 
 
@@ -567,8 +598,8 @@ def rsvm_plus_dual(X, y, *, C=1.0, lam=1.0, pairs="all", block=None):
                     linear=[LinearTerm(apos, 1.0), LinearTerm(upos, -0.5)], rows=rows,
                     cones=cones, problem_class="SOCP").seal()
     b._svm = BuiltSVM(formulation=name, data=data, kernel=Kernel("linear"), block=b,
-                      record=record, facts={"variant": "plus_dual", "features": features,
-                                            "I": PI, "J": PJ, "D": D, "C": C})
+                      record=record, facts=RadiusFacts(variant="plus_dual", C=C,
+                                                       features=features, I=PI, J=PJ, D=D))
     return b
 
 
@@ -633,8 +664,7 @@ def rsvm_plus_kernel(X, y, *, C=1.0, lam=1.0, kernel="linear", gamma="scale", de
     Machines", ICML 2013, appendix eq. (8); ``formulations/radius_margin.md`` (the compact
     form); the catalogue page ``formulations/rsvm_plus_kernel.md``.
     """
-    if radius not in RADIUS:
-        raise ParameterError(f"radius must be 'compact' or 'pairwise'; got {radius!r}")
+    check_choice("radius", radius, RADIUS)
     name = "rsvm_plus_kernel"
     data, kern, K = prepare(X, y, kernel=kernel, gamma=gamma, degree=degree, coef0=coef0,
                             need_gram=kernel != "linear")
@@ -717,7 +747,7 @@ def rsvm_plus_kernel(X, y, *, C=1.0, lam=1.0, kernel="linear", gamma="scale", de
                     linear=linear, quadratic=quadratic, rows=rows, quad_rows=qrows,
                     problem_class="QP" if radius == "compact" else "QCQP").seal()
     b._svm = BuiltSVM(formulation=name, data=data, kernel=kern, block=b, record=record,
-                      K=K, L=L, facts={"variant": "kernel", "radius": radius, "C": C})
+                      K=K, L=L, facts=RadiusFacts(variant="kernel", C=C, radius=radius))
     return b
 
 
@@ -781,14 +811,14 @@ def recover_multipliers(design, target, y, active, xi, C, xi_thr, extra_cols=Non
 
 def extract(block, ctx) -> Solution:
     svm = block._svm
-    variant = svm.facts["variant"]
+    variant = svm.facts.variant
     return {"mu_plus": _extract_mu_plus, "plus_primal": _extract_plus_primal,
             "plus_dual": _extract_plus_dual, "kernel": _extract_kernel}[variant](block, svm, ctx)
 
 
 def current_C(svm):
     """C as the model holds it now (a mutable Param; None for the hard margin)."""
-    if svm.facts.get("C") is None:
+    if svm.facts.C is None:
         return None
     return float(pyo.value(svm.block.C))
 
@@ -824,8 +854,8 @@ def _primal_common(block, svm, ctx):
     y = data.y
     w = var_array(block.w)
     bias = float(block.b.value)
-    xi = np.clip(var_array(block.xi), 0.0, None) if svm.facts.get("C") is not None else None
-    Phi = np.hstack(svm.facts["features"])
+    xi = np.clip(var_array(block.xi), 0.0, None) if svm.facts.C is not None else None
+    Phi = np.hstack(svm.facts.features)
     fvals = Phi @ w
     active = _active(y, fvals, bias, xi, ctx.tol)
     alpha = _duals(ctx, block.margin) if ctx.verified else None
@@ -840,8 +870,8 @@ def _extract_mu_plus(block, svm, ctx):
     data, y, w, bias, xi, fvals, active, alpha = _primal_common(block, svm, ctx)
     C = current_C(svm)
     mu = np.clip(var_array(block.mu), 0.0, None)
-    sizes = svm.facts["sizes"]
-    features = svm.facts["features"]
+    sizes = svm.facts.sizes
+    features = svm.facts.features
     extra = {"variant": "mu_plus"}
     if alpha is not None:
         alpha = np.clip(alpha, 0.0, None)
@@ -859,10 +889,10 @@ def _extract_mu_plus(block, svm, ctx):
                                        xi, C, _xi_thr(C, ctx.tol))
         extra["alpha_source"] = "stationarity w_k = mu_k Phi_k'(y alpha), bounded least squares"
     r = float(block.r.value)
-    fam = svm.facts["family"]
+    fam = svm.facts.family
     details = RadiusDetails(r=r, lam=float(pyo.value(block.lam)), mu=mu, beta=_pair_duals(ctx, fam),
                             pairs=np.column_stack([fam.I, fam.J]))
-    kern_list = svm.facts.get("kernels")
+    kern_list = svm.facts.kernels
     if kern_list is None:
         return _finish(svm, block, ctx, w=w, b=bias, alpha=alpha, dual_coef=y * alpha, xi=xi,
                        details=details, extra=extra)
@@ -885,11 +915,11 @@ def _extract_plus_primal(block, svm, ctx):
     data, y, w, bias, xi, fvals, active, alpha = _primal_common(block, svm, ctx)
     C = current_C(svm)
     lam = float(pyo.value(block.lam))
-    fam = svm.facts["family"]
+    fam = svm.facts.family
     beta = _pair_duals(ctx, fam) if ctx.verified else None
     extra = {"variant": "plus_primal"}
     r = float(block.r.value)
-    D = pair_sqdist(svm.facts["features"], fam.I, fam.J)
+    D = pair_sqdist(svm.facts.features, fam.I, fam.J)
     if alpha is not None and beta is not None:
         alpha = np.clip(alpha, 0.0, None)
         extra["alpha_source"] = "multipliers of the margin and radius rows"
@@ -924,10 +954,10 @@ def _extract_plus_dual(block, svm, ctx):
     alpha = np.clip(var_array(block.alpha), 0.0, None)
     beta = np.clip(var_array(block.beta), 0.0, None)
     lam = float(pyo.value(block.lam))
-    D = svm.facts["D"]
+    D = svm.facts.D
     t = 1.0 + D.T @ beta
     thr = support_threshold(alpha_scale(alpha), ctx.tol)
-    family = "soft_l1" if C is not None else "hard"
+    margin = SOFT_L1 if C is not None else HARD   # (the plain SVM for fixed t)
     extra = {"variant": "plus_dual", "polished": False}
     if ctx.verified:
         # for fixed t the dual is a plain SVM with the kernel X diag(1/t) X': polish alpha on
@@ -935,7 +965,7 @@ def _extract_plus_dual(block, svm, ctx):
         Xs = X / np.sqrt(t)[None, :]
         inner = SimpleNamespace(data=SimpleNamespace(y=y, X=Xs), K=None, L=None,
                                 kernel_times=lambda u: Xs @ (Xs.T @ u))
-        alpha, extra["polished"] = polish_dual(inner, family, alpha, C, thr)
+        alpha, extra["polished"] = polish_dual(inner, margin, alpha, C, thr)
     v = X.T @ (y * alpha)
     w = v / t
     # the multipliers of the dual are the primal's variables: -w_k of v_def[k], b of
@@ -947,7 +977,7 @@ def _extract_plus_dual(block, svm, ctx):
     extra["w_source"] = "multipliers of v_def" if from_multipliers else "v / t"
     fvals = X @ w
     bias = (bm if from_multipliers else
-            bias_from_kkt(family, alpha, y, fvals, C if C is not None else np.inf, thr))
+            bias_from_kkt(margin, alpha, y, fvals, C if C is not None else np.inf, thr))
     extra["b_multiplier"] = bm
     xi = np.maximum(0.0, 1.0 - y * (fvals + bias)) if C is not None else None
     # the primal's radius: the largest 1/2 sum_k w_k^2 (x_ik - x_jk)^2 over the pairs of the
@@ -967,7 +997,7 @@ def _extract_plus_dual(block, svm, ctx):
                     duality_gap=(primal - objective) / max(1.0, abs(primal)),
                     kkt={"balance": float(abs(y @ alpha)), "beta_sum": float(abs(beta.sum() - lam))})
     details = RadiusDetails(r=r, lam=lam, mu=None, beta=beta,
-                            pairs=np.column_stack([svm.facts["I"], svm.facts["J"]]))
+                            pairs=np.column_stack([svm.facts.I, svm.facts.J]))
     return _finish(svm, block, ctx, w=w, b=bias, alpha=alpha, dual_coef=y * alpha, xi=xi,
                    details=details, extra=extra, objective=objective, diag=diag)
 
@@ -983,7 +1013,7 @@ def _extract_kernel(block, svm, ctx):
     xi = np.clip(var_array(block.xi), 0.0, None) if C is not None else None
     a, source = _representer(L, z, y, fvals, bias, xi, ctx.tol)
     r = float(pyo.value(block.r))
-    extra = {"variant": "kernel", "radius": svm.facts["radius"],
+    extra = {"variant": "kernel", "radius": svm.facts.radius,
              "f": fvals, "spread": float(fvals.max() - fvals.min()), "representer": source}
     w = z.copy() if svm.kernel.is_linear else None
     details = RadiusDetails(r=r, lam=float(pyo.value(block.lam)), mu=None, beta=None, pairs=None)
@@ -1023,8 +1053,7 @@ def _representer(L, z, y, fvals, bias, xi, tol):
 
 
 def explain_failure(svm, status: Status, message: str):
-    if svm.facts.get("C") is None and status in (Status.infeasible,
-                                                 Status.infeasible_or_unbounded):
+    if svm.facts.C is None and status in (Status.infeasible, Status.infeasible_or_unbounded):
         return InfeasibleError(
             f"the hard-margin {svm.formulation} model is {status.value.replace('_', ' ')}: the "
             "data are not separable (with this feature weighting). Pass C=... for the soft "

@@ -30,7 +30,6 @@ after it. Either way the refit is the same call, and its result the same bit for
 from __future__ import annotations
 
 import contextlib
-import numbers
 import os
 import tempfile
 import time
@@ -44,7 +43,7 @@ from ..api import split_solve_options
 from ..data import as_matrix, as_weights
 from ..errors import DataError, MissingDependencyError, ParameterError, SVMError, plain
 from ..formulations import get as lookup
-from ..formulations import hyperparameters
+from ..formulations import check_params, hyperparameters
 from ..progress import Progress
 from ..solvers import backend
 from ..status import Status
@@ -54,56 +53,12 @@ from .radius import fit as fit_one
 #: The hyperparameters passed to the formulation (those it takes): derived from the registry
 #: (every builder parameter but per-point data and ``max_vars``, which ``fit`` sets).
 HYPERPARAMETERS = hyperparameters()
-#: The kernels each kernel parameter acts on.
-_KERNEL_USES = {"gamma": ("poly", "rbf"), "degree": ("poly",), "coef0": ("poly",)}
 #: Multiclass schemes: one-vs-rest and one-vs-one.
 MULTI_CLASS = ("ovr", "ovo")
 #: ``Cs=None``: as scikit-learn's ``LogisticRegressionCV(Cs=10)``.
 DEFAULT_CS = tuple(np.logspace(-4, 4, 10).tolist())
 
 _LOADS = 0  # how many times this process has unpickled a Job
-
-
-def check_params(formulation: str, given: dict) -> dict:
-    """The hyperparameters in ``given`` that are set (not None), checked against the
-    formulation: one it does not take, or a kernel parameter the kernel does not use, is a
-    :class:`~svm_models.errors.ParameterError` (never ignored). ``C=inf`` for a radius-margin
-    SVM becomes its hard margin (``C=None``)."""
-    f = lookup(formulation)
-    given = {k: v for k, v in given.items() if v is not None}
-    if "kernel" not in f.params and given.get("kernel") == "linear":
-        del given["kernel"]  # a linear-only formulation: that is what it solves
-    unknown = sorted(set(given) - set(f.params))
-    if unknown:
-        takes = [p for p in HYPERPARAMETERS if p in f.params]
-        hint = ""
-        if "C" in unknown and f.learns_C:
-            hint = " C tuning learns C (read C_ after fit)."
-        elif "C" in unknown and f.hard_margin:
-            hint = " The hard margin has no C: choose a soft-margin formulation for one."
-        elif "kernel" in unknown:
-            hint = (f" {formulation} is linear only: for kernel={given['kernel']!r} choose "
-                    "formulation='rsvm_plus_kernel', or 'rsvm_mu_plus' with kernels=[...].")
-        raise ParameterError(
-            f"formulation {formulation!r} takes no {', '.join(unknown)} (it takes "
-            f"{', '.join(takes) or 'none'}); leave {'them' if len(unknown) > 1 else 'it'} "
-            f"None.{hint}")
-    check_kernel_params(given, "leave it None, or in a grid search give one grid per kernel")
-    C = given.get("C")
-    if f.C_none_is_hard and isinstance(C, numbers.Real) and C == float("inf"):
-        given["C"] = None  # the radius-margin builders' hard margin
-    return given
-
-
-def check_kernel_params(given: dict, way_out: str) -> None:
-    """ParameterError for a kernel parameter in ``given`` that its kernel (``given["kernel"]``,
-    default linear) does not use: ``gamma`` with a linear kernel would be silently ignored."""
-    kernel = given.get("kernel", "linear")
-    for name, kernels in _KERNEL_USES.items():
-        if name in given and kernel not in kernels:
-            raise ParameterError(
-                f"{name}={plain(given[name])!r} has no effect with kernel={kernel!r} (it is used "
-                f"by kernel {' or '.join(map(repr, kernels))}); {way_out}")
 
 
 # ---------------------------------------------------------------------------------------

@@ -27,7 +27,7 @@ from ..errors import NotSeparableError, ParameterError, SolveFailedError, plain
 from ..formulations import get as lookup
 from ..formulations.enclosing_ball import enclosing_ball, gram_for
 from ..formulations.radius_margin import _kernel_blocks, add_lam  # noqa: F401
-from ..kernels import Kernel, KernelSum, make_kernel
+from ..kernels import Kernel, KernelSum
 from ..model.families import column_blocks, farthest_pairs, pair_sqdist
 from ..model.pieces import check_C, check_positive
 from ..solution import RadiusDetails, Solution
@@ -252,7 +252,7 @@ def _inner_mu(X, y, C, mu, grams, solver, opts):
 
 
 def _two_step_mu(data, C, lam, kernels, solver, opts, tol, max_iter):
-    X, y, l = data.X, data.y, data.n_points
+    X, y = data.X, data.y
     if kernels is None:
         features, kern_list, grams = column_blocks(X), None, None
     else:
@@ -299,7 +299,6 @@ def _two_step_mu(data, C, lam, kernels, solver, opts, tol, max_iter):
         raise SolveFailedError(f"the two-step method did not converge in {max_iter} iterations "
                                f"(gap {best['J'] - lb:.3g})", Status.iteration_limit)
     mu, alpha, ya = best["mu"], best["alpha"], y * best["alpha"]
-    sizes = [Phi.shape[1] for Phi in features]
     blocks = [mu[k] * (features[k].T @ ya) for k in range(m)]
     w = np.concatenate(blocks)
     extra = {"method": "two_step", "two_step": {"iterations": it, "upper": best["J"],

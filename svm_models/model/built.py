@@ -22,7 +22,9 @@ class BuiltSVM:
     :class:`~svm_models.model.record.Record`, ``K`` the training Gram matrix (None where not
     needed), ``L`` a factor ``K = L L'`` where the model uses one (kernel primals, of full
     column rank; the factor form of a dual: the kernel's exact features or a low-rank factor),
-    ``facts`` what the family needs to read a solution (g range, quad form...),
+    ``facts`` what the family's ``extract`` and hooks need to read a solution (g range, quad
+    form...): the family's own typed facts, a dataclass defined in its module (c_tuning's
+    ``CTuningFacts``, radius_margin's ``RadiusFacts``; a dict where a family has none yet),
     ``weight`` the per-point factors of C (scikit-learn's ``sample_weight``; None: all 1).
     """
 
@@ -33,7 +35,7 @@ class BuiltSVM:
     record: Any
     K: np.ndarray | None = None
     L: np.ndarray | None = None
-    facts: dict = field(default_factory=dict)
+    facts: Any = field(default_factory=dict)
     weight: np.ndarray | None = None
 
     def point_C(self, C):

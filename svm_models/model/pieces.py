@@ -46,6 +46,8 @@ from .pyomo_compat import member_dict
 from .record import RowGroup, members
 
 INF = float("inf")
+#: the forms of a dual's quadratic form (``quad_form``): :func:`choose_form`
+QUAD_FORMS = ("auto", "dense", "factor")
 
 
 def prepare(X, y, *, kernel="linear", gamma="scale", degree=3, coef0=0.0, need_gram=True):
@@ -92,6 +94,15 @@ def check_positive(name: str, v) -> float:
     if not np.isfinite(c) or c <= 0:
         raise ParameterError(f"{name} must be a finite positive number; got {plain(v)!r}")
     return c
+
+
+def check_choice(name: str, value, choices: tuple) -> str:
+    """``value`` when it is one of ``choices``, or ParameterError naming them."""
+    if isinstance(value, str) and value in choices:
+        return value
+    listed = (" or ".join(map(repr, choices)) if len(choices) == 2
+              else "one of " + ", ".join(choices))
+    raise ParameterError(f"{name} must be {listed}; got {plain(value)!r}")
 
 
 def check_C(C) -> float:
@@ -333,9 +344,7 @@ def choose_form(quad_form: str, kernel: Kernel, l: int, d: int,
     e.g. Gurobi's size-limited licence) admits the dense form's ``l`` variables but not the
     factor form's ``l + r``.
     """
-    if quad_form not in ("auto", "dense", "factor"):
-        raise ParameterError(f"quad_form must be 'auto', 'dense' or 'factor'; got {quad_form!r}")
-    if quad_form != "auto":
+    if check_choice("quad_form", quad_form, QUAD_FORMS) != "auto":
         return quad_form
     r = exact_factor_dim(kernel, l, d)
     if r is None:

@@ -35,6 +35,7 @@ from ..model.record import verify
 from ..model.scaling import (diagonal_scaling, proxy_bounds, proxy_inactive, scale,
                              scaling_for)
 from ..model.standard_form import assemble
+from ..postprocess import Context
 from ..status import Status
 from ..tolerances import (PROXY_BOUND, PROXY_BOUND_MAX, PROXY_GROWTH, RETRY_ITER_LIMIT,
                           RETRY_TOL, RETRY_TOL_FACTOR)
@@ -66,6 +67,14 @@ class SolveInfo:
     unproved: str | None = None
     retry: dict | None = None
     scaling: dict | None = None
+
+    def context(self, tol: float | None, certify_tol: float | None = None) -> Context:
+        """What the extractor reads of this solve (:class:`~svm_models.postprocess.Context`):
+        ``tol`` the tolerance the values were solved to, ``certify_tol`` the one asked for."""
+        return Context(solver=self.solver, interface=self.interface, path=self.path,
+                       time=self.time, status=self.status, tol=tol, duals=self.duals,
+                       verified=self.verified, reason=self.unproved, objective=self.objective,
+                       certify_tol=certify_tol)
 
 
 def solve_model(model, solver: str = "ipopt", *, record=None, problem_class=None,
