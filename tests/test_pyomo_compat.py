@@ -81,13 +81,54 @@ def test_a_batch_load_is_pyomos_own():
     assert [v.stale for v in xs] == [False, False, True, True]
 
 
-def test_scip_knows_the_lazy_expressions():
+def test_scip_knows_the_lazy_expressions_once_a_model_is_built():
     from pyomo.contrib.solver.solvers.scip import base as scip_base
-
-    import svm_models.solvers  # noqa: F401  (teaches SCIP's interface on import)
-    from svm_models.model.lazy import LazyExpressionData, LazyScalarExpression
     from pyomo.core.base.expression import ExpressionData
 
+    import svm_models as sm
+    from svm_models.model.lazy import LazyExpressionData, LazyScalarExpression
+
+    sm.build("soft_l1_primal", [[0.0, 0.0], [1.0, 1.0]], [-1, 1])   # constructs lazy members
     table = scip_base._operator_map
     assert table[LazyExpressionData] is table[ExpressionData]
     assert table[LazyScalarExpression] is table[ExpressionData]
+
+
+def test_scip_output_capture_is_replaced_inside_only():
+    from pyomo.contrib.solver.solvers.scip import scip_direct
+
+    before = scip_direct.capture_output
+    stand_in = object()
+    with pc.scip_capture_replaced(stand_in):
+        assert scip_direct.capture_output is stand_in
+    assert scip_direct.capture_output is before
+
+
+def test_no_pyomo_patch_at_import():
+    """Importing the package changes nothing in Pyomo: SCIP's dispatch table learns the lazy
+    types when the first lazy component is built (a fresh interpreter)."""
+    import subprocess
+    import sys
+
+    code = ("import svm_models\n"
+            "from pyomo.contrib.solver.solvers.scip import base\n"
+            "from svm_models.model.lazy import LazyExpressionData\n"
+            "print(LazyExpressionData in base._operator_map)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=120, check=True).stdout.split()
+    assert out == ["False"]
+
+
+def test_the_component_internals_the_lazy_classes_extend():
+    """model/lazy.py subclasses Pyomo's components: it reads ``_constructed``, sets an
+    objective's ``_sense`` and gives a Param its own ``_data`` mapping -- each checked here
+    for the installed Pyomo."""
+    m = pyo.ConcreteModel()
+    m.p = pyo.Param([0, 1], initialize={0: 1.0, 1: 2.0})
+    m.e = pyo.Expression(expr=1.0)
+    m.o = pyo.Objective(expr=m.e, sense=pyo.maximize)
+    assert m.p._constructed and m.e._constructed
+    assert isinstance(m.p._data, dict) and m.p[1] == 2.0
+    assert m.o._sense == pyo.maximize and m.o.sense == pyo.maximize
+    m.o._sense = pyo.minimize
+    assert m.o.sense == pyo.minimize

@@ -599,71 +599,23 @@ def cross_validate(X, y, formulation: str = "soft_l1_dual", solver: str = "auto"
     SVMError
         With ``refit``: every row failed (and whatever the refit raises).
     """
-    from sklearn.model_selection import ParameterGrid
-
-    if n_jobs is not None and (not isinstance(n_jobs, (int, np.integer)) or n_jobs == 0):
-        raise ParameterError(f"n_jobs must be a non-zero integer (-1: all cores) or None; got "
-                             f"{plain(n_jobs)!r}")
-    if client is not None and n_jobs not in (None, 1):
-        raise ParameterError("give n_jobs (processes on this machine) or client (a Dask "
-                             "cluster), not both")
+    n_jobs = _check_workers(n_jobs, client, solver)
     f = lookup(formulation)
-    if str(solver).lower() != "auto":
-        backend(solver)  # a misspelt name is refused here, not recorded in every row
-    if "C" in params:
-        raise ParameterError("give the values of C as Cs=[...] (the path walked on each model)")
-    solve_kw = split_solve_options(params)
-    if "batch" in params:   # constraint generation's batch size (radius-margin fit)
-        solve_kw["batch"] = params.pop("batch")
-    unknown = sorted(set(params) - set(HYPERPARAMETERS))
-    if unknown:   # refused here, not recorded as a failure in every row
-        raise ParameterError(f"cross_validate takes no parameter(s) {unknown}; hyperparameters "
-                             f"are {', '.join(HYPERPARAMETERS[1:])} (C as Cs=[...]), solver "
-                             "options tol, time_limit, iter_limit, threads, options")
-    grid = {k: v for k, v in params.items() if _is_grid(k, v)}
-    if any(len(v) == 0 for v in grid.values()):
-        raise ParameterError(f"an empty grid: {[k for k, v in grid.items() if not v]}")
-    fixed = {k: v for k, v in params.items() if k not in grid and v is not None}
+    grid, fixed, solve_kw = _grid(params)
     Cs = _check_Cs(Cs, formulation)
-    tuned = formulation if f.learns_C else None
-    A = as_matrix(X, name="X")
-    yy = np.asarray(y)
-    if yy.ndim != 1 or yy.shape[0] != A.shape[0]:
-        raise DataError(f"y must be a 1-d array of {A.shape[0]} labels (one per row of X); got "
-                        f"shape {yy.shape}")
-    classes, y_index = np.unique(yy, return_inverse=True)
-    if classes.size < 2:
-        raise DataError(f"y has {classes.size} class; a classifier needs at least two")
-    weight = None
-    if sample_weight is not None:
-        if "sample_weight" not in lookup(f.classic_at_learned_C or formulation).params or (
-                f.learns_C):
-            raise ParameterError(f"{formulation} has no per-point C, so cross_validate takes no "
-                                 "sample_weight for it; the soft margins (soft_l1_*, soft_l2_*, "
-                                 "l1_norm_primal) do")
-        weight = as_weights(sample_weight, A.shape[0])
-    job = Job(X=A, y=y_index, classes=classes, folds=_folds(cv, A, yy),
-              problems=binary_problems(classes.size, multi_class),
-              settings=list(ParameterGrid(grid)) if grid else [{}], Cs=Cs,
-              path_formulation=f.classic_at_learned_C or formulation,
-              tuned_formulation=tuned, fixed=fixed, solver=solver, solve_kw=solve_kw,
-              precomputed=fixed.get("kernel") == "precomputed", weight=weight)
-    for s in range(len(job.settings)):  # every setting checked before anything runs
-        for name, _ in _segments(job):
-            _hyperparameters(job, name, s)
+    A, yy, classes, y_index = _labelled(X, y)
+    job = _job(f, A, y_index, classes, folds=_folds(cv, A, yy), multi_class=multi_class,
+               grid=grid, fixed=fixed, Cs=Cs, solver=solver, solve_kw=solve_kw,
+               weight=_fold_weights(f, sample_weight, A.shape[0]))
     keys = [(fo, s, p) for fo in range(len(job.folds)) for s in range(len(job.settings))
             for p in range(len(job.problems))]
-    points = [*Cs, None] if tuned else list(Cs) or [None]
+    points = [*Cs, None] if job.tuned_formulation else list(Cs) or [None]
     results: dict = {}  # key -> the task's result, as they finish
 
     def table() -> dict:  # of the tasks finished so far
         return _table(job, classes.size, multi_class, results, points, not f.hard_margin)
 
-    if client is None and n_jobs not in (None, 1):
-        from joblib import effective_n_jobs
-
-        n_jobs = effective_n_jobs(n_jobs)  # -1: every core; 1 where no process may start
-    parallel = client is None and n_jobs not in (None, 1)
+    parallel = n_jobs not in (None, 1)
     speculation = _Speculation(refit, table) if parallel and refit is not None else None
     with _Pool(job, n_jobs) if parallel else contextlib.nullcontext() as pool:
         with Progress(len(keys), label="cross-validation", enabled=progress) as bar:
@@ -684,6 +636,89 @@ def cross_validate(X, y, formulation: str = "soft_l1_dual", solver: str = "auto"
     if refitted is not None:
         return final, {**info, **refitted, "source": "speculative"}
     return final, {**info, **_refit(job, refit, final["params"][row]), "source": "main"}
+
+
+def _check_workers(n_jobs, client, solver):
+    """``n_jobs`` as processes to start (None or 1: serial; always None with a Dask
+    ``client``); ParameterError for a bad ``n_jobs``, both, or a misspelt ``solver`` (refused
+    here, not recorded in every row)."""
+    if n_jobs is not None and (not isinstance(n_jobs, (int, np.integer)) or n_jobs == 0):
+        raise ParameterError(f"n_jobs must be a non-zero integer (-1: all cores) or None; got "
+                             f"{plain(n_jobs)!r}")
+    if client is not None and n_jobs not in (None, 1):
+        raise ParameterError("give n_jobs (processes on this machine) or client (a Dask "
+                             "cluster), not both")
+    if str(solver).lower() != "auto":
+        backend(solver)
+    if client is not None or n_jobs in (None, 1):
+        return None
+    from joblib import effective_n_jobs
+
+    return effective_n_jobs(n_jobs)  # -1: every core; 1 where no process may start
+
+
+def _grid(params: dict) -> tuple[dict, dict, dict]:
+    """``params`` split into ``(grid, fixed, solve options)``: a list is a grid of values;
+    ParameterError for C (given as ``Cs``), an unknown name or an empty grid (refused here,
+    not recorded as a failure in every row)."""
+    if "C" in params:
+        raise ParameterError("give the values of C as Cs=[...] (the path walked on each model)")
+    solve_kw = split_solve_options(params)
+    if "batch" in params:   # constraint generation's batch size (radius-margin fit)
+        solve_kw["batch"] = params.pop("batch")
+    unknown = sorted(set(params) - set(HYPERPARAMETERS))
+    if unknown:
+        raise ParameterError(f"cross_validate takes no parameter(s) {unknown}; hyperparameters "
+                             f"are {', '.join(HYPERPARAMETERS[1:])} (C as Cs=[...]), solver "
+                             "options tol, time_limit, iter_limit, threads, options")
+    grid = {k: v for k, v in params.items() if _is_grid(k, v)}
+    if any(len(v) == 0 for v in grid.values()):
+        raise ParameterError(f"an empty grid: {[k for k, v in grid.items() if not v]}")
+    fixed = {k: v for k, v in params.items() if k not in grid and v is not None}
+    return grid, fixed, solve_kw
+
+
+def _labelled(X, y) -> tuple:
+    """``(X, y, classes, class index of each point)``; DataError for mismatched shapes or
+    fewer than two classes."""
+    A = as_matrix(X, name="X")
+    yy = np.asarray(y)
+    if yy.ndim != 1 or yy.shape[0] != A.shape[0]:
+        raise DataError(f"y must be a 1-d array of {A.shape[0]} labels (one per row of X); got "
+                        f"shape {yy.shape}")
+    classes, y_index = np.unique(yy, return_inverse=True)
+    if classes.size < 2:
+        raise DataError(f"y has {classes.size} class; a classifier needs at least two")
+    return A, yy, classes, y_index
+
+
+def _fold_weights(f, sample_weight, l: int) -> np.ndarray | None:
+    """The per-point factors of C (None: all 1); ParameterError for a formulation with no
+    per-point C."""
+    if sample_weight is None:
+        return None
+    if f.learns_C or "sample_weight" not in lookup(f.classic_at_learned_C or f.name).params:
+        raise ParameterError(f"{f.name} has no per-point C, so cross_validate takes no "
+                             "sample_weight for it; the soft margins (soft_l1_*, soft_l2_*, "
+                             "l1_norm_primal) do")
+    return as_weights(sample_weight, l)
+
+
+def _job(f, A, y_index, classes, *, folds, multi_class, grid, fixed, Cs, solver, solve_kw,
+         weight) -> Job:
+    """What every task reads, with every setting of the grid checked before anything runs."""
+    from sklearn.model_selection import ParameterGrid
+
+    job = Job(X=A, y=y_index, classes=classes, folds=folds,
+              problems=binary_problems(classes.size, multi_class),
+              settings=list(ParameterGrid(grid)) if grid else [{}], Cs=Cs,
+              path_formulation=f.classic_at_learned_C or f.name,
+              tuned_formulation=f.name if f.learns_C else None, fixed=fixed, solver=solver,
+              solve_kw=solve_kw, precomputed=fixed.get("kernel") == "precomputed", weight=weight)
+    for s in range(len(job.settings)):
+        for name, _ in _segments(job):
+            _hyperparameters(job, name, s)
+    return job
 
 
 def _table(job: Job, n_classes: int, multi_class: str, results: dict, points: list,

@@ -46,7 +46,20 @@ from .pyomo_compat import ARGS_SLOT as _ARGS_SLOT
 from .pyomo_compat import CON_ACTIVE
 from .pyomo_compat import EXPR_SLOT as _EXPR_SLOT
 from .pyomo_compat import OBJ_ARGS_SLOT as _OBJ_ARGS_SLOT
-from .pyomo_compat import init_member, member_dict, member_index
+from .pyomo_compat import init_member, member_dict, member_index, teach_scip_lazy_types
+
+
+_TAUGHT: list = []   # non-empty once the solver interfaces know the lazy types
+
+
+def _teach_solvers() -> None:
+    """Once, when the first lazy component is constructed (not at import): Pyomo's SCIP
+    interface dispatches on exact node types, so it is taught the lazy named expressions
+    (:func:`~svm_models.model.pyomo_compat.teach_scip_lazy_types`) -- also for a user who
+    calls ``SolverFactory("scip_direct")`` on a built model."""
+    if not _TAUGHT:
+        teach_scip_lazy_types(LazyExpressionData, LazyScalarExpression)
+        _TAUGHT.append(True)
 
 
 def _lazy_attribute(slot, store):
@@ -132,6 +145,7 @@ class _LazyIndexed:
     def construct(self, data=None):
         if self._constructed:
             return
+        _teach_solvers()
         self._constructed = True
         keys, self._keys = self._keys, None
         if keys is None or len(keys) != len(self.index_set()):
@@ -185,6 +199,7 @@ class _LazyScalar(_Proof):
     def construct(self, data=None):
         if self._constructed:
             return
+        _teach_solvers()
         super().construct(data)          # no rule: nothing set yet
         recipe, self._pending = self._pending, None
         self._install(recipe)

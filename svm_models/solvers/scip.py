@@ -25,6 +25,7 @@ import os
 import sys
 import tempfile
 
+from ..model.pyomo_compat import scip_capture_replaced
 from ..tolerances import SCIP_GAP, SCIP_TOL_FLOOR
 from .base import ORDER, Backend
 
@@ -65,17 +66,8 @@ def _file_capture(output=None, capture_fd=True):
 @contextlib.contextmanager
 def pipe_free_capture():
     """Run a Pyomo ``scip_direct`` solve with its output captured into a file, not a pipe."""
-    try:
-        from pyomo.contrib.solver.solvers.scip import scip_direct
-    except ImportError:
+    with scip_capture_replaced(_file_capture):
         yield
-        return
-    original = scip_direct.capture_output
-    scip_direct.capture_output = _file_capture
-    try:
-        yield
-    finally:
-        scip_direct.capture_output = original
 
 
 def plugin_options(plugin: str, opts) -> dict:
@@ -91,16 +83,3 @@ BACKEND = Backend(
     plugin_guard=pipe_free_capture,
     qcqp_form="quadratic",
     install="pip install pyscipopt", note="spatial branch and bound (global); reports no duals")
-
-
-def teach_lazy_types() -> None:
-    """Pyomo's SCIP interface dispatches on exact node types: map the lazy named
-    expressions (:mod:`svm_models.model.lazy`) to the handler of Pyomo's own
-    (:func:`svm_models.model.pyomo_compat.teach_scip_lazy_types`)."""
-    from ..model.lazy import LazyExpressionData, LazyScalarExpression
-    from ..model.pyomo_compat import teach_scip_lazy_types
-
-    teach_scip_lazy_types(LazyExpressionData, LazyScalarExpression)
-
-
-teach_lazy_types()  # also for users who call SolverFactory("scip_direct") themselves
