@@ -23,9 +23,9 @@ from dataclasses import dataclass
 from types import ModuleType
 
 from ..errors import ParameterError, plain
+from ..model.standard_form import PROBLEM_CLASSES  # noqa: F401  (a formulation has one)
 from .params import PARAMS, Param
 
-PROBLEM_CLASSES = ("LP", "QP", "SOCP", "QCQP", "NLP")
 
 _KERNEL = ("kernel", "gamma", "degree", "coef0")
 

@@ -28,6 +28,9 @@ from .pyomo_compat import VAR_BOUND_SLOTS
 from .record import attribute
 
 INF = float("inf")
+#: the problem classes, from the easiest (what :meth:`StandardForm.classify` answers): a
+#: formulation has one per variant, a backend lists those it takes
+PROBLEM_CLASSES = ("LP", "QP", "SOCP", "QCQP", "NLP")
 
 
 @dataclass(eq=False)

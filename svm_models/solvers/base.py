@@ -24,11 +24,12 @@ from typing import Callable
 import numpy as np
 
 from ..errors import ParameterError, plain
+from ..model.standard_form import PROBLEM_CLASSES
 from ..status import Status
 from ..tolerances import SOLVER_TOL
 
-#: problem classes, from the easiest; a backend lists those it takes
-ORDER = ("LP", "QP", "SOCP", "QCQP", "NLP")
+#: the problem classes, from the easiest (one list: model.standard_form.PROBLEM_CLASSES)
+ORDER = PROBLEM_CLASSES
 
 #: every solve gets a time limit: this one unless the user sets another (math.inf: none)
 DEFAULT_TIME_LIMIT = 3600.0
