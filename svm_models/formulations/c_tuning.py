@@ -101,6 +101,7 @@ from ..tolerances import (
     alpha_scale,
     support_threshold,
 )
+from .family import Family
 from .params import FORMS
 
 VARIANTS = ("standard", "general", "general_nonneg")
@@ -718,68 +719,89 @@ def extract(block, ctx) -> Solution:
     """
     svm = block._svm
     facts = svm.facts
-    data, K = svm.data, svm.K
-    y, l = data.y, data.n_points
-    r, g_lo, g_hi = facts.r, facts.g_lo, facts.g_hi
     norm = facts.form == "norm"
     alpha = np.clip(var_array(block.alpha), 0.0, None)
     t = float(block.s.value) ** 2 if norm else float(block.t.value)
-    ya = y * alpha
-    u = K @ ya
-    qK = float(ya @ u) / r                 # alpha'G(K)alpha / r
-    qI = float(alpha @ alpha) / l          # alpha'alpha / l
-    q_hi = (1.0 - g_hi) * qK + g_hi * qI
-    q_lo = (1.0 - g_lo) * qK + g_lo * qI
+    p = _point(svm, alpha)
     thr = support_threshold(alpha_scale(alpha), ctx.tol)
-    support = np.flatnonzero(alpha > thr)
-    extra: dict = {"variant": facts.variant, "form": facts.form, "r": r,
+    extra: dict = {"variant": facts.variant, "form": facts.form, "r": facts.r,
                    "lam_min": facts.lam_min, "lam_max": facts.lam_max,
                    "g_min": facts.g_min, "g_max": facts.g_max,
-                   "t": t, "q_hi": q_hi, "q_lo": q_lo, "support_threshold": thr}
-
-    g_mult = _g_from_multipliers(block, ctx, norm, g_lo, g_hi, extra)
-    # the multiplier of balance (y'alpha = 0) is +b in the sensitivity convention
-    extra["b_multiplier"] = ctx.dual(block.balance)
-
-    # g* (and b) from the KKT conditions of the inner SVM
-    g_kkt, b_kkt, res = g_from_kkt(K, y, alpha, support)
-    extra["kkt_lstsq_residual"] = res
-    extra["g_agreement"] = (abs(g_mult - g_kkt) if g_mult is not None and g_kkt is not None
-                            else None)
-    g, source = _choose_g(t, q_hi, q_lo, g_kkt, g_mult, g_lo, g_hi, ctx.tol, extra)
-    extra["g_source"] = source
-    wK, wI = kernel_weights(g, l, r)
-    # b: the KKT conditions at the chosen g, averaged over the support set (one unknown)
-    if support.size:
-        b = float(np.mean(y[support] * (1.0 - wI * alpha[support]) - wK * u[support]))
-    else:
-        b = b_kkt if b_kkt is not None else 0.0
-    extra["b_kkt"] = b_kkt
+                   "t": t, "q_hi": p.q_hi, "q_lo": p.q_lo, "support_threshold": thr}
+    g, b, found = _g_and_b(svm, block, ctx, p, t, thr, extra)
     extra["polished"] = False
     if ctx.verified:   # never polish away a user's own constraint
-        out = polish(_Inner(K, y, g_lo, g_hi), alpha, g, b, thr)
+        out = polish(_Inner(svm.K, svm.data.y, facts.g_lo, facts.g_hi), p.alpha, g, b, thr)
         if out is not None:
             alpha, g, b, pattern = out
-            extra.update(polished=True, g_source=f"{source}, then polished (pattern {pattern!r})")
-            ya = y * alpha
-            u = K @ ya
-            support = np.flatnonzero(alpha > thr)
-            wK, wI = kernel_weights(g, l, r)
-            qK, qI = float(ya @ u) / r, float(alpha @ alpha) / l
-            q_hi = (1.0 - g_hi) * qK + g_hi * qI
-            q_lo = (1.0 - g_lo) * qK + g_lo * qI
-            t = max(q_hi, q_lo)
+            extra.update(polished=True,
+                         g_source=f"{extra['g_source']}, then polished (pattern {pattern!r})")
+            p = _point(svm, alpha)
+            t = max(p.q_hi, p.q_lo)
             # the model's objective at the polished point (s^2 = t = the larger of the two)
             extra["solver_objective"] = ctx.objective
             ctx = replace(ctx, objective=float(alpha.sum() - 0.5 * t))
-    C, why = C_of_g(g, l, r)
-    gamma_star = (g * r / (l * (1.0 - g))) if g != 1.0 else float("inf")
-    dual_coef = ya * wK                             # f(x) = sum_i dual_coef_i k(x_i, x) + b
+    return _solution(svm, block, ctx, p, g, b, t, thr, found, extra)
+
+
+@dataclass(frozen=True)
+class _Point:
+    """What the extractor reads at ``alpha``: ``u = K (y * alpha)`` and the two quadratic
+    forms ``q(g) = (1 - g) alpha'G(K)alpha / r + g alpha'alpha / l`` at the ends of the range."""
+
+    alpha: np.ndarray
+    ya: np.ndarray
+    u: np.ndarray
+    q_hi: float
+    q_lo: float
+
+
+def _point(svm, alpha: np.ndarray) -> _Point:
+    f, y = svm.facts, svm.data.y
+    ya = y * alpha
+    u = svm.K @ ya
+    qK = float(ya @ u) / f.r               # alpha'G(K)alpha / r
+    qI = float(alpha @ alpha) / len(y)     # alpha'alpha / l
+    return _Point(alpha, ya, u, (1.0 - f.g_hi) * qK + f.g_hi * qI,
+                  (1.0 - f.g_lo) * qK + f.g_lo * qI)
+
+
+def _g_and_b(svm, block, ctx, p: _Point, t: float, thr: float, extra: dict):
+    """``(g, b, (g_kkt, g_multipliers))``: g* from the KKT conditions of the inner SVM and
+    from the range rows' multipliers, chosen (:func:`_choose_g`); b from the KKT conditions
+    at that g, averaged over the support set."""
+    f, y, l = svm.facts, svm.data.y, svm.data.n_points
+    support = np.flatnonzero(p.alpha > thr)
+    g_mult = _g_from_multipliers(block, ctx, f.form == "norm", f.g_lo, f.g_hi, extra)
+    # the multiplier of balance (y'alpha = 0) is +b in the sensitivity convention
+    extra["b_multiplier"] = ctx.dual(block.balance)
+    g_kkt, b_kkt, res = g_from_kkt(svm.K, y, p.alpha, support)
+    extra["kkt_lstsq_residual"] = res
+    extra["g_agreement"] = (abs(g_mult - g_kkt) if g_mult is not None and g_kkt is not None
+                            else None)
+    g, source = _choose_g(t, p.q_hi, p.q_lo, g_kkt, g_mult, f.g_lo, f.g_hi, ctx.tol, extra)
+    extra["g_source"] = source
+    wK, wI = kernel_weights(g, l, f.r)
+    if support.size:
+        b = float(np.mean(y[support] * (1.0 - wI * p.alpha[support]) - wK * p.u[support]))
+    else:
+        b = b_kkt if b_kkt is not None else 0.0
+    extra["b_kkt"] = b_kkt
+    return g, b, (g_kkt, g_mult)
+
+
+def _solution(svm, block, ctx, p: _Point, g, b, t, thr, found, extra) -> Solution:
+    """The Solution at the chosen point: C and gamma of g, the classifier, the diagnostics."""
+    data, K, f = svm.data, svm.K, svm.facts
+    y, l, alpha = data.y, data.n_points, p.alpha
+    support = np.flatnonzero(alpha > thr)
+    wK, wI = kernel_weights(g, l, f.r)
+    C, why = C_of_g(g, l, f.r)
+    gamma_star = (g * f.r / (l * (1.0 - g))) if g != 1.0 else float("inf")
+    dual_coef = p.ya * wK                           # f(x) = sum_i dual_coef_i k(x_i, x) + b
     dual_coef[alpha <= thr] = 0.0
-    fK = wK * u                                     # f(x_i) - b on the training points
     xi = wI * alpha                                 # y_i f(x_i) = 1 - xi_i on the support set
-    mgn = y * (fK + b) - 1.0 + xi                   # 0 on the support set, >= 0 elsewhere
-    aGMa = wK * float(ya @ u) + wI * float(alpha @ alpha)   # alpha'G(M(g*))alpha
+    aGMa = wK * float(p.ya @ p.u) + wI * float(alpha @ alpha)   # alpha'G(M(g*))alpha
     dual_obj = float(alpha.sum() - 0.5 * aGMa)
     primal_obj = 0.5 * aGMa
     if C is not None:
@@ -788,10 +810,11 @@ def extract(block, ctx) -> Solution:
     objective = block_objective(svm, block, ctx)
     diag = {}
     if ctx.verified:
+        mgn = y * (wK * p.u + b) - 1.0 + xi         # 0 on the support set, >= 0 elsewhere
         kkt = {"balance": float(abs(y @ alpha)),
                "primal_infeasibility": float(np.max(np.maximum(0.0, -mgn), initial=0.0)),
                "complementarity": float(np.max(np.abs(alpha * mgn), initial=0.0)),
-               "t_gap": float(t - max(q_hi, q_lo))}
+               "t_gap": float(t - max(p.q_hi, p.q_lo))}
         if "eta_sum" in extra:
             kkt["eta_sum"] = float(abs(extra["eta_sum"] - 0.5))
         diag = dict(primal_objective=primal_obj, dual_objective=dual_obj,
@@ -801,8 +824,8 @@ def extract(block, ctx) -> Solution:
     linear_w = data.X.T @ dual_coef if svm.kernel.is_linear else None
     ww = float(dual_coef @ (K @ dual_coef))
     sv_X = data.X[support] if svm.kernel.name != "precomputed" else np.zeros((support.size, 0))
-    details = CTuningDetails(g=float(g), gamma=gamma_star, C_reason=why, g_lo=g_lo, g_hi=g_hi,
-                             g_kkt=g_kkt, g_multipliers=g_mult)
+    details = CTuningDetails(g=float(g), gamma=gamma_star, C_reason=why, g_lo=f.g_lo, g_hi=f.g_hi,
+                             g_kkt=found[0], g_multipliers=found[1])
     return Solution(
         formulation=svm.formulation, solver=ctx.solver, status=ctx.status, w=linear_w, b=b,
         alpha=alpha, dual_coef=dual_coef, xi=xi, support=support, support_vectors=sv_X,
@@ -861,3 +884,6 @@ def explain_failure(svm, status: Status, message: str):
             "cones, and Ipopt solve the quadratic form much faster: build it with "
             "form='quadratic' (sm.fit chooses the form for the backend)", status)
     return None
+
+
+FAMILY = Family(extract=extract, explain_failure=explain_failure)

@@ -26,6 +26,7 @@ from ..model.record import LinearTerm, Record, RowGroup, Scale, members
 from ..postprocess import block_objective, values_of
 from ..solution import Solution
 from ..tolerances import ACTIVE_MARGIN_REL, alpha_scale, support_threshold
+from .family import Family
 
 INF = float("inf")
 
@@ -196,3 +197,6 @@ def extract(block, ctx) -> Solution:
                     dual_objective=dual, duality_gap=gap, kkt=kkt,
                     margin=1.0 / np.sqrt(ww) if ww > 0 else None, C=C, time=ctx.time,
                     interface=ctx.interface, path=ctx.path, extra=extra)
+
+
+FAMILY = Family(extract=extract)

@@ -64,6 +64,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from types import SimpleNamespace
+from typing import NamedTuple
 
 import numpy as np
 import pyomo.environ as pyo
@@ -101,6 +102,7 @@ from ..postprocess import bias_from_kkt, block_objective, polish_dual, var_array
 from ..solution import RadiusDetails, Solution
 from ..status import Status
 from ..tolerances import ACTIVE_MARGIN_REL, alpha_scale, support_threshold
+from .family import Family
 from .params import PAIRS, RADIUS
 
 INF = float("inf")
@@ -228,7 +230,22 @@ def _kernel_blocks(kernels, X):
 # R-SVM_mu+ and R-SVM+ (primal): w, b, xi, the margin, the radius family
 
 
-def _feature_model(X, y, name, C, lam, kernels, pairs, block):
+class _FeatureModel(NamedTuple):
+    """What R-SVM_mu+ and the R-SVM+ primal share, built by :func:`_feature_model`."""
+
+    data: object                    # the validated Dataset
+    block: object                   # the block filled: points, C, lam, J, w, b, xi
+    layout: Layout                  # the variables' positions (w, b, xi so far)
+    wpos: np.ndarray                # w's positions
+    xi: object                      # the slack Var (None: hard margin)
+    features: list                  # the feature blocks Phi_k (one per kernel or feature)
+    sizes: list                     # their widths
+    Phi_all: np.ndarray             # the blocks side by side
+    kernels: list | None            # the kernels of the blocks (None: the features of X)
+    pairs: tuple                    # the initial radius pairs (I, J)
+
+
+def _feature_model(X, y, name, C, lam, kernels, pairs, block) -> _FeatureModel:
     data = validate(X, y)
     l = data.n_points
     if kernels is None:
@@ -259,7 +276,7 @@ def _feature_model(X, y, name, C, lam, kernels, pairs, block):
     b.b = pyo.Var(initialize=0.0, doc="bias b")
     layout.add(b.b)
     xi = _slack(b, layout, l) if C is not None else None
-    return data, b, layout, wpos, xi, features, sizes, Phi_all, kern_list, (I0, J0)
+    return _FeatureModel(data, b, layout, wpos, xi, features, sizes, Phi_all, kern_list, (I0, J0))
 
 
 def _common_rows_and_objective(b, layout, data, Phi_all, xi):
@@ -360,8 +377,10 @@ def rsvm_mu_plus(X, y, *, C=1.0, lam=1.0, kernels=None, pairs="all", block=None)
     ``formulations/rsvm_mu_plus.md``.
     """
     name = "rsvm_mu_plus"
-    data, b, layout, wpos, xi, features, sizes, Phi_all, kern_list, (I0, J0) = _feature_model(
-        X, y, name, C, lam, kernels, pairs, block)
+    fm = _feature_model(X, y, name, C, lam, kernels, pairs, block)
+    data, b, layout, wpos, xi = fm.data, fm.block, fm.layout, fm.wpos, fm.xi
+    features, sizes, Phi_all, kern_list, (I0, J0) = (fm.features, fm.sizes, fm.Phi_all,
+                                                       fm.kernels, fm.pairs)
     m = len(features)
     b.mu = pyo.Var(b.J, bounds=(0, None), initialize=1.0 / m,
                    doc="weight mu_k >= 0 of feature (kernel) k, sum_k mu_k = 1")
@@ -455,8 +474,9 @@ def rsvm_plus_primal(X, y, *, C=1.0, lam=1.0, pairs="all", block=None):
     ``formulations/radius_margin.md``); the catalogue page ``formulations/rsvm_plus_primal.md``.
     """
     name = "rsvm_plus_primal"
-    data, b, layout, wpos, xi, features, sizes, Phi_all, _, (I0, J0) = _feature_model(
-        X, y, name, C, lam, None, pairs, block)
+    fm = _feature_model(X, y, name, C, lam, None, pairs, block)
+    data, b, layout, wpos, xi = fm.data, fm.block, fm.layout, fm.wpos, fm.xi
+    features, Phi_all, (I0, J0) = fm.features, fm.Phi_all, fm.pairs
     d = data.n_features
     b.s = pyo.Var(b.J, bounds=(0, None), initialize=0.0, doc="s_j >= w_j^2")
     spos = layout.add(b.s)
@@ -1059,3 +1079,6 @@ def explain_failure(svm, status: Status, message: str):
             "data are not separable (with this feature weighting). Pass C=... for the soft "
             "margin", status)
     return None
+
+
+FAMILY = Family(extract=extract, explain_failure=explain_failure)
