@@ -21,6 +21,7 @@ import warnings
 import numpy as np
 import pyomo.environ as pyo
 
+from .model.forms import Margin
 from .model.pyomo_compat import values_of as _raw_values
 from .model.record import members
 from .status import Status
@@ -97,7 +98,7 @@ def live(C, n: int) -> np.ndarray:
     return np.asarray(C) > 0
 
 
-def bias_from_kkt(family: str, alpha, y, f, C, thr) -> float:
+def bias_from_kkt(margin: Margin | str, alpha, y, f, C, thr) -> float:
     """``b`` from the KKT conditions of the dual, given ``f = K(y*alpha)``
     (``formulations/classic.md``).
 
@@ -110,12 +111,14 @@ def bias_from_kkt(family: str, alpha, y, f, C, thr) -> float:
     over free vectors ``thr < alpha_i < C - thr``, or with none the midpoint of the interval
     the KKT conditions allow (as libsvm); 2-norm: average of ``y_i (1 - alpha_i/C) - f_i`` over
     ``alpha_i > thr``. ``C`` is one number or one per point (a point of weight 0, ``C_i = 0``,
-    constrains nothing).
+    constrains nothing). ``margin``: a :class:`~svm_models.model.forms.Margin` or its family's
+    name (as every rule below).
     """
+    margin = Margin.of(margin)
     sv = alpha > thr
-    if family == "soft_l2":
+    if margin.ridge:
         return float(np.mean(y[sv] * (1.0 - ratio(alpha, C)[sv]) - f[sv])) if sv.any() else 0.0
-    if family == "hard":
+    if margin.hard:
         lo = float(np.max(1.0 - f[y > 0], initial=-np.inf))
         hi = float(np.min(-1.0 - f[y < 0], initial=np.inf))
         if np.isfinite(lo) and np.isfinite(hi):
@@ -138,17 +141,18 @@ def bias_from_kkt(family: str, alpha, y, f, C, thr) -> float:
     return lo_b if np.isfinite(lo_b) else hi_b if np.isfinite(hi_b) else 0.0
 
 
-def dual_kkt_residual(family, alpha, y, f, b, C, thr) -> float:
+def dual_kkt_residual(margin: Margin | str, alpha, y, f, b, C, thr) -> float:
     """Largest violation of the dual KKT conditions, in units of the margin (f = K(y*alpha))."""
-    m = y * (f + b) + (ratio(alpha, C) if family == "soft_l2" else 0.0)   # = 1 on free vectors
+    margin = Margin.of(margin)
+    m = y * (f + b) + (ratio(alpha, C) if margin.ridge else 0.0)   # = 1 on free vectors
     res = np.zeros_like(alpha)
     lower = alpha <= thr
-    upper = (alpha >= C - thr) if family == "soft_l1" else np.zeros_like(lower)
+    upper = (alpha >= C - thr) if margin.box else np.zeros_like(lower)
     free = ~lower & ~upper
     res[free] = np.abs(m[free] - 1.0)
     res[lower] = np.maximum(0.0, 1.0 - m[lower])
     res[upper] = np.maximum(0.0, m[upper] - 1.0)
-    res[~live(None if family == "hard" else C, len(alpha))] = 0.0   # weight 0: no condition
+    res[~live(None if margin.hard else C, len(alpha))] = 0.0   # weight 0: no condition
     return float(res.max(initial=0.0))
 
 
@@ -163,7 +167,7 @@ POLISH_ROUNDOFF = 1e-14
 POLISH_BALANCED = 1e-9
 
 
-def polish_dual(svm, family: str, alpha: np.ndarray, C, thr, max_rounds: int = 25, *,
+def polish_dual(svm, margin: Margin | str, alpha: np.ndarray, C, thr, max_rounds: int = 25, *,
                 judge: bool = True):
     """Active-set polishing of a dual solution (a primal-dual active-set method started from
     the solver's answer): on the free set F, solve the KKT equations
@@ -178,15 +182,16 @@ def polish_dual(svm, family: str, alpha: np.ndarray, C, thr, max_rounds: int = 2
     alpha is balanced, its dual objective no lower beyond round-off (``judge=False``: taken
     whenever the active set settles, for a caller that certifies it itself). Only for a model
     the record proves unchanged. Returns ``(alpha, accepted)``."""
+    margin = Margin.of(margin)
     y = svm.data.y
-    Cb = C if family == "soft_l1" else np.inf
+    Cb = C if margin.box else np.inf
 
     def residual(a):
         """(KKT residual, dual objective, a bound on the round-off in it) of ``a``."""
         f = svm.kernel_times(y * a)
-        b = bias_from_kkt(family, a, y, f, C, thr)
+        b = bias_from_kkt(margin, a, y, f, C, thr)
         dual = float(a.sum() - 0.5 * (y * a) @ f
-                     - (0.5 * a @ ratio(a, C) if family == "soft_l2" else 0.0))
+                     - (0.5 * a @ ratio(a, C) if margin.ridge else 0.0))
         # an unbalanced alpha (y'a != 0: HiGHS's multipliers, 1e-6) is not dual feasible, its
         # dual value not comparable (it can lie above the optimum): then no dual value
         if abs(float(y @ a)) > POLISH_BALANCED * max(float(a.sum()), 1e-300):
@@ -194,7 +199,7 @@ def polish_dual(svm, family: str, alpha: np.ndarray, C, thr, max_rounds: int = 2
         sv = np.flatnonzero(a > 0)
         # |(ya)'K(ya)| <= (sum a)^2 max K_ii (K is PSD): the size of the terms that cancel
         size = float(a.sum()) ** 2 * float(np.max(_kernel_diagonal(svm, sv), initial=0.0))
-        return (dual_kkt_residual(family, a, y, f, b, np.inf if C is None else C, thr), dual,
+        return (dual_kkt_residual(margin, a, y, f, b, np.inf if C is None else C, thr), dual,
                 POLISH_ROUNDOFF * max(size, abs(dual), 1e-300))
 
     def better(new, old):
@@ -204,7 +209,7 @@ def polish_dual(svm, family: str, alpha: np.ndarray, C, thr, max_rounds: int = 2
         # off; found by fuzzing)
         return new[0] <= old[0] and new[1] >= old[1] - max(new[2], old[2])
 
-    fixed = np.where(alpha >= Cb - thr, Cb, 0.0) if family == "soft_l1" else np.zeros_like(alpha)
+    fixed = np.where(alpha >= Cb - thr, Cb, 0.0) if margin.box else np.zeros_like(alpha)
     free = (alpha > thr) & (alpha < Cb - thr)
     start = None  # residual of the solver's alpha, computed only if a candidate needs it
     tried = set()
@@ -221,7 +226,7 @@ def polish_dual(svm, family: str, alpha: np.ndarray, C, thr, max_rounds: int = 2
         if F.size:
             KFF = _kernel_block(svm, F)
             H = KFF * np.outer(y[F], y[F])
-            if family == "soft_l2":
+            if margin.ridge:
                 H = H + np.diag(ratio(np.ones(F.size), C if np.ndim(C) == 0 else C[F]))
             A = np.zeros((F.size + 1, F.size + 1))
             A[:-1, :-1] = H
@@ -242,10 +247,10 @@ def polish_dual(svm, family: str, alpha: np.ndarray, C, thr, max_rounds: int = 2
             new[F] = aF
         # the held points: a margin of the wrong sign for the bound a point is held at
         f = svm.kernel_times(y * new)
-        b = bias_from_kkt(family, new, y, f, C, 0.0)
-        m = y * (f + b) + (ratio(new, C) if family == "soft_l2" else 0.0)
+        b = bias_from_kkt(margin, new, y, f, C, 0.0)
+        m = y * (f + b) + (ratio(new, C) if margin.ridge else 0.0)
         slack = POLISH_RELEASE * max(1.0, float(np.max(np.abs(f), initial=0.0)) + abs(b))
-        held = ~free & live(None if family == "hard" else C, len(new))
+        held = ~free & live(None if margin.hard else C, len(new))
         wrong = held & (((new <= 0.0) & (m < 1.0 - slack)) | ((new >= Cb) & (m > 1.0 + slack)))
         if wrong.any():
             free |= wrong
@@ -315,7 +320,8 @@ def cut_alpha(alpha: np.ndarray, thr: float, box: float = np.inf) -> np.ndarray:
     return out
 
 
-def classic_certificate(svm, family: str, alpha: np.ndarray, b: float, C, w=None) -> dict:
+def classic_certificate(svm, margin: Margin | str, alpha: np.ndarray, b: float, C,
+                        w=None) -> dict:
     """The certificate of exactly one classic-SVM classifier: ``f(x) = w.x + b`` when ``w``
     is given (the linear primal's own w), else ``f(x) = sum_i y_i alpha_i k(x_i, x) + b``;
     and the dual point ``alpha``.
@@ -328,6 +334,7 @@ def classic_certificate(svm, family: str, alpha: np.ndarray, b: float, C, w=None
     ``||w - X'(y alpha)|| / ||w||``; ``worst``: the largest of these in absolute value."""
     from .tolerances import CERT_ROUNDOFF, CERT_ROUNDOFF_MAX
 
+    margin = Margin.of(margin)
     y = svm.data.y
     l = y.shape[0]
     ya = y * alpha
@@ -339,7 +346,7 @@ def classic_certificate(svm, family: str, alpha: np.ndarray, b: float, C, w=None
         Ka = svm.kernel_times(ya)
         aKa = max(float(ya @ Ka), 0.0)
     dual = float(alpha.sum() - 0.5 * aKa
-                 - (0.5 * alpha @ ratio(alpha, C) if family == "soft_l2" else 0.0))
+                 - (0.5 * alpha @ ratio(alpha, C) if margin.ridge else 0.0))
     out: dict = {}
     if w is not None:
         X = svm.data.X
@@ -363,9 +370,9 @@ def classic_certificate(svm, family: str, alpha: np.ndarray, b: float, C, w=None
     delta = np.minimum(CERT_ROUNDOFF * np.sqrt(l) * (size + abs(b) + 1.0), CERT_ROUNDOFF_MAX)
     m = y * (f + b)
     short = np.maximum(0.0, 1.0 - m - delta)
-    if family == "soft_l1":   # (C one number or one per point)
+    if margin.box:   # (C one number or one per point)
         primal = 0.5 * ww + float(np.sum(C * short))
-    elif family == "soft_l2":
+    elif margin.ridge:
         primal = 0.5 * ww + 0.5 * float(np.sum(C * short * short))
     else:
         primal = 0.5 * ww
@@ -397,18 +404,19 @@ def _kernel_block(svm, F: np.ndarray) -> np.ndarray:
     return M[F] @ M[F].T
 
 
-def recover_alpha(y: np.ndarray, family: str, design: np.ndarray, target: np.ndarray,
+def recover_alpha(y: np.ndarray, margin: Margin | str, design: np.ndarray, target: np.ndarray,
                   active: np.ndarray, xi: np.ndarray, C, xi_thr: float) -> np.ndarray:
     """alpha from a primal solution without multipliers: the KKT conditions
     ``design @ (y * alpha) = target`` (stationarity in w, or in the factor coordinates v),
     ``y'alpha = 0``, ``alpha_i = 0`` off the active margin set, ``alpha_i = C`` where
     ``xi_i > xi_thr`` (1-norm), ``alpha_i = C xi_i`` (2-norm), solved as bounded least squares."""
+    margin = Margin.of(margin)
     l = y.shape[0]
-    if family == "soft_l2":
+    if margin.ridge:
         return np.maximum(C * xi, 0.0)
     alpha = np.zeros(l)
     fixed_c = np.zeros(l, dtype=bool)
-    if family == "soft_l1":
+    if margin.box:
         fixed_c = active & (xi > xi_thr) & live(C, l)
         alpha[fixed_c] = C if np.ndim(C) == 0 else np.asarray(C)[fixed_c]
     unknown = np.flatnonzero(active & ~fixed_c)
@@ -417,7 +425,7 @@ def recover_alpha(y: np.ndarray, family: str, design: np.ndarray, target: np.nda
     D = design * y[None, :]
     rhs = np.concatenate([target - D[:, fixed_c] @ alpha[fixed_c], [-(y[fixed_c] @ alpha[fixed_c])]])
     M = np.vstack([D[:, unknown], y[None, unknown]])
-    ub = C if family == "soft_l1" else np.inf
+    ub = C if margin.box else np.inf
     if np.ndim(ub):
         ub = np.asarray(ub)[unknown]
     from scipy.optimize import lsq_linear   # (0.6 s to import: only when needed)

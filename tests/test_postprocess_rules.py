@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from svm_models.model.forms import HARD, MARGINS, SOFT_L1, SOFT_L2, Margin
 from svm_models.postprocess import bias_from_kkt, cut_alpha, dual_kkt_residual
 from svm_models.tolerances import per_point_threshold
 
@@ -99,6 +100,21 @@ def test_the_kkt_residual_of_a_point_of_weight_zero_is_zero():
     f2 = np.array([-0.5, -1.5, -3.0])
     assert dual_kkt_residual("soft_l2", alpha, y, f2, 1.0, C, 1e-9) == pytest.approx(0.0, abs=1e-15)
     assert dual_kkt_residual("soft_l2", alpha, y, f2, 1.0, np.ones(3), 1e-9) == pytest.approx(3.0)
+
+
+def test_a_margin_is_what_its_family_does_to_the_dual():
+    """The rules ask a :class:`Margin` (issue 27): the 1-norm's box ``alpha <= C``, the
+    2-norm's ridge ``K + I/C``, the hard margin neither; a family name stands for its margin."""
+    assert [(m.box, m.ridge, m.hard) for m in (HARD, SOFT_L1, SOFT_L2)] == [
+        (False, False, True), (True, False, False), (False, True, False)]
+    assert all(Margin.of(name) is m and Margin.of(m) is m for name, m in MARGINS.items())
+    with pytest.raises(ValueError, match="soft_l3"):
+        Margin.of("soft_l3")
+    y, f = np.array([1.0, -1.0, 1.0]), np.array([0.2, -0.1, 5.0])
+    alpha = np.array([0.5, 0.25, 1e-9])
+    for name, m in MARGINS.items():
+        C = None if m.hard else 1.0
+        assert bias_from_kkt(m, alpha, y, f, C, 1e-6) == bias_from_kkt(name, alpha, y, f, C, 1e-6)
 
 
 def test_the_support_threshold_of_a_small_box_is_a_fraction_of_it():

@@ -30,7 +30,7 @@ import pyomo.environ as pyo
 from ..errors import NotSeparableError, ParameterError, SolveFailedError
 from ..kernels import check_rank, exact_factor_dim, kernel_factor
 from ..model.built import BuiltSVM, LazySignedGram, SignedGram
-from ..model.forms import DualSVM, QuadBlock
+from ..model.forms import MARGINS, DualSVM, Margin, QuadBlock
 from ..model.lazy import LazyObjective, linear_form
 from ..model.pieces import (
     Layout,
@@ -77,7 +77,7 @@ from ..tolerances import (
     support_threshold,
 )
 
-FAMILIES = ("hard", "soft_l1", "soft_l2")
+FAMILIES = tuple(MARGINS)   # hard, soft_l1, soft_l2
 
 #: a classifier is scaled onto its margins (see ``_choose``) only when they fall short of 1 by
 #: less than this: round-off, not a different classifier
@@ -92,6 +92,7 @@ def build_dual(X, y, family: str, *, C=1.0, kernel="linear", gamma="scale", degr
                coef0=0.0, kernel_rank=None, quad_form="auto", max_vars=None, block=None,
                sample_weight=None):
     """Fill ``block`` (or a new ConcreteModel) with the dual of the ``family`` SVM."""
+    margin = Margin.of(family)
     rank = None if kernel_rank is None else check_rank(kernel_rank, kernel)
     if rank is not None and quad_form == "dense":
         raise ParameterError("kernel_rank builds the factor form of the dual (z = F alpha with "
@@ -111,16 +112,16 @@ def build_dual(X, y, family: str, *, C=1.0, kernel="linear", gamma="scale", degr
     weight = check_sample_weight(sample_weight, data)
     b = new_block(block, f"{family}_dual")
     add_points(b, data)
-    if family != "hard":
+    if not margin.hard:
         add_C(b, C)
         add_weights(b, weight)
-    if family == "soft_l1":
+    if margin.box:
         ub, doc = b.C, "dual variable alpha_i in [0, C] (Lagrange multiplier of point i's margin)"
         if weight is not None:
             ub = lambda m, i: (0, m.C * m.weight[i])   # noqa: E731
             doc = ("dual variable alpha_i in [0, C weight_i] (Lagrange multiplier of point "
                    "i's margin)")
-    elif family == "soft_l2":
+    elif margin.ridge:
         # implied, never active: at the optimum e'a = a'(G + D/C)a >= |a|^2/(C w_max) (D the
         # inverse weights), so |a|^2 <= C w_max e'a <= C w_max sqrt(l) |a|; stated so that a
         # global solver (SCIP) has a bounded domain and terminates (0 for a point of weight 0)
@@ -135,7 +136,7 @@ def build_dual(X, y, family: str, *, C=1.0, kernel="linear", gamma="scale", degr
                    "for a point of weight 0")
     else:
         ub, doc = None, "dual variable alpha_i >= 0 (Lagrange multiplier of point i's margin)"
-    per_point = weight is not None and family != "hard"   # (ub a rule of (m, i))
+    per_point = weight is not None and not margin.hard   # (ub a rule of (m, i))
     b.alpha = pyo.Var(b.I, bounds=ub if per_point else (0, ub), initialize=0.0, doc=doc)
     layout = Layout()
     apos = layout.add(b.alpha)
@@ -162,7 +163,7 @@ def build_dual(X, y, family: str, *, C=1.0, kernel="linear", gamma="scale", degr
         qf = add_quadratic_form(b, layout, "quad", b.alpha, M=G, doc=doc)
     rows = qf.rows + [add_balance(b, layout, b.alpha, yv)]
     quadratic = [QuadTerm(q, Scale(-0.5)) for q in qf.blocks]
-    if family == "soft_l2":
+    if margin.ridge:
         inv = np.ones(len(apos)) if weight is None else np.divide(
             1.0, weight, out=np.zeros(len(apos)), where=weight > 0)
         sum_of_squares(b, "ridge", b.alpha, doc="alpha'alpha (the I/C part of G(K + I/C))"
@@ -172,9 +173,9 @@ def build_dual(X, y, family: str, *, C=1.0, kernel="linear", gamma="scale", degr
     # the structure a backend may solve as such (libsvm's SMO); not for a low-rank kernel,
     # whose matrix L L' only the factor form holds
     structure = None if rank is not None else DualSVM(
-        family=family, alpha=apos, y=yv, kernel=kern, X=data.X, gram=K,
+        margin=margin, alpha=apos, y=yv, kernel=kern, X=data.X, gram=K,
         z=layout.pos["z"] if form == "factor" else None,
-        L=Lf if form == "factor" else None, C=None if family == "hard" else "C", weight=weight)
+        L=Lf if form == "factor" else None, C=None if margin.hard else "C", weight=weight)
     # lazy: the l terms of e'alpha are built only when something reads the objective
     b.objective = LazyObjective(recipe=(_dual_objective, (b.alpha, b.quad, b.component("ridge"),
                                                           b.component("C"))),
@@ -183,7 +184,7 @@ def build_dual(X, y, family: str, *, C=1.0, kernel="linear", gamma="scale", degr
     record = Record(block=b, variables=layout.variables, objective=b.objective, sense=-1,
                     linear=[LinearTerm(apos, 1.0)], quadratic=quadratic, rows=rows,
                     problem_class="QP",
-                    scaling=_scale_rule(kern, data, L if form == "factor" else None, family,
+                    scaling=_scale_rule(kern, data, L if form == "factor" else None, margin,
                                         layout, alpha=-1.0, z=-0.5),
                     structure=structure).seal()
     b._svm = BuiltSVM(formulation=f"{family}_dual", data=data, kernel=kern, block=b,
@@ -192,7 +193,7 @@ def build_dual(X, y, family: str, *, C=1.0, kernel="linear", gamma="scale", degr
     return b
 
 
-def _scale_rule(kern, data, L, family: str, layout: Layout, **exponents) -> ScaleRule:
+def _scale_rule(kern, data, L, margin: Margin, layout: Layout, **exponents) -> ScaleRule:
     """The classic SVMs' exact scaling (:mod:`svm_models.model.scaling`): with ``s`` the
     kernel's scale, or ``1/C`` when larger (a box narrower than the kernel's scale), the
     problem in ``alpha = alpha~/s``, ``w = w~/sqrt(s)`` (``v``, ``z`` likewise), ``b`` and
@@ -203,7 +204,7 @@ def _scale_rule(kern, data, L, family: str, layout: Layout, **exponents) -> Scal
         if name in layout.pos:
             e[layout.pos[name]] = power
     return ScaleRule(base=kernel_scale(kern, data, L), exponents=e,
-                     param=None if family == "hard" else "C")
+                     param=None if margin.hard else "C")
 
 
 def _dual_objective(alpha, quad, ridge, C):
@@ -225,6 +226,7 @@ def _primal_objective(ww, xi, xi_sq, C, weight):
 def build_primal(X, y, family: str, *, C=1.0, kernel="linear", gamma="scale", degree=3,
                  coef0=0.0, kernel_rank=None, block=None, sample_weight=None):
     """Fill ``block`` (or a new ConcreteModel) with the primal of the ``family`` SVM."""
+    margin = Margin.of(family)
     linear = kernel == "linear"
     rank = None if kernel_rank is None else check_rank(kernel_rank, kernel)
     data, kern, K = prepare(X, y, kernel=kernel, gamma=gamma, degree=degree, coef0=coef0,
@@ -236,7 +238,7 @@ def build_primal(X, y, family: str, *, C=1.0, kernel="linear", gamma="scale", de
     weight = check_sample_weight(sample_weight, data)
     b = new_block(block, f"{family}_primal")
     add_points(b, data)
-    if family != "hard":
+    if not margin.hard:
         add_C(b, C)
         add_weights(b, weight)
     layout = Layout()
@@ -261,8 +263,8 @@ def build_primal(X, y, family: str, *, C=1.0, kernel="linear", gamma="scale", de
     b.b = pyo.Var(initialize=0.0, doc="bias b")
     layout.add(b.b)
     xi = None
-    if family != "hard":
-        b.xi = pyo.Var(b.I, bounds=(0, None) if family == "soft_l1" else (None, None),
+    if not margin.hard:
+        b.xi = pyo.Var(b.I, bounds=(0, None) if margin.box else (None, None),
                        initialize=0.0, doc="slack xi_i of point i's margin")
         xi = b.xi
         layout.add(xi)
@@ -272,10 +274,10 @@ def build_primal(X, y, family: str, *, C=1.0, kernel="linear", gamma="scale", de
     quadratic = [QuadTerm(QuadBlock(cpos, diag=np.ones(len(cpos))), Scale(0.5))]
     linear_terms = []
     wt = np.ones(data.n_points) if weight is None else weight
-    if family == "soft_l1":
+    if margin.box:
         linear_terms.append(LinearTerm(layout.pos["xi"], 1.0 if weight is None else weight,
                                        Scale(1.0, "C")))
-    elif family == "soft_l2":
+    elif margin.ridge:
         sum_of_squares(b, "xi_sq", xi, doc="sum_i xi_i^2" if weight is None
                        else "sum_i weight_i xi_i^2", diag=wt)
         quadratic.append(QuadTerm(QuadBlock(layout.pos["xi"], diag=wt), Scale(0.5, "C")))
@@ -286,7 +288,7 @@ def build_primal(X, y, family: str, *, C=1.0, kernel="linear", gamma="scale", de
                                 doc="primal objective")
     record = Record(block=b, variables=layout.variables, objective=b.objective, sense=1,
                     linear=linear_terms, quadratic=quadratic, rows=rows, problem_class="QP",
-                    scaling=_scale_rule(kern, data, L, family, layout, w=-0.5, v=-0.5)).seal()
+                    scaling=_scale_rule(kern, data, L, margin, layout, w=-0.5, v=-0.5)).seal()
     b._svm = BuiltSVM(formulation=f"{family}_primal", data=data, kernel=kern, block=b,
                       record=record, K=K, L=L, facts=facts, weight=weight)
     return b
@@ -730,18 +732,19 @@ def extract(block, ctx) -> Solution:
     it as read, then the support vectors and the Solution."""
     svm = block._svm
     family, form = svm.formulation.rsplit("_", 1)
+    margin = Margin.of(family)
     data = svm.data
     y, l = data.y, data.n_points
-    C_param = float(pyo.value(block.C)) if family != "hard" else None
+    C_param = float(pyo.value(block.C)) if not margin.hard else None
     C = svm.point_C(C_param)   # each point's penalty (C itself without sample weights)
     extra: dict = {}
     objective = block_objective(svm, block, ctx)
-    read = (_read_dual if form == "dual" else _read_primal)(svm, block, ctx, family, C, extra)
+    read = (_read_dual if form == "dual" else _read_primal)(svm, block, ctx, margin, C, extra)
     extra["alpha_source"] = read.alpha_source
     extra["support_threshold"] = float(np.max(read.thr, initial=0.0))
     sol_kw: dict = {}
     if ctx.verified:
-        alpha, b, linear_w, xi, ww, objective = _certified(svm, family, form, C, read, ctx,
+        alpha, b, linear_w, xi, ww, objective = _certified(svm, margin, form, C, read, ctx,
                                                            extra, sol_kw)
     else:
         alpha, b, linear_w, xi, ww = read.alpha, read.b, read.linear_w, read.xi, read.ww
@@ -765,23 +768,23 @@ def extract(block, ctx) -> Solution:
     return Solution(**sol_kw)
 
 
-def _read_dual(svm, block, ctx, family, C, extra) -> _Reading:
+def _read_dual(svm, block, ctx, margin, C, extra) -> _Reading:
     """A dual's alpha; verified: the candidates (polished, cut, as solved, and the polish
     from a looser cut-off last); changed: alpha cut, b from the KKT conditions where they
     hold (:func:`_changed_dual_bias`), the slacks and ``ww`` of that classifier."""
     data = svm.data
     y, l = data.y, data.n_points
-    Cb = C if family == "soft_l1" else np.inf
+    Cb = C if margin.box else np.inf
     raw = np.clip(var_array(block.alpha), 0.0, Cb)
     thr = per_point_threshold(support_threshold(alpha_scale(raw), ctx.tol), Cb,
                               alpha_scale(raw))
     read = _Reading(raw=raw, thr=thr, alpha_source="dual variables")
     if ctx.verified:
         f_raw = svm.kernel_times(y * raw)
-        cands = _polished(svm, family, raw, C, thr)
+        cands = _polished(svm, margin, raw, C, thr)
         cut = cut_alpha(raw, thr, Cb)
         cands.append(("solver's alpha, zeros and bounds made exact", cut, None, None))
-        cands.append(("solver's alpha", raw, bias_from_kkt(family, raw, y, f_raw, C, thr), None))
+        cands.append(("solver's alpha", raw, bias_from_kkt(margin, raw, y, f_raw, C, thr), None))
         # last: the polish from a looser cut-off (1e-3 of the largest alpha), computed only
         # when nothing above is certified -- an interior point's alpha within 4e-4 of C on a
         # degenerate optimum (every alpha at 0 or C, more free candidates than the kernel's
@@ -790,43 +793,43 @@ def _read_dual(svm, block, ctx, family, C, extra) -> _Reading:
         if np.any(loose > thr):
             cands.append(lambda: [(f"{name}, from the cut-off {SV_REL_MAX:g} of the "
                                    "largest alpha", a, b_, w_)
-                                  for name, a, b_, w_ in _polished(svm, family, raw, C, loose)])
+                                  for name, a, b_, w_ in _polished(svm, margin, raw, C, loose)])
         read.cands = cands
         return read
     alpha = cut_alpha(raw, thr)
     coef = y * alpha
     f = svm.kernel_times(coef)
-    b = _changed_dual_bias(svm, block, ctx, family, alpha, f, C, thr, extra)
+    b = _changed_dual_bias(svm, block, ctx, margin, alpha, f, C, thr, extra)
     read.alpha, read.b = alpha, b
-    read.xi = (ratio(alpha, C) if family == "soft_l2" else
-               np.maximum(0.0, 1.0 - y * (f + b)) if family == "soft_l1" else np.zeros(l))
+    read.xi = (ratio(alpha, C) if margin.ridge else
+               np.maximum(0.0, 1.0 - y * (f + b)) if margin.box else np.zeros(l))
     if svm.kernel.is_linear:
         read.linear_w = data.X.T @ coef
     read.ww = float(coef @ f)
     return read
 
 
-def _read_primal(svm, block, ctx, family, C, extra) -> _Reading:
+def _read_primal(svm, block, ctx, margin, C, extra) -> _Reading:
     """A primal's w (or factor coordinates v), b, slacks and alpha: the margin rows'
     multipliers, else recovered from the KKT conditions by bounded least squares (after a
     user's change, only if they hold); verified: the candidates; changed: the values as
     read."""
     data = svm.data
     y, l = data.y, data.n_points
-    Cb = C if family == "soft_l1" else np.inf
+    Cb = C if margin.box else np.inf
     cvar = block.w if svm.kernel.is_linear else block.v
     cvals = var_array(cvar)
     b_solver = float(block.b.value)
     M = data.X if svm.kernel.is_linear else svm.L
     fdec = M @ cvals
-    xi_solver = var_array(block.xi) if family != "hard" else np.zeros(l)
+    xi_solver = var_array(block.xi) if not margin.hard else np.zeros(l)
     mult = _margin_duals(svm, ctx, extra)
     if mult is not None:
         raw, alpha_source = mult, "multipliers"
     else:
         residual = y * (fdec + b_solver) - 1.0 + xi_solver
         active = residual <= ACTIVE_MARGIN_REL * max(1.0, float(np.abs(fdec).max(initial=0.0)))
-        raw = recover_alpha(y, family, M.T, cvals, active, xi_solver, C,
+        raw = recover_alpha(y, margin, M.T, cvals, active, xi_solver, C,
                             support_threshold(1.0, ctx.tol))
         alpha_source = "kkt_least_squares"
         if not ctx.verified:
@@ -847,7 +850,7 @@ def _read_primal(svm, block, ctx, family, C, extra) -> _Reading:
     if ctx.verified:
         cut = cut_alpha(raw, thr, Cb)
         w_s = cvals if svm.kernel.is_linear else None
-        read.cands = _polished(svm, family, raw, C, thr) + [
+        read.cands = _polished(svm, margin, raw, C, thr) + [
             ("solver's point, alpha's zeros and bounds made exact", cut, b_solver, w_s),
             ("solver's w, b from the KKT conditions of exact alpha", cut, None, w_s),
             ("solver's point and alpha", raw, b_solver, w_s)]
@@ -860,12 +863,12 @@ def _read_primal(svm, block, ctx, family, C, extra) -> _Reading:
         read.expansion = np.linalg.lstsq(svm.L.T, cvals, rcond=None)[0]
         extra["dual_coef_source"] = ("the expansion of the solved factor coordinates v "
                                      "(L'dual_coef = v): alpha is not available")
-    read.xi = np.maximum(xi_solver, 0.0) if family == "soft_l1" else xi_solver
+    read.xi = np.maximum(xi_solver, 0.0) if margin.box else xi_solver
     read.ww = float(cvals @ cvals)
     return read
 
 
-def _certified(svm, family, form, C, read: _Reading, ctx, extra: dict, sol_kw: dict):
+def _certified(svm, margin, form, C, read: _Reading, ctx, extra: dict, sol_kw: dict):
     """The classifier :func:`_choose` picks among ``read.cands`` and its certificate (in
     ``extra["certificate"]`` and the diagnostics in ``sol_kw``): ``(alpha, b, w, xi, ww,
     objective)``, the objective the certificate's (the dual's or the primal's). A hard
@@ -873,7 +876,7 @@ def _certified(svm, family, form, C, read: _Reading, ctx, extra: dict, sol_kw: d
     interfaces call optimal: the formulation's error."""
     data = svm.data
     y, l = data.y, data.n_points
-    name, alpha, b, w, cert, accept = _choose(svm, family, C, read.cands, ctx)
+    name, alpha, b, w, cert, accept = _choose(svm, margin, C, read.cands, ctx)
     linear_w = read.linear_w
     if svm.kernel.is_linear:
         linear_w = w if w is not None else data.X.T @ (y * alpha)
@@ -881,7 +884,7 @@ def _certified(svm, family, form, C, read: _Reading, ctx, extra: dict, sol_kw: d
     extra["polished"] = name.startswith("polished")
     extra["certificate"] = {"classifier": name, "worst": cert["worst"], "accept": accept,
                             "certified": cert["worst"] <= accept}
-    xi = cert["slacks"] if family != "hard" else np.zeros(l)
+    xi = cert["slacks"] if not margin.hard else np.zeros(l)
     objective = cert["dual"] if form == "dual" else cert["primal"]
     ww = (float(linear_w @ linear_w) if linear_w is not None else
           float((y * alpha) @ svm.kernel_times(y * alpha)))
@@ -893,21 +896,21 @@ def _certified(svm, family, form, C, read: _Reading, ctx, extra: dict, sol_kw: d
         kkt["stationarity"] = cert["stationarity"]
     sol_kw.update(primal_objective=cert["primal"], dual_objective=cert["dual"],
                   duality_gap=cert["gap"], kkt=kkt)
-    if family == "hard" and cert.get("violation", 0.0) > HARD_MARGIN_VIOLATION:
+    if margin.hard and cert.get("violation", 0.0) > HARD_MARGIN_VIOLATION:
         err = explain_failure(svm, "optimal", "but the margins are violated")
         if err is not None:  # some interfaces report "optimal" for the unbounded dual
             raise err
     return alpha, b, linear_w, xi, ww, objective
 
 
-def _polished(svm, family, raw, C, thr) -> list:
+def _polished(svm, margin, raw, C, thr) -> list:
     """The candidate of the polish (a list of none or one): alpha solved exactly on its active
     set, b from its KKT conditions, w (linear kernel) its image ``X'(y alpha)``."""
-    alpha, ok = polish_dual(svm, family, raw, C, thr, judge=False)   # (_choose certifies it)
+    alpha, ok = polish_dual(svm, margin, raw, C, thr, judge=False)   # (_choose certifies it)
     return [("polished alpha (kkt)", alpha, None, None)] if ok else []
 
 
-def _choose(svm, family, C, cands, ctx):
+def _choose(svm, margin, C, cands, ctx):
     """``(name, alpha, b, w, certificate, accept)``: the first candidate ``(name, alpha, b, w)``
     (or of the list a callable in ``cands`` returns, called only when reached) whose
     certificate reaches the tolerance (b None: from alpha's KKT conditions; w None: the
@@ -921,20 +924,20 @@ def _choose(svm, family, C, cands, ctx):
         if not np.all(np.isfinite(alpha)):
             continue
         if b is None:
-            b = bias_from_kkt(family, alpha, y, svm.kernel_times(y * alpha), C, 0.0)
+            b = bias_from_kkt(margin, alpha, y, svm.kernel_times(y * alpha), C, 0.0)
         if w is None and svm.kernel.is_linear:
             w = svm.data.X.T @ (y * alpha)
-        cert = classic_certificate(svm, family, alpha, b, C, w)
-        if cert["worst"] > accept and family != "soft_l2":
+        cert = classic_certificate(svm, margin, alpha, b, C, w)
+        if cert["worst"] > accept and not margin.ridge:
             # no alpha at C (the hard margin's solution) whose margins fall short of 1 by
             # round-off of an ill-conditioned kernel: at C = 1e8 a shortfall of 1e-9 costs
             # 0.1. The same classifier scaled by 1/(1 - shortfall) (alpha and b alike) has
             # every margin >= 1 and changes the dual objective only to second order
             short = float(np.max(1.0 - cert["margins"], initial=0.0))
             t = 1.0 / (1.0 - short) if 0.0 < short < ONTO_MARGINS_MAX else None
-            if t is not None and (family == "hard" or bool(np.all((alpha == 0) | (t * alpha < C)))):
+            if t is not None and (margin.hard or bool(np.all((alpha == 0) | (t * alpha < C)))):
                 w_t = None if w is None else t * w
-                scaled = classic_certificate(svm, family, t * alpha, t * b, C, w_t)
+                scaled = classic_certificate(svm, margin, t * alpha, t * b, C, w_t)
                 if scaled["worst"] < cert["worst"]:
                     name, alpha, b, w, cert = (f"{name}, scaled onto the margins", t * alpha,
                                                t * b, w_t, scaled)
@@ -951,12 +954,12 @@ def _choose(svm, family, C, cands, ctx):
     return best
 
 
-def _changed_dual_bias(svm, block, ctx, family, alpha, f, C, thr, extra) -> float:
+def _changed_dual_bias(svm, block, ctx, margin, alpha, f, C, thr, extra) -> float:
     """b of a changed dual model: from the KKT conditions if alpha satisfies the SVM's own
     optimality conditions (then it is this SVM's solution); else the multiplier of
     y'alpha = 0, as long as that constraint is the builder's; else NaN, said why."""
-    b = bias_from_kkt(family, alpha, y := svm.data.y, f, C, thr)
-    res = max(dual_kkt_residual(family, alpha, y, f, b, np.inf if C is None else C, thr),
+    b = bias_from_kkt(margin, alpha, y := svm.data.y, f, C, thr)
+    res = max(dual_kkt_residual(margin, alpha, y, f, b, np.inf if C is None else C, thr),
               abs(float(y @ alpha)) / max(1.0, float(alpha.sum())))
     extra["svm_kkt_residual"] = res
     if res <= KKT_ACCEPT:

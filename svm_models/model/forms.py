@@ -5,6 +5,8 @@
 * :class:`QuadRow` -- a convex quadratic constraint.
 * :class:`Cone` -- ``u = A x + b`` in a second-order cone (``u_0 >= ||u_1:||``) or a rotated
   one (``2 u_0 u_1 >= ||u_2:||^2``, ``u_0, u_1 >= 0``).
+* :class:`Margin` -- a classic SVM's margin (hard, 1-norm or 2-norm soft), as the rules that
+  read its solutions and the backends that solve its dual ask it.
 """
 
 from __future__ import annotations
@@ -155,6 +157,44 @@ def psd_root(M: np.ndarray, *, rel: float) -> np.ndarray:
     return (V[:, keep] * np.sqrt(w[keep])).T
 
 
+@dataclass(frozen=True)
+class Margin:
+    """A classic SVM's margin, by what it does to the problem (``formulations/classic.md``):
+
+    ``box``: the 1-norm soft margin, slacks priced ``C_i xi_i``: the dual's ``alpha_i`` has
+    the upper bound ``C_i``; ``ridge``: the 2-norm soft margin, slacks priced
+    ``C_i xi_i^2 / 2``: the dual's kernel is ``K + I/C`` (``alpha_i / C_i`` in every margin);
+    neither: the hard margin (:attr:`hard`, no C). ``name`` is the family's registered name
+    (:meth:`of` reads it). The three margins are the constants below."""
+
+    name: str
+    box: bool
+    ridge: bool
+
+    @property
+    def hard(self) -> bool:
+        """No slacks and no C: every margin ``y_i f(x_i) >= 1``."""
+        return not (self.box or self.ridge)
+
+    @staticmethod
+    def of(margin: "Margin | str") -> "Margin":
+        """``margin`` itself, or the margin of the classic family named ``margin``."""
+        if isinstance(margin, Margin):
+            return margin
+        try:
+            return MARGINS[margin]
+        except (KeyError, TypeError):
+            raise ValueError(f"no classic SVM margin {margin!r}; one of "
+                             f"{', '.join(MARGINS)}") from None
+
+
+HARD = Margin("hard", box=False, ridge=False)
+SOFT_L1 = Margin("soft_l1", box=True, ridge=False)
+SOFT_L2 = Margin("soft_l2", box=False, ridge=True)
+#: the classic margins by family name
+MARGINS = {m.name: m for m in (HARD, SOFT_L1, SOFT_L2)}
+
+
 @dataclass(eq=False)
 class DualSVM:
     """The structure of a classic SVM dual, recorded by its builder for backends that solve
@@ -162,7 +202,8 @@ class DualSVM:
 
         max  e'a - 1/2 a'(D_y K D_y + ridge I / C) a   s.t.  lx <= a <= ux,  y'a = 0
 
-    ``family`` "hard", "soft_l1" or "soft_l2" (``ridge`` 1: the 2-norm soft margin's I/C);
+    ``margin`` the :class:`Margin` (``ridge`` 1 when ``margin.ridge``: the 2-norm soft
+    margin's I/C; else 0);
     ``alpha`` the positions of ``a`` in the record's variables, ``y`` the labels (+-1);
     ``kernel`` and ``X`` the kernel and training points (a backend may evaluate the kernel
     itself), ``gram`` the training Gram matrix the model holds (an l x l array or a
@@ -172,7 +213,7 @@ class DualSVM:
     ``weight`` the per-point factors of C (None: all 1).
     The box of ``a`` is read from the variables' bounds when the model is solved."""
 
-    family: str
+    margin: Margin
     alpha: np.ndarray
     y: np.ndarray
     kernel: object

@@ -79,7 +79,7 @@ def solve(record, sf, opts, state=None) -> MatrixResult:
     kern, X, y = st.kernel, st.X, st.y
     box = np.asarray(sf.ux[st.alpha], dtype=float)
     ridge = 0.0
-    if st.family == "soft_l2":
+    if st.margin.ridge:
         # K + D/C with D = diag(1/weight_i); its bound C sqrt(l) is implied, never active; a
         # point of weight 0 is held at 0
         Ci = float(value(record.block.component(st.C))) * (1.0 if st.weight is None
