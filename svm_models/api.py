@@ -127,7 +127,7 @@ def the_svm_block(model):
 
 def _error_for(svm, f, status: Status, message: str) -> SolveFailedError:
     """The typed error of a failed solve (the formulation may know the cause)."""
-    explain = f.hook("explain_failure")
+    explain = f.hooks.explain_failure
     err = explain(svm, status, message) if explain is not None else None
     if err is not None:
         return err
@@ -170,7 +170,7 @@ def solve(model, solver: str = "auto", *, raise_on_failure: bool = True, _state=
     svm.data.check_unchanged()
     f = lookup(svm.formulation)
     b = backend(solver)
-    check = f.hook("check_before_solve")
+    check = f.hooks.check_before_solve
     if check is not None:
         check(svm, proves_unbounded=b.proves_unbounded)
     first = None
@@ -296,9 +296,8 @@ def _has_dense_block(svm) -> bool:
 
 def _quad_form(svm):
     """The quadratic form a classic dual was built in ("dense" or "factor"; None for the other
-    families): ``facts`` is a dict or a family's typed facts, with or without ``quad_form``."""
-    facts = svm.facts
-    return facts.get("quad_form") if isinstance(facts, dict) else getattr(facts, "quad_form", None)
+    families, whose typed facts have no ``quad_form``)."""
+    return getattr(svm.facts, "quad_form", None)
 
 
 def _worth_retrying(svm, info, why) -> bool:
@@ -333,7 +332,7 @@ def _solve_once(model, solver, svm, f, opts, asked: SolverOptions, state):
         info = solve_model(model, solver, record=svm.record, problem_class=svm.record.problem_class,
                            options=opts, state=state)
     except LicenseLimitError as exc:
-        hint = f.hook("licence_hint")
+        hint = f.hooks.licence_hint
         raise LicenseLimitError(str(exc) + (hint(svm) if hint is not None else "")) from None
     if info.status is not Status.optimal:
         return info, None, None

@@ -107,3 +107,14 @@ def test_the_command_line_checks_its_flags_as_a_fit_does(tmp_path, capsys):
 def test_the_estimator_and_cross_validation_take_every_declared_hyperparameter():
     est = inspect.signature(sm.SVMClassifier).parameters
     assert set(hyperparameters()) <= set(est)
+
+
+def test_each_family_module_declares_its_interface_and_leaves_no_hook_out():
+    from svm_models.formulations.family import Family
+
+    for f in TABLE.values():
+        module = f.load()
+        assert isinstance(module.FAMILY, Family), f.module
+        assert f.hooks is module.FAMILY and f.extractor is module.extract
+        for hook in Family.HOOKS:   # a hook the module defines is one its FAMILY names
+            assert getattr(module.FAMILY, hook) is getattr(module, hook, None), (f.module, hook)

@@ -70,7 +70,7 @@ def test_auto_builds_the_factor_form_on_the_monomials():
     X = rng.normal(size=(40, 2))
     y = np.where(X[:, 0] * X[:, 1] > 0, 1, -1)
     m = sm.build("soft_l1_dual", X, y, C=1.0, kernel="poly", degree=2, coef0=1.0, gamma=1.0)
-    assert m._svm.facts["quad_form"] == "factor"
+    assert m._svm.facts.quad_form == "factor"
     assert len(m.z) == 6          # binom(2 + 1 + 1, 2)
     assert m._svm.K is None       # no l x l matrix
     dense = sm.fit(X, y, formulation="soft_l1_dual", C=1.0, kernel="poly", degree=2,

@@ -2,10 +2,12 @@
 
 The table names each formulation's module and builder as strings; a module is imported only
 when one of its formulations is used (:func:`get`), so importing the package imports no
-builder and no builder imports the registry. Each family module provides its builders, an
+builder and no builder imports the registry. Each family module provides its builders and
+its ``FAMILY``, a :class:`~svm_models.formulations.family.Family`: an
 ``extract(block, ctx)`` that turns a solved block into a
-:class:`~svm_models.solution.Solution`, and optionally ``check_before_solve(svm, ...)`` and
-``explain_failure(svm, status, message)`` (the hard margin's separability check).
+:class:`~svm_models.solution.Solution`, and optionally ``check_before_solve(svm, ...)``,
+``explain_failure(svm, status, message)`` (the hard margin's separability check) and
+``licence_hint(svm)`` (:attr:`Formulation.hooks`).
 
 What each builder parameter is -- its meaning, domain, the kernels that use it, its
 command-line flag -- is declared once in :mod:`svm_models.formulations.params`
@@ -24,6 +26,7 @@ from types import ModuleType
 
 from ..errors import ParameterError, plain
 from ..model.standard_form import PROBLEM_CLASSES  # noqa: F401  (a formulation has one)
+from .family import Family
 from .params import PARAMS, Param
 
 
@@ -128,12 +131,15 @@ class Formulation:
         return getattr(self.load(), self.name)
 
     @property
-    def extractor(self):
-        return self.load().extract
+    def hooks(self) -> Family:
+        """Its family module's interface (:class:`~svm_models.formulations.family.Family`:
+        ``extract`` and the optional ``check_before_solve``, ``explain_failure``,
+        ``licence_hint``)."""
+        return self.load().FAMILY
 
-    def hook(self, name: str):
-        """The module's optional hook ``name`` (None when it has none)."""
-        return getattr(self.load(), name, None)
+    @property
+    def extractor(self):
+        return self.hooks.extract
 
 
 def _classic(name, family, form, summary):

@@ -76,6 +76,7 @@ from ..tolerances import (
     per_point_threshold,
     support_threshold,
 )
+from .family import Family
 
 FAMILIES = tuple(MARGINS)   # hard, soft_l1, soft_l2
 
@@ -86,6 +87,16 @@ ONTO_MARGINS_MAX = 1e-6
 
 # ---------------------------------------------------------------------------------------
 # The two generic builders
+
+
+@dataclass(frozen=True)
+class ClassicFacts:
+    """What a classic SVM's extractor and hooks read of its build (``BuiltSVM.facts``)."""
+
+    #: the dual's quadratic form, "dense" or "factor" (None: a primal)
+    quad_form: str | None = None
+    #: ``kernel_rank``'s report (:meth:`~svm_models.kernels.LowRank.report`; None: exact kernel)
+    kernel_rank: dict | None = None
 
 
 def build_dual(X, y, family: str, *, C=1.0, kernel="linear", gamma="scale", degree=3,
@@ -100,11 +111,11 @@ def build_dual(X, y, family: str, *, C=1.0, kernel="linear", gamma="scale", degr
                              "matrix L L' again: drop quad_form or kernel_rank")
     data, kern, K = prepare(X, y, kernel=kernel, gamma=gamma, degree=degree, coef0=coef0,
                             need_gram=False)
-    facts, L = {}, None
+    report, L = None, None
     if rank is not None:
         kern, lr = low_rank(kern, data, rank)
         form, L = "factor", lr.L
-        facts["kernel_rank"] = lr.report(rank)
+        report = lr.report(rank)
     else:
         form = choose_form(quad_form, kern, data.n_points, data.n_features, max_vars)
         if form == "factor" or kern.name == "precomputed":
@@ -188,7 +199,7 @@ def build_dual(X, y, family: str, *, C=1.0, kernel="linear", gamma="scale", degr
                                         layout, alpha=-1.0, z=-0.5),
                     structure=structure).seal()
     b._svm = BuiltSVM(formulation=f"{family}_dual", data=data, kernel=kern, block=b,
-                      record=record, K=K, L=L, facts={"quad_form": form, **facts},
+                      record=record, K=K, L=L, facts=ClassicFacts(form, report),
                       weight=weight)
     return b
 
@@ -231,10 +242,10 @@ def build_primal(X, y, family: str, *, C=1.0, kernel="linear", gamma="scale", de
     rank = None if kernel_rank is None else check_rank(kernel_rank, kernel)
     data, kern, K = prepare(X, y, kernel=kernel, gamma=gamma, degree=degree, coef0=coef0,
                             need_gram=False)
-    facts = {}
+    facts = ClassicFacts()
     if rank is not None:
         kern, lr = low_rank(kern, data, rank)
-        facts["kernel_rank"] = lr.report(rank)
+        facts = ClassicFacts(kernel_rank=lr.report(rank))
     weight = check_sample_weight(sample_weight, data)
     b = new_block(block, f"{family}_primal")
     add_points(b, data)
@@ -641,7 +652,7 @@ def check_before_solve(svm, *, proves_unbounded: bool) -> None:
 def licence_hint(svm) -> str:
     """What fits Gurobi's size-limited licence when the factor form does not."""
     l = svm.data.n_points
-    if svm.facts.get("quad_form") == "factor" and l <= 200:
+    if svm.facts.quad_form == "factor" and l <= 200:
         return (f" The dense form of this dual has {l} variables and fits: build it with "
                 "quad_form='dense' (svm_models.fit with solver='gurobi' picks it itself).")
     return ""
@@ -763,8 +774,8 @@ def extract(block, ctx) -> Solution:
                   kernel=svm.kernel, classes=data.classes, C=C_param, time=ctx.time,
                   interface=ctx.interface, path=ctx.path, extra=extra)
     sol_kw["margin"] = (1.0 / np.sqrt(ww)) if ww and np.isfinite(ww) and ww > 0 else None
-    if "kernel_rank" in svm.facts:
-        extra["kernel_rank"] = _low_rank_report(svm.facts["kernel_rank"], alpha)
+    if svm.facts.kernel_rank is not None:
+        extra["kernel_rank"] = _low_rank_report(svm.facts.kernel_rank, alpha)
     return Solution(**sol_kw)
 
 
@@ -1014,3 +1025,7 @@ def _support_vectors(svm, support):
     if svm.kernel.name == "precomputed":
         return np.zeros((support.size, 0))
     return svm.data.X[support]
+
+
+FAMILY = Family(extract=extract, check_before_solve=check_before_solve,
+                explain_failure=explain_failure, licence_hint=licence_hint)

@@ -106,7 +106,7 @@ def l1_norm_primal(X, y, *, C=1.0, sample_weight=None, block=None):
                     linear=[LinearTerm(tpos, 1.0), LinearTerm(xpos, wt, Scale(1.0, "C"))],
                     quadratic=[], rows=rows, problem_class="LP").seal()
     b._svm = BuiltSVM(formulation="l1_norm_primal", data=data, kernel=kern, block=b,
-                      record=record, K=None, L=None, facts={}, weight=weight)
+                      record=record, K=None, L=None, weight=weight)
     return b
 
 

@@ -6,7 +6,7 @@ one inside a model of the user's own -- knowing what was built from what.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -23,8 +23,9 @@ class BuiltSVM:
     needed), ``L`` a factor ``K = L L'`` where the model uses one (kernel primals, of full
     column rank; the factor form of a dual: the kernel's exact features or a low-rank factor),
     ``facts`` what the family's ``extract`` and hooks need to read a solution (g range, quad
-    form...): the family's own typed facts, a dataclass defined in its module (c_tuning's
-    ``CTuningFacts``, radius_margin's ``RadiusFacts``; a dict where a family has none yet),
+    form...): the family's own typed facts, a dataclass defined in its module (classic's
+    ``ClassicFacts``, c_tuning's ``CTuningFacts``, radius_margin's ``RadiusFacts``; None
+    where a family needs none),
     ``weight`` the per-point factors of C (scikit-learn's ``sample_weight``; None: all 1).
     """
 
@@ -35,7 +36,7 @@ class BuiltSVM:
     record: Any
     K: np.ndarray | None = None
     L: np.ndarray | None = None
-    facts: Any = field(default_factory=dict)
+    facts: Any = None
     weight: np.ndarray | None = None
 
     def point_C(self, C):
