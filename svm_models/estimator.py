@@ -281,7 +281,7 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
     # hyperparameters --------------------------------------------------------------------
     def _formulation_params(self) -> dict:
         """The hyperparameters set (not None) that the formulation takes; ParameterError for
-        any other (:func:`~svm_models.methods.cv.check_params`)."""
+        any other, or a value outside its domain (:func:`~svm_models.formulations.check_params`)."""
         given = {k: getattr(self, k) for k in HYPERPARAMETERS}
         if callable(self.kernel):   # solved on its Gram matrix (see _gram)
             given["kernel"] = "precomputed"

@@ -102,7 +102,7 @@ from ..tolerances import (
     support_threshold,
 )
 from .family import Family
-from .params import FORMS
+from .params import FORMS, document_parameters
 
 VARIANTS = ("standard", "general", "general_nonneg")
 
@@ -462,26 +462,7 @@ _DOC_COMMON = """
     * ``t_hi``, ``t_lo``: ``t - [(1-g)/r quad + g/l ridge] >= 0`` at ``g_hi``, ``g_lo`` (zero
       terms left out).
 
-    Parameters
-    ----------
-    X : array-like of shape (l, d)
-        Training points.
-    y : array-like of shape (l,)
-        Two classes, any labels (mapped to -1/+1).
-    kernel : {"linear", "poly", "rbf", "precomputed"} or Kernel, default "linear"
-        The kernel; ``gamma``, ``degree``, ``coef0`` as in scikit-learn.
-    g_bounds : (float, float), optional
-        ``(g_lo, g_hi)`` replacing the variant's default range: any range inside the PSD
-        range ``[g_min, g_max]`` (else ParameterError).
-    form : {"auto", "norm", "quadratic"}, default "auto"
-        ``auto`` is the norm form (:func:`svm_models.fit` replaces it by the backend's form).
-    block : pyomo Block, optional
-        A block to fill (inside a larger model); by default a new ConcreteModel.
-
-    Returns
-    -------
-    pyomo.environ.Block
-        The filled block (a ConcreteModel unless ``block`` is given)."""
+    @parameters@"""
 
 
 def c_tuning_standard(X, y, *, kernel="linear", gamma="scale", degree=3, coef0=0.0,
@@ -548,6 +529,8 @@ c_tuning_general_nonneg.__doc__ = r"""Convex tuning of C, general variant with t
     De Bie, Lanckriet & Cristianini (2003), end of section 3.1 (``g_max`` replaced by 1 in
     problem (5)); the catalogue page ``formulations/c_tuning_general_nonneg.md``.
     """
+for _builder in (c_tuning_standard, c_tuning_general, c_tuning_general_nonneg):
+    document_parameters()(_builder)
 
 
 # ---------------------------------------------------------------------------------------

@@ -21,7 +21,6 @@ References: Cristianini & Shawe-Taylor (2000), ch. 6; ``formulations/classic.md`
 
 from __future__ import annotations
 
-import inspect
 from dataclasses import dataclass
 
 import numpy as np
@@ -77,6 +76,7 @@ from ..tolerances import (
     support_threshold,
 )
 from .family import Family
+from .params import document_parameters
 
 FAMILIES = tuple(MARGINS)   # hard, soft_l1, soft_l2
 
@@ -93,6 +93,9 @@ ONTO_MARGINS_MAX = 1e-6
 class ClassicFacts:
     """What a classic SVM's extractor and hooks read of its build (``BuiltSVM.facts``)."""
 
+    #: the margin (hard, 1-norm or 2-norm soft) and the form ("primal" or "dual") built
+    margin: Margin
+    form: str
     #: the dual's quadratic form, "dense" or "factor" (None: a primal)
     quad_form: str | None = None
     #: ``kernel_rank``'s report (:meth:`~svm_models.kernels.LowRank.report`; None: exact kernel)
@@ -199,7 +202,7 @@ def build_dual(X, y, family: str, *, C=1.0, kernel="linear", gamma="scale", degr
                                         layout, alpha=-1.0, z=-0.5),
                     structure=structure).seal()
     b._svm = BuiltSVM(formulation=f"{family}_dual", data=data, kernel=kern, block=b,
-                      record=record, K=K, L=L, facts=ClassicFacts(form, report),
+                      record=record, K=K, L=L, facts=ClassicFacts(margin, "dual", form, report),
                       weight=weight)
     return b
 
@@ -242,10 +245,10 @@ def build_primal(X, y, family: str, *, C=1.0, kernel="linear", gamma="scale", de
     rank = None if kernel_rank is None else check_rank(kernel_rank, kernel)
     data, kern, K = prepare(X, y, kernel=kernel, gamma=gamma, degree=degree, coef0=coef0,
                             need_gram=False)
-    facts = ClassicFacts()
+    facts = ClassicFacts(margin, "primal")
     if rank is not None:
         kern, lr = low_rank(kern, data, rank)
-        facts = ClassicFacts(kernel_rank=lr.report(rank))
+        facts = ClassicFacts(margin, "primal", kernel_rank=lr.report(rank))
     weight = check_sample_weight(sample_weight, data)
     b = new_block(block, f"{family}_primal")
     add_points(b, data)
@@ -309,59 +312,39 @@ def build_primal(X, y, family: str, *, C=1.0, kernel="linear", gamma="scale", de
 # The six public builders
 
 
-# The builders' Parameters and Returns sections, written once: each docstring's
-# ``@parameters@`` becomes the entries of its signature's parameters, in order.
-_PARAMETER_DOCS = {
-    'X': """    X : array-like of shape (l, d)
-        Training points.""",
-    'y': """    y : array-like of shape (l,)
-        Two classes, any labels (mapped to -1/+1).""",
-    'C': """    C : float, default 1.0
-        The soft-margin penalty, > 0.""",
-    'sample_weight': """    sample_weight : array-like of shape (l,), optional
-        Per-point factors of C, as scikit-learn's: point i's penalty is ``C * weight_i``
-        (a Param ``weight[i]``); weights ``<= 0`` are 0 (the point does not count).""",
-    'kernel': """    kernel : {"linear", "poly", "rbf", "precomputed"} or Kernel, default "linear"
-        The kernel; ``gamma``, ``degree``, ``coef0`` as in scikit-learn (``gamma="scale"``
-        is ``1 / (d X.var())``). With ``"precomputed"``, ``X`` is the l x l Gram matrix.""",
-    'quad_form': """    quad_form : {"auto", "dense", "factor"}, default "auto"
-        ``auto`` takes the factor form for the linear kernel when it is smaller,
-        ``(d + 1) l < l (l + 1)/2``, for a poly kernel with ``coef0 >= 0`` on its ``r``
-        monomials when ``r <= min(l, 256)`` (exact, where its Gram matrix is not), and the
-        dense form otherwise.""",
-    'max_vars': """    max_vars : int, optional
-        The largest model the chosen backend takes (:func:`svm_models.fit` passes Gurobi's
-        licence limit): ``auto`` then takes the dense form when only its ``l`` variables fit.""",
-    'kernel_rank': """    kernel_rank : int, optional
-        Solve with the kernel matrix factored as ``K ~= L L'`` of rank ``kernel_rank``
-        (pivoted incomplete Cholesky, computed without forming K: O(l r) memory), for the
-        rbf and poly kernels; ``kernel_rank >= l`` is exact (to the factor's tolerance).
-        The model is built in the factor form on ``L``; the kernel of the solution is the
-        Nystroem kernel of the pivots (:class:`~svm_models.kernels.LowRankKernel`), which
-        reproduces ``L L'`` on the training points. ``Solution.extra["kernel_rank"]``
-        reports the rank, the neglected trace ``trace(K - L L')`` and a bound on the
-        optimum's distance from the exact kernel's.""",
-    'block': """    block : pyomo Block, optional
-        A block to fill (inside a larger model); by default a new ConcreteModel.""",
+#: the parts the six builders' docstrings share, written once (``@name@`` in a docstring)
+_DOC_PARTS = {
+    "factor_form": """With a non-linear kernel the model is built in the factor form
+    ``K = L L'`` (``L`` of full column rank, pivoted Cholesky): ``w`` has the coordinates
+    ``v = L' beta`` in the basis ``L`` spans, ``||w||^2 = ||v||^2``, ``w.phi(x_i) = (L v)_i``;
+    well posed for every QP backend even when K is singular.""",
+    "points_C": """* ``I``: the training points i (Set); ``y[i]``: the labels in {-1, +1} (Param).
+    * ``C``: the penalty, a mutable Param (change it and re-solve).""",
+    "primal_w": """* ``J``, ``w[j]`` (linear kernel): the features and the normal vector; ``R``, ``v[k]``
+      (other kernels): the factor components and the coordinates of w in that basis.
+    * ``b``: the bias.""",
+    "soft_primal_head": """* ``I``: the training points i (Set); ``y[i]``: the labels in {-1, +1} (Param).
+    * ``C``: the penalty, a mutable Param (change it and re-solve).
+    * ``J``, ``w[j]`` (linear kernel): the features and the normal vector; ``R``, ``v[k]``
+      (other kernels): the factor components and the coordinates of w in that basis.
+    * ``b``: the bias.""",
+    "primal_values": """* ``f[i]``: the decision value without bias, ``w.x_i`` or ``(L v)_i`` (lazy Expression).
+    * ``ww``: ``||w||^2`` (``||v||^2``; lazy Expression).""",
+    "references": """References
+    ----------
+    N. Cristianini, J. Shawe-Taylor, *An Introduction to Support Vector Machines and Other
+    Kernel-based Learning Methods*, Cambridge University Press (2000), ch. 6;
+    the catalogue pages ``formulations/classic.md`` and ``formulations/@name@.md``.""",
+    "dual_quad": """* ``quad``: ``alpha'G(K)alpha`` (lazy Expression): dense, or in the factor form
+      ``sum_k z_k^2``.
+    * ``R``, ``z[k]``, ``Fv[k]``, ``factor[k]`` (factor form only): the factor components,
+      ``z = F alpha`` with ``F = L'D_y`` and ``K = L L'``, the lazy images ``(F alpha)_k`` and
+      the rows ``z[k] = Fv[k]``.
+    * ``balance``: ``sum_i y_i alpha_i = 0``.""",
 }
-_RETURNS_DOC = """    Returns
-    -------
-    pyomo.environ.Block
-        The filled block (a ConcreteModel unless ``block`` is given); solve it with
-        :func:`svm_models.solve`."""
 
 
-def _document_parameters(f):
-    """Fill ``@parameters@`` in ``f``'s docstring from its signature, in order (``gamma``,
-    ``degree``, ``coef0`` are described with ``kernel``)."""
-    names = [n for n in inspect.signature(f).parameters if n not in ("gamma", "degree", "coef0")]
-    section = "\n".join(_PARAMETER_DOCS[n].rstrip() for n in names)
-    f.__doc__ = f.__doc__.replace("    @parameters@\n", "    Parameters\n    ----------\n"
-                                  + section + "\n\n" + _RETURNS_DOC.rstrip() + "\n")
-    return f
-
-
-@_document_parameters
+@document_parameters(parts=_DOC_PARTS)
 def hard_primal(X, y, *, kernel="linear", gamma="scale", degree=3, coef0=0.0, kernel_rank=None,
                 block=None):
     r"""Hard-margin SVM, primal form (convex QP).
@@ -370,37 +353,27 @@ def hard_primal(X, y, *, kernel="linear", gamma="scale", degree=3, coef0=0.0, ke
 
         \min_{w, b} \; \tfrac12 \|w\|^2 \quad \text{s.t.} \quad y_i (w \cdot x_i + b) \ge 1
 
-    Problem class: QP. With a non-linear kernel the model is built in the factor form
-    ``K = L L'`` (``L`` of full column rank, pivoted Cholesky): ``w`` has the coordinates
-    ``v = L' beta`` in the basis ``L`` spans, ``||w||^2 = ||v||^2``, ``w.phi(x_i) = (L v)_i``;
-    well posed for every QP backend even when K is singular.
+    Problem class: QP. @factor_form@
     Infeasible -- reported as :class:`~svm_models.errors.NotSeparableError` -- when the
     data are not separable in the kernel's feature space.
 
     Components:
 
     * ``I``: the training points i (Set); ``y[i]``: the labels in {-1, +1} (Param).
-    * ``J``, ``w[j]`` (linear kernel): the features and the normal vector; ``R``, ``v[k]``
-      (other kernels): the factor components and the coordinates of w in that basis.
-    * ``b``: the bias.
-    * ``f[i]``: the decision value without bias, ``w.x_i`` or ``(L v)_i`` (lazy Expression).
-    * ``ww``: ``||w||^2`` (``||v||^2``; lazy Expression).
+    @primal_w@
+    @primal_values@
     * ``margin[i]``: ``y_i (f[i] + b) >= 1`` (lazy Constraint).
     * ``objective``: ``ww/2``, minimised.
 
     @parameters@
 
-    References
-    ----------
-    N. Cristianini, J. Shawe-Taylor, *An Introduction to Support Vector Machines and Other
-    Kernel-based Learning Methods*, Cambridge University Press (2000), ch. 6;
-    the catalogue pages ``formulations/classic.md`` and ``formulations/hard_primal.md``.
+    @references@
     """
     return build_primal(X, y, "hard", kernel=kernel, gamma=gamma, degree=degree, coef0=coef0,
                         kernel_rank=kernel_rank, block=block)
 
 
-@_document_parameters
+@document_parameters(parts=_DOC_PARTS)
 def hard_dual(X, y, *, kernel="linear", gamma="scale", degree=3, coef0=0.0, kernel_rank=None,
               quad_form="auto", max_vars=None, block=None):
     r"""Hard-margin SVM, dual form (convex QP).
@@ -418,28 +391,19 @@ def hard_dual(X, y, *, kernel="linear", gamma="scale", degree=3, coef0=0.0, kern
 
     * ``I``: the training points i (Set); ``y[i]``: the labels in {-1, +1} (Param).
     * ``alpha[i]``: the multipliers of the margins, bounds ``[0, inf)``.
-    * ``quad``: ``alpha'G(K)alpha`` (lazy Expression): dense, or in the factor form
-      ``sum_k z_k^2``.
-    * ``R``, ``z[k]``, ``Fv[k]``, ``factor[k]`` (factor form only): the factor components,
-      ``z = F alpha`` with ``F = L'D_y`` and ``K = L L'``, the lazy images ``(F alpha)_k`` and
-      the rows ``z[k] = Fv[k]``.
-    * ``balance``: ``sum_i y_i alpha_i = 0``.
+    @dual_quad@
     * ``objective``: ``sum(alpha) - quad/2``, maximised.
 
     @parameters@
 
-    References
-    ----------
-    N. Cristianini, J. Shawe-Taylor, *An Introduction to Support Vector Machines and Other
-    Kernel-based Learning Methods*, Cambridge University Press (2000), ch. 6;
-    the catalogue pages ``formulations/classic.md`` and ``formulations/hard_dual.md``.
+    @references@
     """
     return build_dual(X, y, "hard", kernel=kernel, gamma=gamma, degree=degree, coef0=coef0,
                       kernel_rank=kernel_rank,
                       quad_form=quad_form, max_vars=max_vars, block=block)
 
 
-@_document_parameters
+@document_parameters(parts=_DOC_PARTS)
 def soft_l1_primal(X, y, *, C=1.0, sample_weight=None, kernel="linear", gamma="scale",
                    degree=3, coef0=0.0,
                    kernel_rank=None, block=None):
@@ -450,38 +414,26 @@ def soft_l1_primal(X, y, *, C=1.0, sample_weight=None, kernel="linear", gamma="s
         \min_{w, b, \xi} \; \tfrac12 \|w\|^2 + C \sum_i \xi_i
         \quad \text{s.t.} \quad y_i (w \cdot x_i + b) \ge 1 - \xi_i, \; \xi_i \ge 0
 
-    Problem class: QP. With a non-linear kernel the model is built in the factor form
-    ``K = L L'`` (``L`` of full column rank, pivoted Cholesky): ``w`` has the coordinates
-    ``v = L' beta`` in the basis ``L`` spans, ``||w||^2 = ||v||^2``, ``w.phi(x_i) = (L v)_i``;
-    well posed for every QP backend even when K is singular.
+    Problem class: QP. @factor_form@
 
     Components:
 
-    * ``I``: the training points i (Set); ``y[i]``: the labels in {-1, +1} (Param).
-    * ``C``: the penalty, a mutable Param (change it and re-solve).
-    * ``J``, ``w[j]`` (linear kernel): the features and the normal vector; ``R``, ``v[k]``
-      (other kernels): the factor components and the coordinates of w in that basis.
-    * ``b``: the bias.
+    @soft_primal_head@
     * ``xi[i]``: the slacks, ``>= 0`` (a bound).
-    * ``f[i]``: the decision value without bias, ``w.x_i`` or ``(L v)_i`` (lazy Expression).
-    * ``ww``: ``||w||^2`` (``||v||^2``; lazy Expression).
+    @primal_values@
     * ``margin[i]``: ``y_i (f[i] + b) + xi[i] >= 1`` (lazy Constraint).
     * ``objective``: ``ww/2 + C sum_i xi[i]``, minimised.
 
     @parameters@
 
-    References
-    ----------
-    N. Cristianini, J. Shawe-Taylor, *An Introduction to Support Vector Machines and Other
-    Kernel-based Learning Methods*, Cambridge University Press (2000), ch. 6;
-    the catalogue pages ``formulations/classic.md`` and ``formulations/soft_l1_primal.md``.
+    @references@
     """
     return build_primal(X, y, "soft_l1", C=C, sample_weight=sample_weight, kernel=kernel,
                         gamma=gamma, degree=degree,
                         coef0=coef0, kernel_rank=kernel_rank, block=block)
 
 
-@_document_parameters
+@document_parameters(parts=_DOC_PARTS)
 def soft_l1_dual(X, y, *, C=1.0, sample_weight=None, kernel="linear", gamma="scale",
                  degree=3, coef0=0.0,
                  kernel_rank=None, quad_form="auto", max_vars=None, block=None):
@@ -497,25 +449,15 @@ def soft_l1_dual(X, y, *, C=1.0, sample_weight=None, kernel="linear", gamma="sca
 
     Components:
 
-    * ``I``: the training points i (Set); ``y[i]``: the labels in {-1, +1} (Param).
-    * ``C``: the penalty, a mutable Param (change it and re-solve).
+    @points_C@
     * ``alpha[i]``: the multipliers of the margins, bounds ``[0, C]`` (a variable bound on
       the mutable ``C``).
-    * ``quad``: ``alpha'G(K)alpha`` (lazy Expression): dense, or in the factor form
-      ``sum_k z_k^2``.
-    * ``R``, ``z[k]``, ``Fv[k]``, ``factor[k]`` (factor form only): the factor components,
-      ``z = F alpha`` with ``F = L'D_y`` and ``K = L L'``, the lazy images ``(F alpha)_k`` and
-      the rows ``z[k] = Fv[k]``.
-    * ``balance``: ``sum_i y_i alpha_i = 0``.
+    @dual_quad@
     * ``objective``: ``sum(alpha) - quad/2``, maximised.
 
     @parameters@
 
-    References
-    ----------
-    N. Cristianini, J. Shawe-Taylor, *An Introduction to Support Vector Machines and Other
-    Kernel-based Learning Methods*, Cambridge University Press (2000), ch. 6;
-    the catalogue pages ``formulations/classic.md`` and ``formulations/soft_l1_dual.md``.
+    @references@
     """
     return build_dual(X, y, "soft_l1", C=C, sample_weight=sample_weight, kernel=kernel,
                       gamma=gamma, degree=degree,
@@ -523,7 +465,7 @@ def soft_l1_dual(X, y, *, C=1.0, sample_weight=None, kernel="linear", gamma="sca
                       max_vars=max_vars, block=block)
 
 
-@_document_parameters
+@document_parameters(parts=_DOC_PARTS)
 def soft_l2_primal(X, y, *, C=1.0, sample_weight=None, kernel="linear", gamma="scale",
                    degree=3, coef0=0.0,
                    kernel_rank=None, block=None):
@@ -534,40 +476,28 @@ def soft_l2_primal(X, y, *, C=1.0, sample_weight=None, kernel="linear", gamma="s
         \min_{w, b, \xi} \; \tfrac12 \|w\|^2 + \tfrac{C}{2} \sum_i \xi_i^2
         \quad \text{s.t.} \quad y_i (w \cdot x_i + b) \ge 1 - \xi_i
 
-    Problem class: QP. With a non-linear kernel the model is built in the factor form
-    ``K = L L'`` (``L`` of full column rank, pivoted Cholesky): ``w`` has the coordinates
-    ``v = L' beta`` in the basis ``L`` spans, ``||w||^2 = ||v||^2``, ``w.phi(x_i) = (L v)_i``;
-    well posed for every QP backend even when K is singular.
+    Problem class: QP. @factor_form@
     ``xi`` needs no sign constraint: a negative slack never pays.
 
     Components:
 
-    * ``I``: the training points i (Set); ``y[i]``: the labels in {-1, +1} (Param).
-    * ``C``: the penalty, a mutable Param (change it and re-solve).
-    * ``J``, ``w[j]`` (linear kernel): the features and the normal vector; ``R``, ``v[k]``
-      (other kernels): the factor components and the coordinates of w in that basis.
-    * ``b``: the bias.
+    @soft_primal_head@
     * ``xi[i]`` (free): the slacks.
-    * ``f[i]``: the decision value without bias, ``w.x_i`` or ``(L v)_i`` (lazy Expression).
-    * ``ww``: ``||w||^2`` (``||v||^2``; lazy Expression).
+    @primal_values@
     * ``margin[i]``: ``y_i (f[i] + b) + xi[i] >= 1`` (lazy Constraint).
     * ``xi_sq``: ``sum_i xi_i^2`` (lazy Expression).
     * ``objective``: ``ww/2 + C/2 xi_sq``, minimised.
 
     @parameters@
 
-    References
-    ----------
-    N. Cristianini, J. Shawe-Taylor, *An Introduction to Support Vector Machines and Other
-    Kernel-based Learning Methods*, Cambridge University Press (2000), ch. 6;
-    the catalogue pages ``formulations/classic.md`` and ``formulations/soft_l2_primal.md``.
+    @references@
     """
     return build_primal(X, y, "soft_l2", C=C, sample_weight=sample_weight, kernel=kernel,
                         gamma=gamma, degree=degree,
                         coef0=coef0, kernel_rank=kernel_rank, block=block)
 
 
-@_document_parameters
+@document_parameters(parts=_DOC_PARTS)
 def soft_l2_dual(X, y, *, C=1.0, sample_weight=None, kernel="linear", gamma="scale",
                  degree=3, coef0=0.0,
                  kernel_rank=None, quad_form="auto", max_vars=None, block=None):
@@ -583,26 +513,16 @@ def soft_l2_dual(X, y, *, C=1.0, sample_weight=None, kernel="linear", gamma="sca
 
     Components:
 
-    * ``I``: the training points i (Set); ``y[i]``: the labels in {-1, +1} (Param).
-    * ``C``: the penalty, a mutable Param (change it and re-solve).
+    @points_C@
     * ``alpha[i]``: the multipliers of the margins, bounds ``[0, C sqrt(l)]`` (the upper
       bound is implied by optimality and never active: a bounded domain for a global solver).
-    * ``quad``: ``alpha'G(K)alpha`` (lazy Expression): dense, or in the factor form
-      ``sum_k z_k^2``.
-    * ``R``, ``z[k]``, ``Fv[k]``, ``factor[k]`` (factor form only): the factor components,
-      ``z = F alpha`` with ``F = L'D_y`` and ``K = L L'``, the lazy images ``(F alpha)_k`` and
-      the rows ``z[k] = Fv[k]``.
-    * ``balance``: ``sum_i y_i alpha_i = 0``.
+    @dual_quad@
     * ``ridge``: ``alpha'alpha`` (lazy Expression), the ``I/C`` part.
     * ``objective``: ``sum(alpha) - quad/2 - ridge/(2C)``, maximised.
 
     @parameters@
 
-    References
-    ----------
-    N. Cristianini, J. Shawe-Taylor, *An Introduction to Support Vector Machines and Other
-    Kernel-based Learning Methods*, Cambridge University Press (2000), ch. 6;
-    the catalogue pages ``formulations/classic.md`` and ``formulations/soft_l2_dual.md``.
+    @references@
     """
     return build_dual(X, y, "soft_l2", C=C, sample_weight=sample_weight, kernel=kernel,
                       gamma=gamma, degree=degree,
@@ -742,8 +662,7 @@ def extract(block, ctx) -> Solution:
     :func:`_read_primal`), choose and certify the classifier (:func:`_certified`) or take
     it as read, then the support vectors and the Solution."""
     svm = block._svm
-    family, form = svm.formulation.rsplit("_", 1)
-    margin = Margin.of(family)
+    margin, form = svm.facts.margin, svm.facts.form
     data = svm.data
     y, l = data.y, data.n_points
     C_param = float(pyo.value(block.C)) if not margin.hard else None

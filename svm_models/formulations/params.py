@@ -4,7 +4,7 @@ kernels use it, whether it is a hyperparameter, and its command-line flag.
 A registered formulation names the parameters its builder takes (``Formulation.params``);
 this table says what they are (``Formulation.spec``), and the builder's signature gives the
 default (``Formulation.defaults``). Cross-validation's hyperparameters, the checks before a
-fit (:func:`svm_models.methods.cv.check_params`), the command line's model flags and
+fit (:func:`svm_models.formulations.check_params`), the command line's model flags and
 ``svm-models formulations show`` are derived from it. Each ``check`` is the same function
 the builder calls (the kernels' checks, ``check_positive``, the choices below), so a value
 refused before a fit is the value the builder would refuse.
@@ -12,6 +12,7 @@ refused before a fit is the value the builder would refuse.
 
 from __future__ import annotations
 
+import inspect
 from dataclasses import dataclass
 from typing import Callable
 
@@ -114,5 +115,92 @@ PARAMS: dict[str, Param] = {p.name: p for p in [
 
 def param(name: str) -> Param:
     """The declared parameter ``name`` (a builder parameter missing here is a bug that
-    ``tests/test_registry_params.py`` catches)."""
+    ``tests/test_params.py`` catches)."""
     return PARAMS[name]
+
+
+# ---------------------------------------------------------------------------------------
+# The builders' Parameters and Returns sections, written once
+
+DOCS = {
+    'X': """    X : array-like of shape (l, d)
+        Training points.""",
+    'y': """    y : array-like of shape (l,)
+        Two classes, any labels (mapped to -1/+1).""",
+    'C': """    C : float, default 1.0
+        The soft-margin penalty, > 0.""",
+    'sample_weight': """    sample_weight : array-like of shape (l,), optional
+        Per-point factors of C, as scikit-learn's: point i's penalty is ``C * weight_i``
+        (a Param ``weight[i]``); weights ``<= 0`` are 0 (the point does not count).""",
+    'kernel': """    kernel : {"linear", "poly", "rbf", "precomputed"} or Kernel, default "linear"
+        The kernel; ``gamma``, ``degree``, ``coef0`` as in scikit-learn (``gamma="scale"``
+        is ``1 / (d X.var())``). With ``"precomputed"``, ``X`` is the l x l Gram matrix.""",
+    'quad_form': """    quad_form : {"auto", "dense", "factor"}, default "auto"
+        ``auto`` takes the factor form for the linear kernel when it is smaller,
+        ``(d + 1) l < l (l + 1)/2``, for a poly kernel with ``coef0 >= 0`` on its ``r``
+        monomials when ``r <= min(l, 256)`` (exact, where its Gram matrix is not), and the
+        dense form otherwise.""",
+    'max_vars': """    max_vars : int, optional
+        The largest model the chosen backend takes (:func:`svm_models.fit` passes Gurobi's
+        licence limit): ``auto`` then takes the dense form when only its ``l`` variables fit.""",
+    'kernel_rank': """    kernel_rank : int, optional
+        Solve with the kernel matrix factored as ``K ~= L L'`` of rank ``kernel_rank``
+        (pivoted incomplete Cholesky, computed without forming K: O(l r) memory), for the
+        rbf and poly kernels; ``kernel_rank >= l`` is exact (to the factor's tolerance).
+        The model is built in the factor form on ``L``; the kernel of the solution is the
+        Nystroem kernel of the pivots (:class:`~svm_models.kernels.LowRankKernel`), which
+        reproduces ``L L'`` on the training points. ``Solution.extra["kernel_rank"]``
+        reports the rank, the neglected trace ``trace(K - L L')`` and a bound on the
+        optimum's distance from the exact kernel's.""",
+    'block': """    block : pyomo Block, optional
+        A block to fill (inside a larger model); by default a new ConcreteModel.""",
+    'g_bounds': """    g_bounds : (float, float), optional
+        ``(g_lo, g_hi)`` replacing the variant's default range: any range inside the PSD
+        range ``[g_min, g_max]`` (else ParameterError).""",
+    'form': """    form : {"auto", "norm", "quadratic"}, default "auto"
+        ``auto`` is the norm form (:func:`svm_models.fit` replaces it by the backend's form).""",
+    'lam': """    lam : float, default 1.0
+        The radius weight, > 0.""",
+    'kernels': """    kernels : list, optional
+        Kernels instead of the features: names, dicts such as ``{"kernel": "rbf", "gamma":
+        0.5}`` or Kernel objects (not ``"precomputed"``).""",
+    'pairs': """    pairs : "all", "seed" or (I, J), default "all"
+        The pair rows stated: every pair i < j, the seed of constraint generation (the
+        farthest pair of each feature or kernel and overall; grown by
+        :func:`svm_models.generate_pairs`), or index arrays with ``I < J``. A model with only
+        some pairs, solved as it is, is a relaxation (:func:`svm_models.fit` never does that).""",
+    'radius': """    radius : {"compact", "pairwise"}, default "compact"
+        The form of the pair rows (above).""",
+}
+RETURNS_DOC = """    Returns
+    -------
+    pyomo.environ.Block
+        The filled block (a ConcreteModel unless ``block`` is given); solve it with
+        :func:`svm_models.solve`."""
+
+
+#: the hard margin's C where a builder takes ``C=None`` for it (the radius-margin SVMs)
+C_OR_NONE_DOC = """    C : float or None, default 1.0
+        The soft-margin penalty, > 0; ``None`` builds the hard margin (no ``xi``)."""
+
+
+def document_parameters(parts: dict | None = None, **overrides):
+    """A decorator: ``@parameters@`` in the builder's docstring becomes its Parameters
+    section -- the entry of :data:`DOCS` for each parameter of its signature, in order
+    (``gamma``, ``degree``, ``coef0`` are described with ``kernel``; ``overrides`` replaces
+    an entry for this builder) -- and the Returns section; each ``@name@`` of ``parts``
+    becomes that text (what several builders' docstrings share, written once) and
+    ``@name@`` the builder's name."""
+
+    def document(f):
+        for name, text in (parts or {}).items():
+            f.__doc__ = f.__doc__.replace(f"@{name}@", text)
+        f.__doc__ = f.__doc__.replace("@name@", f.__name__)
+        names = [n for n in inspect.signature(f).parameters
+                 if n not in ("gamma", "degree", "coef0")]
+        section = "\n".join(overrides.get(n, DOCS.get(n, "")).rstrip() for n in names)
+        f.__doc__ = f.__doc__.replace("    @parameters@\n", "    Parameters\n    ----------\n"
+                                      + section + "\n\n" + RETURNS_DOC.rstrip() + "\n")
+        return f
+
+    return document

@@ -103,7 +103,7 @@ from ..solution import RadiusDetails, Solution
 from ..status import Status
 from ..tolerances import ACTIVE_MARGIN_REL, alpha_scale, support_threshold
 from .family import Family
-from .params import PAIRS, RADIUS
+from .params import C_OR_NONE_DOC, PAIRS, RADIUS, document_parameters
 
 INF = float("inf")
 
@@ -312,6 +312,7 @@ def _objective_terms(b, layout, xi, extra_linear):
     return linear, expr
 
 
+@document_parameters(C=C_OR_NONE_DOC)
 def rsvm_mu_plus(X, y, *, C=1.0, lam=1.0, kernels=None, pairs="all", block=None):
     r"""R-SVM_mu+: radius-margin SVM with a learned feature weighting (or kernel combination) mu.
 
@@ -344,31 +345,7 @@ def rsvm_mu_plus(X, y, *, C=1.0, lam=1.0, kernels=None, pairs="all", block=None)
       that grows under constraint generation).
     * ``objective``: ``1/2 sum_j s_j + lam r + C sum_i xi_i``, minimised.
 
-    Parameters
-    ----------
-    X : array-like of shape (l, d)
-        Training points.
-    y : array-like of shape (l,)
-        Two classes, any labels (mapped to -1/+1).
-    C : float or None, default 1.0
-        The soft-margin penalty, > 0; ``None`` builds the hard margin (no ``xi``).
-    lam : float, default 1.0
-        The radius weight, > 0.
-    kernels : list, optional
-        Kernels instead of the features: names, dicts such as ``{"kernel": "rbf", "gamma":
-        0.5}`` or Kernel objects (not ``"precomputed"``).
-    pairs : "all", "seed" or (I, J), default "all"
-        The pair rows stated: every pair i < j, the seed of constraint generation (the
-        farthest pair of each feature or kernel and overall; grown by
-        :func:`svm_models.generate_pairs`), or index arrays with ``I < J``. A model with only
-        some pairs, solved as it is, is a relaxation (:func:`svm_models.fit` never does that).
-    block : pyomo Block, optional
-        A block to fill (inside a larger model); by default a new ConcreteModel.
-
-    Returns
-    -------
-    pyomo.environ.Block
-        The filled block (a ConcreteModel unless ``block`` is given).
+    @parameters@
 
     References
     ----------
@@ -417,6 +394,7 @@ def rsvm_mu_plus(X, y, *, C=1.0, lam=1.0, kernels=None, pairs="all", block=None)
     return b
 
 
+@document_parameters(C=C_OR_NONE_DOC)
 def rsvm_plus_primal(X, y, *, C=1.0, lam=1.0, pairs="all", block=None):
     r"""R-SVM+, primal: the exact Lagrange dual of the appendix's eq. (5)
     (``formulations/radius_margin.md``).
@@ -444,28 +422,7 @@ def rsvm_plus_primal(X, y, *, C=1.0, lam=1.0, pairs="all", block=None):
       ``1/2 sum_k s_k (x_ik - x_jk)^2 - r <= 0`` for p = (i, j) (a pair family).
     * ``objective``: ``ww/2 + lam r + C sum_i xi_i``, minimised.
 
-    Parameters
-    ----------
-    X : array-like of shape (l, d)
-        Training points.
-    y : array-like of shape (l,)
-        Two classes, any labels (mapped to -1/+1).
-    C : float or None, default 1.0
-        The soft-margin penalty, > 0; ``None`` builds the hard margin (no ``xi``).
-    lam : float, default 1.0
-        The radius weight, > 0.
-    pairs : "all", "seed" or (I, J), default "all"
-        The pair rows stated: every pair i < j, the seed of constraint generation (the
-        farthest pair of each feature or kernel and overall; grown by
-        :func:`svm_models.generate_pairs`), or index arrays with ``I < J``. A model with only
-        some pairs, solved as it is, is a relaxation (:func:`svm_models.fit` never does that).
-    block : pyomo Block, optional
-        A block to fill (inside a larger model); by default a new ConcreteModel.
-
-    Returns
-    -------
-    pyomo.environ.Block
-        The filled block (a ConcreteModel unless ``block`` is given).
+    @parameters@
 
     References
     ----------
@@ -506,6 +463,14 @@ def rsvm_plus_primal(X, y, *, C=1.0, lam=1.0, pairs="all", block=None):
     return b
 
 
+#: the dual's ``pairs`` (its variables, not rows: no seed)
+_DUAL_PAIRS_DOC = """    pairs : "all" or (I, J), default "all"
+        Every pair (l(l-1)/2 variables beta), or index arrays with ``I < J``: the dual
+        restricted to those pairs, a relaxation of the primal's radius, exact when they hold
+        the active pairs. ``"seed"`` is refused (constraint generation is for the primals)."""
+
+
+@document_parameters(C=C_OR_NONE_DOC, pairs=_DUAL_PAIRS_DOC)
 def rsvm_plus_dual(X, y, *, C=1.0, lam=1.0, pairs="all", block=None):
     r"""R-SVM+, dual (appendix eq. (5)/(7)) with the auxiliary ``t_k``: concave in (alpha, t).
 
@@ -531,27 +496,7 @@ def rsvm_plus_dual(X, y, *, C=1.0, lam=1.0, pairs="all", block=None):
     * ``persp[j]``: ``v_j^2 - u_j t_j <= 0`` (the cones).
     * ``objective``: ``sum(alpha) - 1/2 sum_j u_j``, maximised.
 
-    Parameters
-    ----------
-    X : array-like of shape (l, d)
-        Training points.
-    y : array-like of shape (l,)
-        Two classes, any labels (mapped to -1/+1).
-    C : float or None, default 1.0
-        The soft-margin penalty, > 0; ``None`` builds the hard margin (no ``xi``).
-    lam : float, default 1.0
-        The radius weight, > 0.
-    pairs : "all" or (I, J), default "all"
-        Every pair (l(l-1)/2 variables beta), or index arrays with ``I < J``: the dual
-        restricted to those pairs, a relaxation of the primal's radius, exact when they hold
-        the active pairs. ``"seed"`` is refused (constraint generation is for the primals).
-    block : pyomo Block, optional
-        A block to fill (inside a larger model); by default a new ConcreteModel.
-
-    Returns
-    -------
-    pyomo.environ.Block
-        The filled block (a ConcreteModel unless ``block`` is given).
+    @parameters@
 
     References
     ----------
@@ -623,6 +568,7 @@ def rsvm_plus_dual(X, y, *, C=1.0, lam=1.0, pairs="all", block=None):
     return b
 
 
+@document_parameters(C=C_OR_NONE_DOC)
 def rsvm_plus_kernel(X, y, *, C=1.0, lam=1.0, kernel="linear", gamma="scale", degree=3,
                      coef0=0.0, radius="compact", block=None):
     r"""Kernelized R-SVM+ by the representer theorem (appendix eq. (8); soft margin adds C sum xi).
@@ -656,27 +602,7 @@ def rsvm_plus_kernel(X, y, *, C=1.0, lam=1.0, kernel="linear", gamma="scale", de
     * ``zz``: ``||z||^2 = a'Ka`` (lazy Expression).
     * ``objective``: ``zz + lam/2 r + C sum_i xi_i``, minimised.
 
-    Parameters
-    ----------
-    X : array-like of shape (l, d)
-        Training points.
-    y : array-like of shape (l,)
-        Two classes, any labels (mapped to -1/+1).
-    C : float or None, default 1.0
-        The soft-margin penalty, > 0; ``None`` builds the hard margin (no ``xi``).
-    lam : float, default 1.0
-        The radius weight, > 0.
-    kernel : {"linear", "poly", "rbf", "precomputed"} or Kernel, default "linear"
-        The kernel; ``gamma``, ``degree``, ``coef0`` as in scikit-learn.
-    radius : {"compact", "pairwise"}, default "compact"
-        The form of the pair rows (above).
-    block : pyomo Block, optional
-        A block to fill (inside a larger model); by default a new ConcreteModel.
-
-    Returns
-    -------
-    pyomo.environ.Block
-        The filled block (a ConcreteModel unless ``block`` is given).
+    @parameters@
 
     References
     ----------
