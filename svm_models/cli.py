@@ -116,9 +116,8 @@ def demo_formulations(kernel: str) -> tuple[list[str], list[str]]:
 def demo(solver: str = "ipopt", quick: bool = False, time_limit: float = 60.0) -> int:
     """Run every registered formulation on three datasets and print a table per dataset.
 
-    The linear-only formulations (``rsvm_mu_plus``, ``rsvm_plus_primal``, ``rsvm_plus_dual``,
-    ``l1_norm_primal``)
-    are left out of the rbf table, which says so (:func:`demo_formulations`). The solver is
+    The linear-only formulations (those that take no ``kernel``, read from the registry) are
+    left out of the rbf table, which says so (:func:`demo_formulations`). The solver is
     checked first: an unknown name is a ParameterError (with the closest name), a backend
     that is not installed a SolverUnavailableError (with its install line).
     """

@@ -185,6 +185,10 @@ TABLE: dict[str, Formulation] = {f.name: f for f in [
     Formulation("rsvm_plus_kernel", "radius_margin", "primal", "QP", "radius_margin",
                 "Kernelized R-SVM+ by the representer theorem: compact radius (QP, default) "
                 "or literal pairwise rows (QCQP).", ("C", "lam") + _KERNEL + ("radius",)),
+    Formulation("ls_svm_primal", "ls_svm", "primal", "QP", "ls_svm",
+                "Least-squares SVM: the squared errors of equality margin rows, a QP whose "
+                "optimality conditions are one linear system (linear kernel).",
+                ("C", "sample_weight")),
 ]}
 
 

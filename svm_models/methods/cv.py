@@ -44,6 +44,7 @@ from ..data import as_matrix, as_weights
 from ..errors import DataError, MissingDependencyError, ParameterError, SVMError, plain
 from ..formulations import get as lookup
 from ..formulations import check_params, hyperparameters
+from ..formulations import names as formulation_names
 from ..progress import Progress
 from ..solvers import backend
 from ..status import Status
@@ -698,9 +699,9 @@ def _fold_weights(f, sample_weight, l: int) -> np.ndarray | None:
     if sample_weight is None:
         return None
     if f.learns_C or "sample_weight" not in lookup(f.classic_at_learned_C or f.name).params:
+        takes = [n for n in formulation_names() if "sample_weight" in lookup(n).params]
         raise ParameterError(f"{f.name} has no per-point C, so cross_validate takes no "
-                             "sample_weight for it; the soft margins (soft_l1_*, soft_l2_*, "
-                             "l1_norm_primal) do")
+                             f"sample_weight for it; {', '.join(takes)} do")
     return as_weights(sample_weight, l)
 
 

@@ -215,16 +215,16 @@ class FrozenRows:
         return row if sc == 1.0 else row * sc
 
 
-def _margin_relation(y, fi, bias, xii, i):
+def _margin_relation(y, fi, bias, xii, i, equality=False):
     yi = float(y[i])
-    if xii is None:
-        return yi * (fi + bias) >= 1
-    return yi * (fi + bias) + xii >= 1
+    body = yi * (fi + bias) if xii is None else yi * (fi + bias) + xii
+    return body == 1 if equality else body >= 1
 
 
 def add_margin(b, layout: Layout, f, f_matrix: np.ndarray, f_var: str, y: np.ndarray,
-               xi=None) -> RowGroup:
+               xi=None, *, equality: bool = False) -> RowGroup:
     """``margin[i]:  y_i (f_i + b) + xi_i >= 1``; returns the row group ``[y_i M_i | y_i | e_i]``.
+    ``equality``: the rows are ``= 1`` (the least-squares SVM's, ``xi`` its free errors).
 
     ``f``: the decision values, a component over the points; or ``(name, doc)``: they are
     made here, as lazy expressions ``name[i] = sum_j M_ij v_j`` (``v`` the variable
@@ -245,7 +245,7 @@ def add_margin(b, layout: Layout, f, f_matrix: np.ndarray, f_var: str, y: np.nda
         if xi is not None:
             single.append((layout.pos[xi.local_name], np.ones(l)))
         A = dense_rows(l, layout.n, [(layout.pos[f_var], f_matrix, y[:, None])], single)
-    group = RowGroup(None, [], A, np.ones(l), np.full(l, INF))
+    group = RowGroup(None, [], A, np.ones(l), np.ones(l) if equality else np.full(l, INF))
     # the per-point members share one set of key objects (32 B a point per component)
     keys = member_dict(xi).keys() if xi is not None else None
     if isinstance(f, tuple):
@@ -258,9 +258,11 @@ def add_margin(b, layout: Layout, f, f_matrix: np.ndarray, f_var: str, y: np.nda
         keys = member_dict(f).keys()
     bias = b.b
     b.margin = LazyConstraint(
-        b.I, recipe=lambda i: (_margin_relation, (y, f[i], bias, None if xi is None else xi[i], i)),
+        b.I, recipe=lambda i: (_margin_relation,
+                               (y, f[i], bias, None if xi is None else xi[i], i, equality)),
         keys=keys,
-        doc="margin: y_i (f(x_i) + b) >= 1" + (" - xi_i" if xi is not None else ""))
+        doc=f"margin: y_i (f(x_i) + b) {'=' if equality else '>='} 1"
+            + (f" - {xi.local_name}_i" if xi is not None else ""))
     group.component, group.datas = b.margin, members(b.margin)
     return group
 
