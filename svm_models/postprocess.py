@@ -295,16 +295,46 @@ def _solve_free_system(A: np.ndarray, rhs: np.ndarray) -> np.ndarray | None:
 
     from scipy.linalg import lu_factor, lu_solve   # (one factorisation for the refinement)
 
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")   # (a singular matrix: the least squares below)
-            lu = lu_factor(A, check_finite=False)
-        sol = refined(lambda r: lu_solve(lu, r, check_finite=False))
-    except (ValueError, np.linalg.LinAlgError):
-        sol = None
+    sol = refined(_bordered_solver(A)) if A.shape[0] > 1 else None
+    if sol is None:
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")   # (a singular matrix: the least squares below)
+                lu = lu_factor(A, check_finite=False)
+            sol = refined(lambda r: lu_solve(lu, r, check_finite=False))
+        except (ValueError, np.linalg.LinAlgError):
+            sol = None
     if sol is None:
         sol = refined(lambda r: np.linalg.lstsq(A, r, rcond=None)[0])
     return sol
+
+
+def _bordered_solver(A: np.ndarray):
+    """A solver of ``A = [[H, y], [y', 0]] x = r`` through the Cholesky factor of ``H``
+    (the free block: positive definite when the free vectors are independent) and the
+    Schur complement of the border -- half the work of a factorisation of ``A`` --, or a
+    solver that raises LinAlgError when ``H`` has no such factor (then LU). Its answers go
+    through the same refinement and residual check as LU's."""
+    from scipy.linalg import cho_factor, cho_solve
+
+    H, yF = A[:-1, :-1], A[:-1, -1]
+    try:
+        cho = cho_factor(H, check_finite=False)
+    except (ValueError, np.linalg.LinAlgError):
+        def fail(r):
+            raise np.linalg.LinAlgError("no Cholesky factor")
+        return fail
+    v = cho_solve(cho, yF, check_finite=False)
+    yv = float(yF @ v)
+
+    def solve(r):
+        if not (np.isfinite(yv) and yv > 0.0):
+            raise np.linalg.LinAlgError("a singular border")
+        u = cho_solve(cho, r[:-1], check_finite=False)
+        b = (float(yF @ u) - r[-1]) / yv
+        return np.append(u - b * v, b)
+
+    return solve
 #: a held point is released into the free set of the polish when its margin is on the wrong
 #: side of 1 by more than this (relative to the size of the decision values)
 POLISH_RELEASE = 1e-9

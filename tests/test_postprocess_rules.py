@@ -125,3 +125,34 @@ def test_the_support_threshold_of_a_small_box_is_a_fraction_of_it():
     # so an alpha at its small box is at the bound, a smaller one free, not both at once
     cut = cut_alpha(np.array([5e-4, 1e-4, 0.5e-4]), thr, np.array([1000.0, 1e-4, 1e-4]))
     np.testing.assert_array_equal(cut, [5e-4, 1e-4, 0.5e-4])
+
+
+def test_the_polish_solves_its_bordered_system_through_cholesky_as_lu_does():
+    """The free system [[H, y], [y', 0]] of the polish: the Cholesky/Schur solver gives LU's
+    solution (H positive definite), and refuses a singular H (then LU and least squares)."""
+    from scipy.linalg import lu_factor, lu_solve
+
+    from svm_models.postprocess import _bordered_solver, _solve_free_system
+
+    rng = np.random.default_rng(7)
+    n = 40
+    M = rng.normal(size=(n, n))
+    y = np.where(rng.random(n) < 0.5, -1.0, 1.0)
+    H = (M @ M.T + 0.1 * np.eye(n)) * np.outer(y, y)
+    A = np.zeros((n + 1, n + 1))
+    A[:-1, :-1], A[:-1, -1], A[-1, :-1] = H, y, y
+    r = rng.normal(size=n + 1)
+    ref = lu_solve(lu_factor(A), r)
+    got = _bordered_solver(A)(r)
+    np.testing.assert_allclose(got, ref, rtol=1e-9, atol=1e-12)
+    assert np.abs(A @ got - r).max() <= 1e-9 * np.abs(r).max()
+    np.testing.assert_allclose(_solve_free_system(A, r), ref, rtol=1e-9, atol=1e-12)
+    # rank 3 < n: no Cholesky factor; the system (consistent) is still solved, b unique
+    L = rng.normal(size=(n, 3))
+    A[:-1, :-1] = (L @ L.T) * np.outer(y, y)
+    with pytest.raises(np.linalg.LinAlgError):
+        _bordered_solver(A)(r)
+    x = rng.normal(size=n + 1)
+    rhs = A @ x
+    sol = _solve_free_system(A, rhs)
+    assert sol is not None and np.abs(A @ sol - rhs).max() <= 1e-8 * np.abs(rhs).max()

@@ -229,7 +229,10 @@ class _Problem:
             w = self._AD_mul(self.D_coef * self.hD_inv)
             self.w_inv = 1.0 / w
             G = self.AS * np.sqrt(self.w_inv)[:, None]
-            self._chol, self._lu = _factor_spd(HS + G.T @ G)
+            # thin (l x |S|, |S| <= IPM_THIN_ROWS): as the row mode's product, one thread
+            with _blas_threads(1 if G.shape[1] <= IPM_THIN_ROWS else None):
+                GG = G.T @ G
+            self._chol, self._lu = _factor_spd(HS + GG)
         else:
             if isinstance(self.AD, np.ndarray):
                 G = self.AD * np.sqrt(self.hD_inv)
