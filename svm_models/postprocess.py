@@ -58,6 +58,39 @@ class Context:
         return float(self.duals[data])
 
 
+def margin_multipliers(svm, ctx: Context, extra: dict) -> np.ndarray | None:
+    """The multipliers of the margin rows (the record's first row group) as an array, None
+    unless the backend gave all: read as one run of rows where the duals allow it (the fast
+    path), else row by row. Duals a user hands to :func:`svm_models.extract` are read in
+    whichever sign makes their sum positive (dual feasible for the margin rows of a
+    minimisation): interfaces differ (cyipopt's are the opposite of gurobi_direct's);
+    ``extra["dual_sign"]`` says when they were flipped."""
+    datas = svm.record.rows[0].datas
+    of = getattr(ctx.duals, "of", None)
+    mult = of(datas) if of is not None else None
+    if mult is None:
+        vals = [ctx.dual(d) for d in datas]
+        if not all(v is not None for v in vals):
+            return None
+        mult = vals
+    mult = np.asarray(mult, dtype=float)
+    if ctx.interface == "user" and float(np.sum(mult)) < 0.0:
+        mult = -mult
+        extra["dual_sign"] = ("the duals given were read with the opposite sign (theirs are "
+                              "<= 0 for the margin rows of a minimisation)")
+    return mult
+
+
+def linear_primal_values(svm, block) -> tuple:
+    """``(X, y, C_i, w, b)`` of a solved linear-kernel primal with C per point
+    (``l1_norm_primal``, ``ls_svm_primal``): each point's penalty ``C * weight_i`` and the
+    values of ``w`` and ``b`` as solved."""
+    data = svm.data
+    C = float(pyo.value(block.C))
+    C_i = C * (np.ones(data.n_points) if svm.weight is None else svm.weight)
+    return data.X, data.y, C_i, values_of(members(block.w)), float(pyo.value(block.b))
+
+
 def var_array(var) -> np.ndarray:
     """The values of an indexed variable (NaN where it has none), in its order."""
     return values_of(members(var))

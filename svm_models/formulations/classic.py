@@ -58,6 +58,7 @@ from ..postprocess import (
     classic_certificate,
     cut_alpha,
     dual_kkt_residual,
+    margin_multipliers,
     polish_dual,
     ratio,
     recover_alpha,
@@ -753,7 +754,7 @@ def _read_primal(svm, block, ctx, margin, C, extra) -> _Reading:
     M = data.X if svm.kernel.is_linear else svm.L
     fdec = M @ cvals
     xi_solver = var_array(block.xi) if not margin.hard else np.zeros(l)
-    mult = _margin_duals(svm, ctx, extra)
+    mult = margin_multipliers(svm, ctx, extra)
     if mult is not None:
         raw, alpha_source = mult, "multipliers"
     else:
@@ -916,28 +917,6 @@ def _low_rank_report(facts: dict, alpha: np.ndarray) -> dict:
     bound = 0.5 * facts["trace_error"] * float(alpha @ alpha) if np.all(np.isfinite(alpha)) \
         else float("nan")
     return {**facts, "objective_bound": bound}
-
-
-def _margin_duals(svm, ctx, extra: dict) -> np.ndarray | None:
-    """The multipliers of the margin rows as an array (None unless the backend gave all):
-    read as one run of rows where the duals allow it (the fast path), else row by row.
-    Duals a user hands to :func:`svm_models.extract` are read in whichever sign makes them
-    dual feasible (``>= 0`` for a ``>=`` row of a minimisation): interfaces differ (cyipopt's
-    are the opposite of gurobi_direct's)."""
-    datas = svm.record.rows[0].datas
-    of = getattr(ctx.duals, "of", None)
-    mult = of(datas) if of is not None else None
-    if mult is None:
-        margin = svm.block.margin
-        vals = [ctx.dual(margin[i]) for i in range(len(datas))]
-        if not all(m is not None for m in vals):
-            return None
-        mult = np.array(vals, dtype=float)
-    if ctx.interface == "user" and float(np.sum(mult)) < 0.0:
-        mult = -mult
-        extra["dual_sign"] = ("the duals given were read with the opposite sign (theirs are "
-                              "<= 0 for the >= margin rows of a minimisation)")
-    return mult
 
 
 def _support_vectors(svm, support):

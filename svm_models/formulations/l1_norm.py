@@ -20,13 +20,13 @@ import pyomo.environ as pyo
 import scipy.sparse as sp
 
 from ..model.built import BuiltSVM
-from ..model.pieces import (Layout, add_C, add_features, add_margin, add_points, add_weights,
-                            check_sample_weight, new_block, prepare)
+from ..model.pieces import add_margin, linear_primal
 from ..model.record import LinearTerm, Record, RowGroup, Scale, members
-from ..postprocess import block_objective, values_of
+from ..postprocess import block_objective, linear_primal_values, margin_multipliers
 from ..solution import Solution
 from ..tolerances import ACTIVE_MARGIN_REL, alpha_scale, support_threshold
 from .family import Family
+from .params import document_parameters
 
 INF = float("inf")
 
@@ -40,6 +40,8 @@ def _objective(t, xi, C, weight):
                                                        for i in xi.index_set()))
 
 
+@document_parameters(C="""    C : float, default 1.0
+        Price of a unit of slack (a mutable Param).""")
 def l1_norm_primal(X, y, *, C=1.0, sample_weight=None, block=None):
     r"""1-norm SVM, primal form (a linear program).
 
@@ -54,15 +56,7 @@ def l1_norm_primal(X, y, *, C=1.0, sample_weight=None, block=None):
     (``f[i] = w.x_i``), ``margin``, ``abs_hi`` (``t[j] - w[j] >= 0``), ``abs_lo``
     (``t[j] + w[j] >= 0``), ``objective`` (minimised).
 
-    Parameters
-    ----------
-    X, y : training points (l x d) and two-class labels
-    C : float, default=1.0
-        Price of a unit of slack (a mutable Param).
-    sample_weight : array (l,) or number, optional
-        Per-point factors of C (scikit-learn's semantics; ``<= 0``: the point does not count).
-    block : pyomo Block, optional
-        A block to fill (inside a larger model); by default a new ConcreteModel.
+    @parameters@
 
     References
     ----------
@@ -70,19 +64,8 @@ def l1_norm_primal(X, y, *, C=1.0, sample_weight=None, block=None):
     vector machines", ICML 1998; J. Zhu, S. Rosset, T. Hastie, R. Tibshirani, "1-norm support
     vector machines", NIPS 2003; the catalogue page ``formulations/l1_norm_primal.md``.
     """
-    data, kern, _ = prepare(X, y, kernel="linear", need_gram=False)
-    weight = check_sample_weight(sample_weight, data)
+    data, kern, weight, b, layout, wpos = linear_primal(X, y, "l1_norm_primal", C, sample_weight, block)
     l, d = data.n_points, data.n_features
-    b = new_block(block, "l1_norm_primal")
-    add_points(b, data)
-    add_C(b, C)
-    add_weights(b, weight)
-    add_features(b, d)
-    layout = Layout()
-    b.w = pyo.Var(b.J, initialize=0.0, doc="normal vector w of the separating hyperplane")
-    wpos = layout.add(b.w)
-    b.b = pyo.Var(initialize=0.0, doc="bias b")
-    layout.add(b.b)
     b.t = pyo.Var(b.J, bounds=(0, None), initialize=0.0, doc="t_j >= |w_j|")
     tpos = layout.add(b.t)
     b.xi = pyo.Var(b.I, bounds=(0, None), initialize=0.0, doc="slack xi_i of point i's margin")
@@ -151,19 +134,12 @@ def extract(block, ctx) -> Solution:
     the slacks and the certificate recomputed at exactly (w, b, alpha)."""
     svm = block._svm
     data = svm.data
-    X, y = data.X, data.y
+    X, y, C_i, w, b = linear_primal_values(svm, block)
     C = float(pyo.value(block.C))
-    C_i = C * (np.ones(data.n_points) if svm.weight is None else svm.weight)
-    w = values_of(members(block.w))
-    b = float(pyo.value(block.b))
     extra: dict = {}
     duals = None
     if ctx.verified and ctx.duals is not None:
-        vals = [ctx.dual(block.margin[i]) for i in range(data.n_points)]
-        if all(v is not None for v in vals):
-            duals = np.array(vals, dtype=float)
-            if ctx.interface == "user" and float(duals.sum()) < 0.0:
-                duals = -duals
+        duals = margin_multipliers(svm, ctx, extra)
     kkt: dict = {}
     gap = primal = dual = None
     if duals is not None:

@@ -24,15 +24,17 @@ import pyomo.environ as pyo
 
 from ..model.built import BuiltSVM
 from ..model.forms import QuadBlock
-from ..model.pieces import (Layout, add_C, add_features, add_margin, add_points, add_weights,
-                            check_sample_weight, new_block, prepare, sum_of_squares)
+from ..model.pieces import add_margin, linear_primal, sum_of_squares
 from ..model.record import QuadTerm, Record, Scale, members
-from ..postprocess import block_objective, values_of
+from ..postprocess import block_objective, linear_primal_values, margin_multipliers, values_of
 from ..solution import Solution
 from ..tolerances import alpha_scale, support_threshold
 from .family import Family
+from .params import document_parameters
 
 
+@document_parameters(C="""    C : float, default 1.0
+        Price of the squared errors (a mutable Param).""")
 def ls_svm_primal(X, y, *, C=1.0, sample_weight=None, block=None):
     r"""Least-squares SVM, primal form (convex QP with equality rows).
 
@@ -49,15 +51,7 @@ def ls_svm_primal(X, y, *, C=1.0, sample_weight=None, block=None):
     (``||w||^2``), ``ee`` (``sum_i weight_i e_i^2``), ``objective`` (``ww/2 + C/2 ee``,
     minimised).
 
-    Parameters
-    ----------
-    X, y : training points (l x d) and two-class labels
-    C : float, default=1.0
-        Price of the squared errors (a mutable Param).
-    sample_weight : array (l,) or number, optional
-        Per-point factors of C (scikit-learn's semantics; ``<= 0``: the point does not count).
-    block : pyomo Block, optional
-        A block to fill (inside a larger model); by default a new ConcreteModel.
+    @parameters@
 
     References
     ----------
@@ -65,19 +59,8 @@ def ls_svm_primal(X, y, *, C=1.0, sample_weight=None, block=None):
     Neural Processing Letters 9 (1999) 293-300; the catalogue page
     ``formulations/ls_svm_primal.md``.
     """
-    data, kern, _ = prepare(X, y, kernel="linear", need_gram=False)
-    weight = check_sample_weight(sample_weight, data)
+    data, kern, weight, b, layout, wpos = linear_primal(X, y, "ls_svm_primal", C, sample_weight, block)
     l, d = data.n_points, data.n_features
-    b = new_block(block, "ls_svm_primal")
-    add_points(b, data)
-    add_C(b, C)
-    add_weights(b, weight)
-    add_features(b, d)
-    layout = Layout()
-    b.w = pyo.Var(b.J, initialize=0.0, doc="normal vector w of the separating hyperplane")
-    wpos = layout.add(b.w)
-    b.b = pyo.Var(initialize=0.0, doc="bias b")
-    layout.add(b.b)
     b.e = pyo.Var(b.I, initialize=0.0, doc="error e_i = 1 - y_i (w.x_i + b) of point i (free)")
     epos = layout.add(b.e)
     rows = [add_margin(b, layout, ("f", "f_i = w.x_i"), data.X, "w", data.y, b.e,
@@ -140,26 +123,6 @@ def certificate(X, y, C_i, w, b, alpha) -> dict:
             "errors": float(np.max(np.abs(alpha - C_i * e), initial=0.0)) / a}
 
 
-def _multipliers(block, ctx, extra: dict) -> np.ndarray | None:
-    """The multipliers of ``margin`` (None unless the backend gave all), read as one run of
-    rows where the duals allow it (the fast path), else row by row; duals a user hands to
-    :func:`svm_models.extract` are read in the sign that makes ``sum alpha`` (twice the
-    optimum) positive."""
-    datas = block._svm.record.rows[0].datas
-    of = getattr(ctx.duals, "of", None)
-    mult = of(datas) if of is not None else None
-    if mult is None:
-        vals = [ctx.dual(d) for d in datas]
-        if not all(v is not None for v in vals):
-            return None
-        mult = np.array(vals, dtype=float)
-    mult = np.asarray(mult, dtype=float)
-    if ctx.interface == "user" and float(mult.sum()) < 0.0:
-        mult = -mult
-        extra["dual_sign"] = "the duals given were read with the opposite sign"
-    return mult
-
-
 def extract(block, ctx) -> Solution:
     """The Solution of a solved ``ls_svm_primal`` block.
 
@@ -172,13 +135,10 @@ def extract(block, ctx) -> Solution:
     the values as solved, alpha the multipliers (NaN without them), no certificate."""
     svm = block._svm
     data = svm.data
-    X, y = data.X, data.y
+    X, y, C_i, w, b_solver = linear_primal_values(svm, block)
     C = float(pyo.value(block.C))
-    C_i = C * (np.ones(data.n_points) if svm.weight is None else svm.weight)
-    w = values_of(members(block.w))
-    b_solver = float(pyo.value(block.b))
     extra: dict = {"b_solver": b_solver}
-    mult = _multipliers(block, ctx, extra) if ctx.duals is not None else None
+    mult = margin_multipliers(svm, ctx, extra) if ctx.duals is not None else None
     primal = dual = gap = None
     kkt: dict = {}
     if ctx.verified:

@@ -16,6 +16,7 @@ row matrices are written in place (:func:`dense_rows`), and lazy expressions rea
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 import pyomo.environ as pyo
@@ -181,6 +182,36 @@ def add_weights(b, weight: np.ndarray | None) -> None:
     b.weight = ArrayParam(b.I, values=weight,
                           doc="weight_i of point i: its penalty is C * weight_i "
                               "(scikit-learn's sample_weight; 0: the point does not count)")
+
+
+class LinearPrimal(NamedTuple):
+    """The start of a linear-kernel primal with C per point (:func:`linear_primal`)."""
+
+    data: Dataset
+    kernel: object               # the linear Kernel
+    weight: np.ndarray | None    # the per-point factors of C (None: all 1)
+    block: object                # the block: I, y, C, weight, J, w, b
+    layout: Layout               # w then b
+    wpos: np.ndarray             # w's positions
+
+
+def linear_primal(X, y, name: str, C, sample_weight, block) -> LinearPrimal:
+    """What a linear-kernel primal with C per point starts with (``l1_norm_primal``,
+    ``ls_svm_primal``): the validated data, the points, ``C``, the weights, the features
+    ``J`` and the variables ``w[j]`` and ``b``, in a new layout."""
+    data, kern, _ = prepare(X, y, kernel="linear", need_gram=False)
+    weight = check_sample_weight(sample_weight, data)
+    b = new_block(block, name)
+    add_points(b, data)
+    add_C(b, C)
+    add_weights(b, weight)
+    add_features(b, data.n_features)
+    layout = Layout()
+    b.w = pyo.Var(b.J, initialize=0.0, doc="normal vector w of the separating hyperplane")
+    wpos = layout.add(b.w)
+    b.b = pyo.Var(initialize=0.0, doc="bias b")
+    layout.add(b.b)
+    return LinearPrimal(data, kern, weight, b, layout, wpos)
 
 
 def _row_recipe(M, var_list, i):
