@@ -14,7 +14,7 @@ the last column unless ``--label-column`` names another, by header name or index
 file with arrays ``X`` and ``y``. Model flags: ``--formulation``, ``--solver``, ``--kernel``,
 one per declared parameter of the formulations (``--C``, ``--gamma``, ``--degree``, ``--coef0``,
 ``--kernel-rank``, ``--quad-form``, ``--form``, ``--lam``, ``--radius``: only those the
-formulation takes, checked as a fit checks them), ``--tol``, ``--time-limit``. Exit status: 0 done, 1 a solve failed, 2 bad input; an error is
+formulation takes, checked as the estimators check theirs), ``--tol``, ``--time-limit``. Exit status: 0 done, 1 a solve failed, 2 bad input; an error is
 one line on stderr.
 """
 
@@ -342,7 +342,7 @@ MODEL_FLAGS = tuple(p.name for p in _flagged())
 
 
 def _model_params(args, f) -> dict:
-    """The formulation parameters given by flags, checked as a fit checks them
+    """The formulation parameters given by flags, checked as the estimators check theirs
     (:func:`svm_models.formulations.check_params`: ParameterError for one it does not take, a
     value outside its domain, or a kernel parameter the kernel does not use)."""
     from .formulations import check_params
@@ -355,7 +355,7 @@ def _model_params(args, f) -> dict:
         raise ParameterError(
             f"{f.name} takes no {', '.join(PARAMS[k].option for k in refused)}; its flags are "
             f"{', '.join(takes) or 'none'} (see 'svm-models formulations show {f.name}')")
-    return check_params(f.name, given)
+    return check_params(f.name, given, way_out="drop the flag, or choose a kernel that uses it")
 
 
 def _solver(name: str | None, f) -> str:
@@ -600,8 +600,10 @@ def cmd_formulations(args) -> int:
 def _parameter_lines(f) -> str:
     """One line per parameter of ``f``: name, default, the values it takes, its flag."""
     defaults = f.defaults
+    hard = f.hard_at_infinite_C is not None or f.C_none_is_hard
     return "".join(
         f"\n  {p.name} = {defaults[p.name]!r}: {p.domain}"
+        + (" (inf: the hard margin)" if p.name == "C" and hard else "")
         + (f" ({p.option})" if p.flag is not None and p.hyperparameter else "")
         for p in f.spec)
 

@@ -23,12 +23,12 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .data import as_weights, check_scale
 from .errors import BadScaleWarning, DataError, ParameterError
+from .formulations import check_params
 from .formulations import get as lookup
 from .methods.cv import (
     HYPERPARAMETERS,
     best_index,
     binary_problems,
-    check_params,
     combine,
     cross_validate,
     problem_points,

@@ -172,8 +172,11 @@ def check_gamma(gamma):
     if isinstance(gamma, str):
         if gamma in ("scale", "auto"):
             return gamma
-    elif not isinstance(gamma, (bool, np.bool_)) and isinstance(gamma, (int, float, np.number)):
-        g = float(gamma)
+    else:
+        try:   # any number float() takes (numpy scalars, 0-d arrays, Fraction, Decimal)
+            g = float(gamma)
+        except (TypeError, ValueError):
+            g = np.nan
         if np.isfinite(g) and g > 0:
             return g
     raise ParameterError(f"gamma must be a positive number, 'scale' or 'auto'; got {plain(gamma)!r}")

@@ -82,13 +82,13 @@ def margin_multipliers(svm, ctx: Context, extra: dict) -> np.ndarray | None:
 
 
 def linear_primal_values(svm, block) -> tuple:
-    """``(X, y, C_i, w, b)`` of a solved linear-kernel primal with C per point
-    (``l1_norm_primal``, ``ls_svm_primal``): each point's penalty ``C * weight_i`` and the
-    values of ``w`` and ``b`` as solved."""
+    """``(X, y, C, C_i, w, b)`` of a solved linear-kernel primal with C per point
+    (``l1_norm_primal``, ``ls_svm_primal``): ``C``, each point's penalty ``C * weight_i`` and
+    the values of ``w`` and ``b`` as solved."""
     data = svm.data
     C = float(pyo.value(block.C))
     C_i = C * (np.ones(data.n_points) if svm.weight is None else svm.weight)
-    return data.X, data.y, C_i, values_of(members(block.w)), float(pyo.value(block.b))
+    return data.X, data.y, C, C_i, values_of(members(block.w)), float(pyo.value(block.b))
 
 
 def var_array(var) -> np.ndarray:

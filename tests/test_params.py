@@ -118,3 +118,36 @@ def test_each_family_module_declares_its_interface_and_leaves_no_hook_out():
         assert f.hooks is module.FAMILY and f.extractor is module.extract
         for hook in Family.HOOKS:   # a hook the module defines is one its FAMILY names
             assert getattr(module.FAMILY, hook) is getattr(module, hook, None), (f.module, hook)
+
+
+def test_values_the_builders_take_pass_the_check_before_a_fit():
+    """Review: a Kernel object with kernel_rank, and C = inf as any real type, were refused."""
+    from svm_models.kernels import Kernel
+
+    rbf = Kernel(name="rbf", gamma=0.5)
+    assert check_params("soft_l1_dual", {"kernel": rbf, "kernel_rank": 10})["kernel_rank"] == 10
+    with pytest.raises(ParameterError, match="kernel_rank applies to the rbf and poly"):
+        check_params("soft_l1_dual", {"kernel": Kernel(name="linear"), "kernel_rank": 10})
+    for inf in (float("inf"), np.inf, np.float32(np.inf)):
+        assert check_params("soft_l1_dual", {"C": inf})["C"] == np.inf
+        assert check_params("rsvm_plus_primal", {"C": inf})["C"] is None
+    for gamma in (np.float32(0.5), np.array(0.5), 0.5):
+        assert check_params("soft_l1_dual", {"kernel": "rbf", "gamma": gamma})
+    X, y = blobs(5, l=20)
+    clf = sm.SVMClassifier(solver="highs", kernel=rbf, kernel_rank=20).fit(X, y)
+    assert clf.solution_.extra["kernel_rank"]["rank"] == 20
+
+
+def test_the_command_line_says_its_own_way_out_and_shows_where_C_may_be_inf(tmp_path, capsys):
+    from svm_models.cli import main
+
+    X, y = blobs(5, l=12)
+    path = tmp_path / "d.csv"
+    np.savetxt(path, np.column_stack([X, y]), delimiter=",")
+    assert main(["fit", str(path), "--solver", "highs", "--gamma", "0.5"]) == 2
+    assert "drop the flag, or choose a kernel that uses it" in capsys.readouterr().err
+    assert main(["formulations", "show", "soft_l1_dual"]) == 0
+    assert "C = 1.0: a positive number (inf: the hard margin)" in capsys.readouterr().out
+    assert main(["formulations", "show", "ls_svm_primal"]) == 0
+    out = capsys.readouterr().out
+    assert "C = 1.0: a positive number" in out and "inf" not in out.split("parameters:")[1]

@@ -132,3 +132,25 @@ def test_the_component_internals_the_lazy_classes_extend():
     assert m.o._sense == pyo.maximize and m.o.sense == pyo.maximize
     m.o._sense = pyo.minimize
     assert m.o.sense == pyo.minimize
+
+
+def test_scip_solves_a_model_loaded_in_a_fresh_process(tmp_path):
+    """Review: SCIP learned the lazy types only when a lazy component was constructed, and an
+    unpickled model is not: a fresh process refused the expression type."""
+    import pickle
+    import subprocess
+    import sys
+
+    import svm_models as sm
+
+    X = [[0.0, 0.0], [0.0, 1.0], [2.0, 0.0], [2.0, 1.0]]
+    m = sm.build("soft_l1_primal", X, [-1, -1, 1, 1], C=1.0)
+    path = tmp_path / "m.pkl"
+    path.write_bytes(pickle.dumps(m))
+    ref = sm.solve(m, solver="highs").objective
+    code = ("import pickle, sys\nimport svm_models as sm\n"
+            f"m = pickle.loads(open({str(path)!r}, 'rb').read())\n"
+            "s = sm.solve(m, solver='scip')\nprint(s.status.value, repr(s.objective))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=300).stdout.split()
+    assert out[0] == "optimal" and abs(float(out[1]) - ref) <= 1e-6 * max(1.0, abs(ref))

@@ -224,12 +224,20 @@ def get(name: str) -> Formulation:
             f"unknown formulation {name!r}{hint}; registered: {', '.join(TABLE)}") from None
 
 
-def check_params(formulation: str, given: dict) -> dict:
+def check_params(formulation: str, given: dict, *,
+                 way_out: str = "leave it None, or in a grid search give one grid per kernel"
+                 ) -> dict:
     """The hyperparameters in ``given`` that are set (not None), checked against the
     formulation's declared parameters (:attr:`Formulation.spec`): one it does not take, a value
     outside its domain, or a kernel parameter the kernel does not use is a
     :class:`~svm_models.errors.ParameterError` (never ignored). ``C=inf`` for a radius-margin
-    SVM becomes its hard margin (``C=None``)."""
+    SVM becomes its hard margin (``C=None``). ``way_out``: what the error of a kernel
+    parameter the kernel does not use tells the caller to do.
+
+    The estimators, cross-validation and the command line call it before anything is built;
+    :func:`svm_models.fit` passes its parameters to the builder, which checks each value
+    (the same checks) but ignores a kernel parameter of another kernel, as scikit-learn's
+    ``SVC`` does."""
     f = get(formulation)
     given = {k: v for k, v in given.items() if v is not None}
     if "kernel" not in f.params and given.get("kernel") == "linear":
@@ -252,7 +260,7 @@ def check_params(formulation: str, given: dict) -> dict:
     for name, value in given.items():
         if PARAMS[name].check is not None:
             PARAMS[name].check(value, given)
-    check_kernel_params(given, "leave it None, or in a grid search give one grid per kernel")
+    check_kernel_params(given, way_out)
     C = given.get("C")
     if f.C_none_is_hard and isinstance(C, numbers.Real) and C == float("inf"):
         given["C"] = None  # the radius-margin builders' hard margin

@@ -566,7 +566,8 @@ def not_separable(svm, status: str, message: str) -> NotSeparableError:
 def check_before_solve(svm, *, proves_unbounded: bool) -> None:
     """A hard-margin dual on a backend that cannot prove it unbounded (SCIP searches on):
     check separability by LP first."""
-    if svm.formulation == "hard_dual" and not proves_unbounded and not separable(svm):
+    if (svm.facts.margin.hard and svm.facts.form == "dual" and not proves_unbounded
+            and not separable(svm)):
         raise not_separable(svm, "unbounded", "checked by LP before solving")
 
 
@@ -584,7 +585,7 @@ def explain_failure(svm, status: str, message: str):
     that calls separable data infeasible is in numerical trouble (PIQP and Ipopt on 2-5
     points of size 1e-6, where the margin needs |w| ~ 1e6; found by fuzzing)."""
     unchanged = verify(svm.record) is None and not svm.record.extension_reason()
-    if not svm.formulation.startswith("hard"):
+    if not svm.facts.margin.hard:
         # a soft margin is feasible by construction (alpha = 0; w = 0 with large slacks): an
         # "infeasible" on the formulation itself is numerical trouble (Ipopt's "local
         # infeasibility" on a poly kernel of entries 1e8, found by benchmarks/agreement.py)

@@ -1,7 +1,7 @@
 """What a family module gives the layers above: one :class:`Family` object, its module's
 ``FAMILY``, with an explicit interface (no hook is looked up by name).
 
-A family module (``classic``, ``c_tuning``, ``radius_margin``, ``l1_norm``) holds its
+A family module (``classic``, ``c_tuning``, ``radius_margin``, ``l1_norm``, ``ls_svm``) holds its
 builders -- named in the registry's table (:data:`svm_models.formulations.TABLE`) with their
 declared parameters (:mod:`svm_models.formulations.params`) -- and ends with its
 ``FAMILY = Family(extract=..., ...)``. ``tests/test_params.py`` checks that every family in

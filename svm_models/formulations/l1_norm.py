@@ -134,8 +134,7 @@ def extract(block, ctx) -> Solution:
     the slacks and the certificate recomputed at exactly (w, b, alpha)."""
     svm = block._svm
     data = svm.data
-    X, y, C_i, w, b = linear_primal_values(svm, block)
-    C = float(pyo.value(block.C))
+    X, y, C, C_i, w, b = linear_primal_values(svm, block)
     extra: dict = {}
     duals = None
     if ctx.verified and ctx.duals is not None:

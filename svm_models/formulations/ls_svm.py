@@ -135,8 +135,7 @@ def extract(block, ctx) -> Solution:
     the values as solved, alpha the multipliers (NaN without them), no certificate."""
     svm = block._svm
     data = svm.data
-    X, y, C_i, w, b_solver = linear_primal_values(svm, block)
-    C = float(pyo.value(block.C))
+    X, y, C, C_i, w, b_solver = linear_primal_values(svm, block)
     extra: dict = {"b_solver": b_solver}
     mult = margin_multipliers(svm, ctx, extra) if ctx.duals is not None else None
     primal = dual = gap = None

@@ -13,6 +13,8 @@ refused before a fit is the value the builder would refuse.
 from __future__ import annotations
 
 import inspect
+import math
+import numbers
 from dataclasses import dataclass
 from typing import Callable
 
@@ -33,7 +35,7 @@ def _choice(name: str, choices: tuple) -> Callable:
 def _C(value, given):
     # C = inf is the hard margin (the classic soft margins' hard_* form, a radius-margin
     # SVM's own): fit and check_params turn it into that; any other C is a finite positive
-    if isinstance(value, (int, float)) and not isinstance(value, bool) and value == float("inf"):
+    if isinstance(value, numbers.Real) and not isinstance(value, bool) and value == math.inf:
         return value
     return check_positive("C", value)
 
@@ -81,7 +83,7 @@ class Param:
 
 
 PARAMS: dict[str, Param] = {p.name: p for p in [
-    Param("C", "soft-margin parameter", "a positive number (inf: the hard margin)", _C, float),
+    Param("C", "soft-margin parameter", "a positive number", _C, float),
     Param("sample_weight", "per-point factors of C", "an array of l numbers (<= 0: the point "
           "does not count)", hyperparameter=False),
     Param("kernel", f"kernel: {', '.join(KERNELS)}", f"one of {', '.join(KERNELS)}, or a Kernel",
@@ -93,9 +95,10 @@ PARAMS: dict[str, Param] = {p.name: p for p in [
           lambda v, g: check_degree(v), int, kernels=("poly",)),
     Param("coef0", "poly kernel constant", "a finite number", lambda v, g: check_coef0(v),
           float, kernels=("poly",)),
+    # (its check refuses the linear and precomputed kernels itself, a Kernel object's by name)
     Param("kernel_rank", "rank of the kernel's factor K ~= L L' (rbf, poly)",
-          "a positive integer", lambda v, g: check_rank(v, g.get("kernel", "linear")), int,
-          kernels=("poly", "rbf")),
+          "a positive integer (rbf and poly kernels)",
+          lambda v, g: check_rank(v, g.get("kernel", "linear")), int),
     Param("quad_form", "the dual's quadratic form: auto, dense or factor",
           f"one of {', '.join(QUAD_FORMS)}", _choice("quad_form", QUAD_FORMS), str),
     Param("max_vars", "the largest model the backend takes",
@@ -107,7 +110,7 @@ PARAMS: dict[str, Param] = {p.name: p for p in [
     Param("lam", "radius weight (radius-margin SVMs)", "a positive number",
           lambda v, g: check_positive("lam", v), float),
     Param("kernels", "the kernels rsvm_mu_plus combines", "a list of kernel names or Kernels"),
-    Param("pairs", "the radius rows' pairs", "'all', 'seed' or (I, J) index arrays"),
+    Param("pairs", "the radius rows' pairs", "'all', 'seed' (the primals) or (I, J) index arrays"),
     Param("radius", "the kernel radius rows: compact or pairwise", f"one of {', '.join(RADIUS)}",
           _choice("radius", RADIUS), str),
 ]}

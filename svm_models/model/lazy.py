@@ -52,11 +52,12 @@ from .pyomo_compat import init_member, member_dict, member_index, teach_scip_laz
 _TAUGHT: list = []   # non-empty once the solver interfaces know the lazy types
 
 
-def _teach_solvers() -> None:
-    """Once, when the first lazy component is constructed (not at import): Pyomo's SCIP
-    interface dispatches on exact node types, so it is taught the lazy named expressions
+def teach_solvers() -> None:
+    """Once, when the first lazy component is constructed or unpickled, and before every SCIP
+    solve (not at import): Pyomo's SCIP interface dispatches on exact node types, so it is
+    taught the lazy named expressions
     (:func:`~svm_models.model.pyomo_compat.teach_scip_lazy_types`) -- also for a user who
-    calls ``SolverFactory("scip_direct")`` on a built model."""
+    calls ``SolverFactory("scip_direct")`` on a built or loaded model."""
     if not _TAUGHT:
         teach_scip_lazy_types(LazyExpressionData, LazyScalarExpression)
         _TAUGHT.append(True)
@@ -107,6 +108,10 @@ class _Proof:
     __slots__ = ()
     _lazy: tuple = ()
 
+    def __setstate__(self, state):
+        teach_solvers()   # a model loaded in a fresh process was never constructed here
+        super().__setstate__(state)
+
     @property
     def is_materialised(self) -> bool:
         """False until the expression has been built."""
@@ -145,7 +150,7 @@ class _LazyIndexed:
     def construct(self, data=None):
         if self._constructed:
             return
-        _teach_solvers()
+        teach_solvers()
         self._constructed = True
         keys, self._keys = self._keys, None
         if keys is None or len(keys) != len(self.index_set()):
@@ -199,7 +204,7 @@ class _LazyScalar(_Proof):
     def construct(self, data=None):
         if self._constructed:
             return
-        _teach_solvers()
+        teach_solvers()
         super().construct(data)          # no rule: nothing set yet
         recipe, self._pending = self._pending, None
         self._install(recipe)

@@ -66,6 +66,9 @@ def _file_capture(output=None, capture_fd=True):
 @contextlib.contextmanager
 def pipe_free_capture():
     """Run a Pyomo ``scip_direct`` solve with its output captured into a file, not a pipe."""
+    from ..model.lazy import teach_solvers
+
+    teach_solvers()   # (a model built or loaded before: its lazy nodes known to SCIP)
     with scip_capture_replaced(_file_capture):
         yield
 
