@@ -131,6 +131,17 @@ def _error_for(svm, f, status: Status, message: str) -> SolveFailedError:
     err = explain(svm, status, message) if explain is not None else None
     if err is not None:
         return err
+    if status in (Status.infeasible, Status.infeasible_or_unbounded) and not f.hard_margin:
+        from .model.record import verify
+
+        if verify(svm.record) is None and svm.record.extension_reason() is None:
+            # the formulation as built (bounds included): feasible by construction
+            # (slacks or free errors, alpha = 0: Ipopt's "local infeasibility" on a poly kernel
+            # of entries 1e8, Clarabel's PrimalInfeasible on features of scale 1e-4 at C = 1e15)
+            return SolveFailedError(
+                f"the solver called the {svm.formulation} model {status.value.replace('_', ' ')}, "
+                f"but as built it is feasible by construction: numerical trouble ({message}); "
+                "standardise the features or try another backend", Status.numerical_error)
     if status in (Status.infeasible, Status.infeasible_or_unbounded):
         return InfeasibleError(f"the {svm.formulation} model is {status.value.replace('_', ' ')} "
                                f"({message})", status)

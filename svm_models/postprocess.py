@@ -131,7 +131,7 @@ def live(C, n: int) -> np.ndarray:
     return np.asarray(C) > 0
 
 
-def bias_from_kkt(margin: Margin | str, alpha, y, f, C, thr) -> float:
+def bias_from_kkt(margin: Margin, alpha, y, f, C, thr) -> float:
     """``b`` from the KKT conditions of the dual, given ``f = K(y*alpha)``
     (``formulations/classic.md``).
 
@@ -144,10 +144,9 @@ def bias_from_kkt(margin: Margin | str, alpha, y, f, C, thr) -> float:
     over free vectors ``thr < alpha_i < C - thr``, or with none the midpoint of the interval
     the KKT conditions allow (as libsvm); 2-norm: average of ``y_i (1 - alpha_i/C) - f_i`` over
     ``alpha_i > thr``. ``C`` is one number or one per point (a point of weight 0, ``C_i = 0``,
-    constrains nothing). ``margin``: a :class:`~svm_models.model.forms.Margin` or its family's
-    name (as every rule below).
+    constrains nothing). ``margin``: a :class:`~svm_models.model.forms.Margin` (as in every rule
+    below).
     """
-    margin = Margin.of(margin)
     sv = alpha > thr
     if margin.ridge:
         return float(np.mean(y[sv] * (1.0 - ratio(alpha, C)[sv]) - f[sv])) if sv.any() else 0.0
@@ -174,9 +173,8 @@ def bias_from_kkt(margin: Margin | str, alpha, y, f, C, thr) -> float:
     return lo_b if np.isfinite(lo_b) else hi_b if np.isfinite(hi_b) else 0.0
 
 
-def dual_kkt_residual(margin: Margin | str, alpha, y, f, b, C, thr) -> float:
+def dual_kkt_residual(margin: Margin, alpha, y, f, b, C, thr) -> float:
     """Largest violation of the dual KKT conditions, in units of the margin (f = K(y*alpha))."""
-    margin = Margin.of(margin)
     m = y * (f + b) + (ratio(alpha, C) if margin.ridge else 0.0)   # = 1 on free vectors
     res = np.zeros_like(alpha)
     lower = alpha <= thr
@@ -200,7 +198,7 @@ POLISH_ROUNDOFF = 1e-14
 POLISH_BALANCED = 1e-9
 
 
-def polish_dual(svm, margin: Margin | str, alpha: np.ndarray, C, thr, max_rounds: int = 25, *,
+def polish_dual(svm, margin: Margin, alpha: np.ndarray, C, thr, max_rounds: int = 25, *,
                 judge: bool = True):
     """Active-set polishing of a dual solution (a primal-dual active-set method started from
     the solver's answer): on the free set F, solve the KKT equations
@@ -215,7 +213,6 @@ def polish_dual(svm, margin: Margin | str, alpha: np.ndarray, C, thr, max_rounds
     alpha is balanced, its dual objective no lower beyond round-off (``judge=False``: taken
     whenever the active set settles, for a caller that certifies it itself). Only for a model
     the record proves unchanged. Returns ``(alpha, accepted)``."""
-    margin = Margin.of(margin)
     y = svm.data.y
     Cb = C if margin.box else np.inf
 
@@ -368,6 +365,8 @@ def _bordered_solver(A: np.ndarray):
         return np.append(u - b * v, b)
 
     return solve
+
+
 #: a held point is released into the free set of the polish when its margin is on the wrong
 #: side of 1 by more than this (relative to the size of the decision values)
 POLISH_RELEASE = 1e-9
@@ -383,7 +382,7 @@ def cut_alpha(alpha: np.ndarray, thr: float, box: float = np.inf) -> np.ndarray:
     return out
 
 
-def classic_certificate(svm, margin: Margin | str, alpha: np.ndarray, b: float, C,
+def classic_certificate(svm, margin: Margin, alpha: np.ndarray, b: float, C,
                         w=None) -> dict:
     """The certificate of exactly one classic-SVM classifier: ``f(x) = w.x + b`` when ``w``
     is given (the linear primal's own w), else ``f(x) = sum_i y_i alpha_i k(x_i, x) + b``;
@@ -397,7 +396,6 @@ def classic_certificate(svm, margin: Margin | str, alpha: np.ndarray, b: float, 
     ``||w - X'(y alpha)|| / ||w||``; ``worst``: the largest of these in absolute value."""
     from .tolerances import CERT_ROUNDOFF, CERT_ROUNDOFF_MAX
 
-    margin = Margin.of(margin)
     y = svm.data.y
     l = y.shape[0]
     ya = y * alpha
@@ -467,13 +465,12 @@ def _kernel_block(svm, F: np.ndarray) -> np.ndarray:
     return M[F] @ M[F].T
 
 
-def recover_alpha(y: np.ndarray, margin: Margin | str, design: np.ndarray, target: np.ndarray,
+def recover_alpha(y: np.ndarray, margin: Margin, design: np.ndarray, target: np.ndarray,
                   active: np.ndarray, xi: np.ndarray, C, xi_thr: float) -> np.ndarray:
     """alpha from a primal solution without multipliers: the KKT conditions
     ``design @ (y * alpha) = target`` (stationarity in w, or in the factor coordinates v),
     ``y'alpha = 0``, ``alpha_i = 0`` off the active margin set, ``alpha_i = C`` where
     ``xi_i > xi_thr`` (1-norm), ``alpha_i = C xi_i`` (2-norm), solved as bounded least squares."""
-    margin = Margin.of(margin)
     l = y.shape[0]
     if margin.ridge:
         return np.maximum(C * xi, 0.0)

@@ -294,3 +294,24 @@ def test_the_estimator_and_the_command_line_take_it(tmp_path, capsys):
         sm.fit(X, y, "ls_svm_primal", solver="clarabel", kernel="rbf")
     with pytest.raises(ParameterError, match="ls_svm_primal is linear only"):
         sm.SVMClassifier(formulation="ls_svm_primal", kernel="rbf").fit(X, y)
+
+
+@pytest.mark.parametrize("name", ["ls_svm_primal", "l1_norm_primal"])
+def test_a_model_feasible_by_construction_is_never_reported_infeasible(name):
+    """Clarabel calls these models, on features of scale 1e-4 at C = 1e15, PrimalInfeasible:
+    as built they are feasible (free errors; slacks), so that is numerical trouble, never an
+    InfeasibleError. A model the user changed may really be infeasible: then it says so."""
+    import pyomo.environ as pyo
+
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(30, 3)) * 1e-4
+    y = np.where(X[:, 0] + 0.3e-4 * rng.normal(size=30) > 0, 1.0, -1.0)
+    with pytest.raises(sm.SolveFailedError) as info:
+        sm.fit(X, y, name, "clarabel", C=1e15)
+    assert not isinstance(info.value, sm.InfeasibleError)
+    assert info.value.status == "numerical_error" and "feasible by construction" in str(info.value)
+    m = sm.build(name, X, y, C=1.0)
+    m.w[0].setlb(1.0)
+    m.w[0].setub(0.0)
+    with pytest.raises(sm.InfeasibleError):
+        sm.solve(m, solver="clarabel")

@@ -86,11 +86,19 @@ def test_the_command_line_has_one_flag_per_declared_hyperparameter_it_can_spell(
     assert {PARAMS[n].option for n in flagged} <= options
 
 
-def test_the_command_line_checks_its_flags_as_a_fit_does(tmp_path, capsys):
+@pytest.fixture
+def csv12(tmp_path):
+    """12 blob points with their labels as a CSV file: ``(path, X, y)``."""
     X, y = blobs(5, l=12)
     path = tmp_path / "d.csv"
     np.savetxt(path, np.column_stack([X, y]), delimiter=",")
+    return path, X, y
+
+
+def test_the_command_line_checks_its_flags_as_the_estimators_do(csv12, tmp_path, capsys):
     from svm_models.cli import main
+
+    path, X, y = csv12
 
     assert main(["fit", str(path), "--solver", "highs", "--quad-form", "sparse"]) == 2
     assert "quad_form must be one of auto, dense, factor; got 'sparse'" in capsys.readouterr().err
@@ -138,12 +146,10 @@ def test_values_the_builders_take_pass_the_check_before_a_fit():
     assert clf.solution_.extra["kernel_rank"]["rank"] == 20
 
 
-def test_the_command_line_says_its_own_way_out_and_shows_where_C_may_be_inf(tmp_path, capsys):
+def test_the_command_line_says_its_own_way_out_and_shows_where_C_may_be_inf(csv12, capsys):
     from svm_models.cli import main
 
-    X, y = blobs(5, l=12)
-    path = tmp_path / "d.csv"
-    np.savetxt(path, np.column_stack([X, y]), delimiter=",")
+    path = csv12[0]
     assert main(["fit", str(path), "--solver", "highs", "--gamma", "0.5"]) == 2
     assert "drop the flag, or choose a kernel that uses it" in capsys.readouterr().err
     assert main(["formulations", "show", "soft_l1_dual"]) == 0

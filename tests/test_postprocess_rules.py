@@ -29,8 +29,8 @@ def test_b_of_the_2_norm_averages_over_the_support_vectors():
     alpha = np.array([0.5, 0.25, 1e-9])
     f = np.array([0.2, -0.1, 5.0])
     # mean(y (1 - alpha/C) - f) over alpha > thr: (0.5 - 0.2 + (-0.75 + 0.1)) / 2 = -0.175
-    assert bias_from_kkt("soft_l2", alpha, y, f, 1.0, 1e-6) == pytest.approx(-0.175, abs=1e-15)
-    assert bias_from_kkt("soft_l2", np.zeros(3), y, f, 1.0, 1e-6) == 0.0
+    assert bias_from_kkt(SOFT_L2, alpha, y, f, 1.0, 1e-6) == pytest.approx(-0.175, abs=1e-15)
+    assert bias_from_kkt(SOFT_L2, np.zeros(3), y, f, 1.0, 1e-6) == 0.0
 
 
 def test_b_of_the_hard_margin_is_the_midpoint_of_its_interval():
@@ -38,9 +38,9 @@ def test_b_of_the_hard_margin_is_the_midpoint_of_its_interval():
     f = np.array([0.3, 2.0, -0.5, -3.0])
     alpha = np.array([1.0, 0.0, 1.0, 0.0])
     # lo = max(1 - 0.3, 1 - 2) = 0.7, hi = min(-1 + 0.5, -1 + 3) = -0.5: (0.7 - 0.5) / 2 = 0.1
-    assert bias_from_kkt("hard", alpha, y, f, None, 1e-6) == pytest.approx(0.1, abs=1e-15)
+    assert bias_from_kkt(HARD, alpha, y, f, None, 1e-6) == pytest.approx(0.1, abs=1e-15)
     # one class only: the average of y - f over the support vectors (1 - 0.3)
-    assert bias_from_kkt("hard", alpha[:2], y[:2], f[:2], None, 1e-6) == pytest.approx(0.7)
+    assert bias_from_kkt(HARD, alpha[:2], y[:2], f[:2], None, 1e-6) == pytest.approx(0.7)
 
 
 def test_b_of_the_1_norm_averages_over_free_vectors():
@@ -48,9 +48,9 @@ def test_b_of_the_1_norm_averages_over_free_vectors():
     alpha = np.array([0.5, 1.0, 0.0, 0.5, 0.2])
     f = np.array([0.6, 0.0, -2.0, -0.8, -0.5])
     # free: 0, 3 and 4 (thr < alpha < C - thr): (0.4 - 0.2 + 1.5) / 3 (the mean, not the median)
-    assert bias_from_kkt("soft_l1", alpha, y, f, 1.0, 1e-6) == pytest.approx(1.7 / 3, abs=1e-15)
+    assert bias_from_kkt(SOFT_L1, alpha, y, f, 1.0, 1e-6) == pytest.approx(1.7 / 3, abs=1e-15)
     # within thr of C counts as at C: point 0 then is not free, b from 3 and 4: 0.65
-    assert bias_from_kkt("soft_l1", np.array([1.0 - 1e-7, 1.0, 0.0, 0.5, 0.2]), y, f, 1.0,
+    assert bias_from_kkt(SOFT_L1, np.array([1.0 - 1e-7, 1.0, 0.0, 0.5, 0.2]), y, f, 1.0,
                          1e-6) == pytest.approx(0.65, abs=1e-15)
 
 
@@ -61,16 +61,16 @@ def test_b_of_the_1_norm_without_free_vectors_is_the_midpoint_libsvm_takes():
     # r = 1 - y f = [0.5, -0.1, 0.8, -0.3]; y_i b >= r_i at 0, y_i b <= r_i at C:
     # b >= -0.1 (point 1), b >= -0.8 (point 2), b <= 0.3 (point 3), b <= 0.5 (point 0):
     # [-0.1, 0.3], midpoint 0.1
-    b = bias_from_kkt("soft_l1", alpha, y, f, 1.0, 1e-6)
+    b = bias_from_kkt(SOFT_L1, alpha, y, f, 1.0, 1e-6)
     assert b == pytest.approx(0.1, abs=1e-15)
     margins = y * (f + b)
     assert np.all(margins[alpha == 0] >= 1) and np.all(margins[alpha == 1] <= 1)
     # one side open (every alpha 0, one class on each side bounding b from one side only)
     y2, f2 = np.array([1.0, 1.0]), np.array([0.2, 0.9])
     # b >= 1 - 0.2 = 0.8 and b >= 0.1: no upper end, b = 0.8
-    assert bias_from_kkt("soft_l1", np.zeros(2), y2, f2, 1.0, 1e-6) == pytest.approx(0.8)
+    assert bias_from_kkt(SOFT_L1, np.zeros(2), y2, f2, 1.0, 1e-6) == pytest.approx(0.8)
     # at C only (y = -1): y b <= r -> b >= -r; r = 1 + f = [1.2, 1.9] -> b >= -1.2, b = -1.2
-    assert bias_from_kkt("soft_l1", np.ones(2), -y2, f2, 1.0, 1e-6) == pytest.approx(-1.2)
+    assert bias_from_kkt(SOFT_L1, np.ones(2), -y2, f2, 1.0, 1e-6) == pytest.approx(-1.2)
 
 
 # ---------------------------------------------------------------------------------------
@@ -83,7 +83,7 @@ def test_b_without_free_vectors_ignores_a_point_of_weight_zero():
     f = np.array([0.5, 1.1, -0.2, -1.3, -5.0])
     C = np.array([1.0, 1.0, 1.0, 1.0, 0.0])       # point 4: weight 0
     # as above, [-0.1, 0.3] -> 0.1; point 4 (r = 6, alpha 0 = its C) would demand b >= 6
-    assert bias_from_kkt("soft_l1", alpha, y, f, C, 1e-6) == pytest.approx(0.1, abs=1e-15)
+    assert bias_from_kkt(SOFT_L1, alpha, y, f, C, 1e-6) == pytest.approx(0.1, abs=1e-15)
 
 
 def test_the_kkt_residual_of_a_point_of_weight_zero_is_zero():
@@ -93,28 +93,23 @@ def test_the_kkt_residual_of_a_point_of_weight_zero_is_zero():
     C = np.array([1.0, 1.0, 0.0])
     # b = 1: free points on their margins, 1 (0 + 1) and -1 (-2 + 1) (residual 0); point 2
     # has margin -3 + 1 = -2 but weight 0
-    assert dual_kkt_residual("soft_l1", alpha, y, f, 1.0, C, 1e-9) == 0.0
+    assert dual_kkt_residual(SOFT_L1, alpha, y, f, 1.0, C, 1e-9) == 0.0
     # with weight 1 the same point violates its margin by 3 (alpha 0 needs margin >= 1)
-    assert dual_kkt_residual("soft_l1", alpha, y, f, 1.0, np.ones(3), 1e-9) == pytest.approx(3.0)
+    assert dual_kkt_residual(SOFT_L1, alpha, y, f, 1.0, np.ones(3), 1e-9) == pytest.approx(3.0)
     # 2-norm (no upper bound): free points need y(f + b) + alpha/C = 1, so f = [-0.5, -1.5]
     f2 = np.array([-0.5, -1.5, -3.0])
-    assert dual_kkt_residual("soft_l2", alpha, y, f2, 1.0, C, 1e-9) == pytest.approx(0.0, abs=1e-15)
-    assert dual_kkt_residual("soft_l2", alpha, y, f2, 1.0, np.ones(3), 1e-9) == pytest.approx(3.0)
+    assert dual_kkt_residual(SOFT_L2, alpha, y, f2, 1.0, C, 1e-9) == pytest.approx(0.0, abs=1e-15)
+    assert dual_kkt_residual(SOFT_L2, alpha, y, f2, 1.0, np.ones(3), 1e-9) == pytest.approx(3.0)
 
 
 def test_a_margin_is_what_its_family_does_to_the_dual():
     """The rules ask a :class:`Margin` (issue 27): the 1-norm's box ``alpha <= C``, the
-    2-norm's ridge ``K + I/C``, the hard margin neither; a family name stands for its margin."""
+    2-norm's ridge ``K + I/C``, the hard margin neither; a classic builder reads its family's name into one."""
     assert [(m.box, m.ridge, m.hard) for m in (HARD, SOFT_L1, SOFT_L2)] == [
         (False, False, True), (True, False, False), (False, True, False)]
     assert all(Margin.of(name) is m and Margin.of(m) is m for name, m in MARGINS.items())
     with pytest.raises(ValueError, match="soft_l3"):
         Margin.of("soft_l3")
-    y, f = np.array([1.0, -1.0, 1.0]), np.array([0.2, -0.1, 5.0])
-    alpha = np.array([0.5, 0.25, 1e-9])
-    for name, m in MARGINS.items():
-        C = None if m.hard else 1.0
-        assert bias_from_kkt(m, alpha, y, f, C, 1e-6) == bias_from_kkt(name, alpha, y, f, C, 1e-6)
 
 
 def test_the_support_threshold_of_a_small_box_is_a_fraction_of_it():

@@ -586,21 +586,16 @@ def explain_failure(svm, status: str, message: str):
     points of size 1e-6, where the margin needs |w| ~ 1e6; found by fuzzing)."""
     unchanged = verify(svm.record) is None and not svm.record.extension_reason()
     if not svm.facts.margin.hard:
-        # a soft margin is feasible by construction (alpha = 0; w = 0 with large slacks): an
-        # "infeasible" on the formulation itself is numerical trouble (Ipopt's "local
-        # infeasibility" on a poly kernel of entries 1e8, found by benchmarks/agreement.py)
-        # and it has an optimum: the primal's objective is at least 0, the 1-norm dual's alpha
-        # lies in a box, the 2-norm dual's objective is strictly concave -- so "unbounded"
-        # (Clarabel's DualInfeasible on a poly kernel of entries 1e19) is numerical trouble too
-        said = {Status.infeasible: "infeasible", Status.infeasible_or_unbounded: "infeasible",
-                Status.unbounded: "unbounded"}.get(status)
-        if said is not None and unchanged:
-            always = ("always feasible" if said == "infeasible" else
-                      "never unbounded (it has an optimum)")
+        # a soft margin called infeasible is numerical trouble (api._error_for: every
+        # formulation but a hard margin is feasible as built); it also has an optimum: the
+        # primal's objective is at least 0, the 1-norm dual's alpha lies in a box, the 2-norm
+        # dual's objective is strictly concave -- so "unbounded" (Clarabel's DualInfeasible on
+        # a poly kernel of entries 1e19) is numerical trouble too
+        if status == Status.unbounded and unchanged:
             return SolveFailedError(
-                f"the solver reported the {svm.formulation} model {said} ({message}), but a "
-                f"soft margin is {always}: numerical trouble, e.g. badly scaled data or "
-                "kernel; standardise the features or try another backend",
+                f"the solver reported the {svm.formulation} model unbounded ({message}), but a "
+                "soft margin is never unbounded (it has an optimum): numerical trouble, e.g. "
+                "badly scaled data or kernel; standardise the features or try another backend",
                 Status.numerical_error)
         return None
     if not separable(svm):

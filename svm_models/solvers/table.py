@@ -82,14 +82,14 @@ def check_capability(name: str, problem_class: str | None) -> Backend:
     return b
 
 
-#: ``solver="auto"``: per problem class, the installed backends in the order tried, fastest
-#: first (measured: benchmarks/results.md, benchmarks/svc.py). libsvm (a structured backend)
-#: only where the record proves the model is a classic dual as built; Gurobi and SCIP last
-#: (a size-limited licence; a spatial branch and bound)
 #: ``solver="auto"`` tries at most this many of the backends of AUTO_ORDER that take the
 #: model, each after the one before ended in numerical trouble (api._solve_auto)
 AUTO_TRIES = 3
 
+#: ``solver="auto"``: per problem class, the installed backends in the order tried, fastest
+#: first (measured: benchmarks/results.md, benchmarks/svc.py). libsvm (a structured backend)
+#: only where the record proves the model is a classic dual as built; Gurobi and SCIP last
+#: (a size-limited licence; a spatial branch and bound)
 AUTO_ORDER = {
     "LP": ("highs", "clarabel", "piqp", "gurobi", "scip", "ipopt"),
     "QP": ("libsvm", "piqp", "clarabel", "highs", "ipopt", "ipm", "gurobi", "scip"),
