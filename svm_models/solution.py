@@ -100,7 +100,8 @@ class Solution:
     margin : float or None      geometric margin 1/||w||
     C : float or None           the soft-margin parameter (C tuning: C*, None if none exists)
     details : object or None    per-family results, readable as attributes (``sol.g``)
-    time : float                solver time in seconds;  path: ``"fast"``, ``"general"``, ``"user"``
+    time : float                solver time in seconds
+    path : str                  ``"fast"``, ``"mixed"`` (an edited model), ``"general"``, ``"user"``
     kernel : Kernel;  classes : original labels (classes[1] is +1)
     extra : dict                formulation-specific diagnostics
     """

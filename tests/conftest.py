@@ -228,6 +228,13 @@ def n_vars(model) -> int:
 TEST_TIME_LIMIT = 10.0
 
 
+def edited_path(solver: str) -> str:
+    """The path an edited model takes (the record no longer proves it whole): ``"mixed"``
+    -- the record for the proved part, Pyomo for the edits -- through a backend's matrix
+    interface, ``"general"`` for a backend without one (SCIP)."""
+    return "general" if sm.solvers.backend(solver).matrix is None else "mixed"
+
+
 def solve_checked(model, solver: str, **kw):
     """``svm_models.solve`` after checking the test respects the Gurobi size rule, with a
     time limit (a stalled backend fails the test instead of hanging the suite)."""

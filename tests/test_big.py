@@ -251,7 +251,7 @@ def test_an_edited_lazy_objective_or_balance_is_not_the_record():
     m.balance.deactivate()
     assert "balance" in verify(m._svm.record)
     sol = sm.solve(m, SOLVER)           # without y'alpha = 0: b is free, alpha hits C
-    assert sol.path == "general"
+    assert sol.path == "mixed"
     assert abs(float(y_signed(y) @ sol.alpha)) > 1e-3
 
 

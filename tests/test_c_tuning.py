@@ -469,7 +469,7 @@ def test_block_inside_a_users_model_and_a_change_that_leaves_the_record():
     m.cap = pyo.Constraint(expr=m.svm.alpha[0] <= 10.0)   # binding: alpha_0 is larger at optimum
     assert ref.alpha[0] > 10.0
     capped = sm.solve(m, "ipopt")
-    assert capped.path == "general" and "cap" in capped.extra["general_path_reason"]
+    assert capped.path == "mixed" and "cap" in capped.extra["general_path_reason"]
     assert capped.duality_gap is None and "cap" in capped.extra["diagnostics"]
     assert capped.alpha[0] == pytest.approx(10.0, abs=1e-6)
     assert capped.objective < ref.objective

@@ -65,7 +65,10 @@ def teach_solvers() -> None:
 
 def _lazy_attribute(slot, store):
     """A property over ``slot`` that first builds the value from ``self._recipe`` and
-    remembers what it built in ``self._built``; assigning the property drops both."""
+    remembers what it built in ``self._built``; assigning the property drops the recipe and
+    keeps what was built (the member is pristine again only if given that very object back;
+    :mod:`~svm_models.model.mixed` reads the record for it when a user's objective extends
+    it)."""
 
     def get(self):
         recipe = self._recipe
@@ -80,7 +83,6 @@ def _lazy_attribute(slot, store):
 
     def put(self, value):
         self._recipe = None
-        self._built = None
         slot.__set__(self, value)
 
     return property(get, put)

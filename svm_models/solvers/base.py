@@ -99,8 +99,10 @@ class SolverOptions:
     time_limit : seconds (default :data:`DEFAULT_TIME_LIMIT`; ``math.inf`` for none)
     iter_limit : iterations;  threads : count;  verbose : show the solver's log
     options : raw options passed to the backend as they are
-    path : ``"auto"`` (fast when the record proves the model), ``"fast"`` (raise if not
-           possible), ``"general"`` (always through the Pyomo model)
+    path : ``"auto"`` (fast when the record proves the model; "mixed" -- the record for the
+           part it proves, Pyomo for the edits -- when it proves a part, see
+           :mod:`svm_models.model.mixed`), ``"fast"`` (raise if not possible),
+           ``"general"`` (always through the whole Pyomo model)
     scaling : the formulation's exact scaling on the fast path
            (:mod:`svm_models.model.scaling`): ``"auto"`` (applied unless the problem is
            already of order one), ``"on"`` (always), ``"off"`` (never), ``"diagonal"``

@@ -30,6 +30,7 @@ from pyomo.common.collections import ComponentMap
 
 from ..errors import CapabilityError, SolverError, SVMError, plain
 from ..model.pyomo_compat import load_values
+from ..model.mixed import Edits, assemble_edited, edits
 from ..model.reader import NotConvex, NotQuadratic, from_pyomo
 from ..model.record import verify
 from ..model.scaling import (diagonal_scaling, proxy_bounds, proxy_inactive, scale,
@@ -103,13 +104,21 @@ def solve_model(model, solver: str = "ipopt", *, record=None, problem_class=None
         reason = None
     if reason is not None and opts.path == "fast":
         raise SolverError(f"the fast path is not possible: {reason}")
+    # an edited model: the record for what it still proves, Pyomo for the edits
+    mixed = None
+    if (reason is not None and unproved is not None and record is not None
+            and opts.path != "general" and b.matrix is not None):
+        ed = edits(record)
+        mixed = ed if isinstance(ed, Edits) else None
 
     def run(o: SolverOptions) -> SolveInfo:
         if b.structured is not None:
             return _solve_fast(record, b, o, state, structured=True)
         if reason is None:
             return _solve_fast(record, b, o, state)
-        out = _solve_general(model, b, o, verified=unproved is None)
+        out = _solve_mixed(record, mixed, b, o) if mixed is not None else None
+        if out is None:
+            out = _solve_general(model, b, o, verified=unproved is None)
         out.path_reason = reason
         return out
 
@@ -335,6 +344,33 @@ def _load_matrix_result(sf, res, info: SolveInfo) -> None:
         for c, v in zip(sf.cones, res.cone_duals.tolist()):
             duals[c.data] = sf.sense * v / c.row_scale
     info.duals = RowDuals(sf.row_datas, rows, duals)
+
+
+def _solve_mixed(record, ed: Edits, b, opts: SolverOptions) -> SolveInfo | None:
+    """An edited model through the backend's matrix interface, its standard form assembled
+    by :func:`~svm_models.model.mixed.assemble_edited` (None: a part it cannot carry; the
+    caller reads the whole model). Path ``"mixed"``."""
+    t0 = time.perf_counter()
+    try:
+        sf = assemble_edited(record, ed)
+    except (NotQuadratic, NotConvex):
+        return None
+    check_capability(b.name, sf.problem_class)
+    try:
+        res = _run(b.matrix, opts, sf, opts, None)
+    except SVMError:
+        raise
+    except Exception as exc:   # the backend's own error (a misspelt raw option, ...)
+        raise SolverError(_backend_failure(b.name, b.name, exc, opts)) from None
+    if res.x is not None and ed.fixed:   # a fixed variable keeps its value exactly
+        pos, val = zip(*ed.fixed)
+        res.x = np.array(res.x, dtype=float)
+        res.x[list(pos)] = val
+    info = SolveInfo(status=res.status, solver=b.name, interface=res.interface, path="mixed",
+                     time=time.perf_counter() - t0, message=res.message,
+                     iterations=res.iterations)
+    _load_matrix_result(sf, res, info)
+    return info
 
 
 def _solve_general(model, b, opts: SolverOptions, *, verified: bool) -> SolveInfo:

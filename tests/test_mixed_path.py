@@ -1,0 +1,159 @@
+"""Edited models keep most of the fast path: the record for what it still proves, Pyomo for
+the edits (:mod:`svm_models.model.mixed`, path ``"mixed"``).
+
+Each edit kind of issue 28 -- a user's row, a deactivated recorded row, a fixed variable, a
+term added to the objective, the SVM inside a larger model with variables of its own, a
+rewritten recorded row -- is checked twice, independently: the mixed standard form equals
+the general reader's (:func:`~svm_models.model.reader.from_pyomo`) at random points
+(objective, every row's activity and bounds, variable bounds), and the mixed solve equals a
+general-path solve by another backend. The random-edit property test
+(``tests/test_soundness.py``) covers combinations.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyomo.environ as pyo
+import pytest
+from conftest import blobs, require
+
+import svm_models as sm
+from svm_models.model.mixed import Edits, assemble_edited, edits
+from svm_models.model.reader import from_pyomo
+
+GAMMA = 0.5
+
+
+def _dual(X, y, block=None):
+    return sm.build("soft_l1_dual", X, y, block=block, C=1.0, kernel="rbf", gamma=GAMMA)
+
+
+def e_row(m, blk):
+    blk.extra = pyo.Constraint(expr=sum(blk.alpha[i] for i in range(5)) <= 0.5)
+
+
+def e_deactivate(m, blk):
+    blk.balance.deactivate()
+
+
+def e_fix(m, blk):
+    blk.alpha[2].fix(0.25)
+
+
+def e_objective(m, blk):
+    blk.objective.expr = blk.objective.expr - 0.2 * sum(blk.alpha[i] ** 2 for i in range(4))
+
+
+def e_rewrite(m, blk):
+    blk.balance.set_value(sum(blk.y[i] * blk.alpha[i] for i in blk.I) == 0.3)
+
+
+def e_outer(m, blk):
+    m.t = pyo.Var(bounds=(-5, 5))
+    m.link = pyo.Constraint(expr=m.t >= sum(blk.alpha[i] for i in range(3)) - 0.5)
+    blk.objective.deactivate()
+    m.obj = pyo.Objective(expr=blk.objective.expr - (m.t - 1.0) ** 2, sense=pyo.maximize)
+
+
+EDITS = {"row": e_row, "deactivate": e_deactivate, "fix": e_fix, "objective": e_objective,
+         "rewrite": e_rewrite, "outer": e_outer}
+
+
+def _edited(kind, seed=3, l=40):
+    X, y = blobs(seed, l=l)
+    if kind == "outer":
+        m = pyo.ConcreteModel()
+        m.svm = pyo.Block()
+        _dual(X, y, block=m.svm)
+        blk = m.svm
+    else:
+        m = blk = _dual(X, y)
+    EDITS[kind](m, blk)
+    return m, blk
+
+
+def _compare_forms(a, b, rng):
+    """Two standard forms of one model describe the same problem: objective, rows (matched
+    by their constraint) and bounds at random points."""
+    pos_b = {id(v): k for k, v in enumerate(b.var_datas)}
+    assert sorted(pos_b) == sorted(id(v) for v in a.var_datas)
+    perm = np.array([pos_b[id(v)] for v in a.var_datas])
+    np.testing.assert_array_equal(a.lx, b.lx[perm])
+    np.testing.assert_array_equal(a.ux, b.ux[perm])
+    assert a.sense == b.sense and a.problem_class == b.problem_class
+    rows_b = {id(d): k for k, d in enumerate(b.row_datas)}
+    assert sorted(rows_b) == sorted(id(d) for d in a.row_datas)
+    rperm = np.array([rows_b[id(d)] for d in a.row_datas], dtype=np.int64)
+    for _ in range(3):
+        xa = rng.normal(size=a.n)
+        xb = np.empty(b.n)
+        xb[perm] = xa
+        assert a.objective(xa) == pytest.approx(b.objective(xb), rel=1e-10, abs=1e-10)
+        np.testing.assert_allclose(a.A @ xa, (b.A @ xb)[rperm], rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(a.lA, b.lA[rperm])
+    np.testing.assert_allclose(a.uA, b.uA[rperm])
+
+
+@pytest.mark.parametrize("kind", list(EDITS))
+def test_mixed_form_is_the_general_readers(kind):
+    m, blk = _edited(kind)
+    ed = edits(blk._svm.record)
+    assert isinstance(ed, Edits), ed
+    mixed = assemble_edited(blk._svm.record, ed)
+    # the fixed variable: a column whose bounds are its value (the reader drops it)
+    if kind == "fix":
+        k = next(i for i, v in enumerate(mixed.var_datas) if v.fixed)
+        assert mixed.lx[k] == mixed.ux[k] == 0.25
+        keep = np.array([i for i in range(mixed.n) if i != k])
+        x_fixed = np.zeros(mixed.n)
+        x_fixed[k] = 0.25
+        mixed = mixed.restrict(keep, x_fixed)
+    _compare_forms(mixed, from_pyomo(m), np.random.default_rng(0))
+
+
+@pytest.mark.parametrize("kind", list(EDITS))
+def test_mixed_solve_equals_a_general_solve_by_another_backend(kind):
+    m, blk = _edited(kind)
+    r, rblk = _edited(kind)
+    sol = sm.solve(m, require("piqp"), time_limit=20)
+    ref = sm.solve(r, require("clarabel"), path="general", time_limit=20)
+    assert sol.path == "mixed" and ref.path == "general"
+    assert sol.extra["general_path_reason"]
+    obj = [o for o in m.component_data_objects(pyo.Objective, active=True)][0]
+    robj = [o for o in r.component_data_objects(pyo.Objective, active=True)][0]
+    assert pyo.value(obj) == pytest.approx(pyo.value(robj), rel=1e-6)
+    assert sol.objective == pytest.approx(pyo.value(obj), rel=1e-9)
+    np.testing.assert_allclose([v.value for v in blk.alpha.values()],
+                               [v.value for v in rblk.alpha.values()], atol=1e-5)
+    if kind == "fix":
+        assert blk.alpha[2].fixed and blk.alpha[2].value == 0.25
+    if kind == "outer":
+        assert pyo.value(m.t) == pytest.approx(pyo.value(r.t), abs=1e-5)
+
+
+def test_a_changed_sense_is_not_taken_from_the_record():
+    """The objective's sense flipped, nothing else: the record's objective (a maximisation)
+    must not be used; minimising the concave dual is refused as not convex."""
+    X, y = blobs(4, l=20)
+    m = _dual(X, y)
+    m.objective.sense = pyo.minimize
+    ed = edits(m._svm.record)
+    assert isinstance(ed, Edits) and ed.whole
+    with pytest.raises(sm.CapabilityError, match="not convex"):
+        sm.solve(m, require("piqp"))
+
+
+def test_an_edited_family_or_named_expression_is_read_whole():
+    X, y = blobs(5, l=20)
+    m = _dual(X, y)
+    m.quad.set_value(2.0 * m.quad.expr)
+    assert "quad" in edits(m._svm.record)
+    sol = sm.solve(m, require("piqp"))
+    ref = sm.solve(_scaled_quad(X, y), require("clarabel"), path="general")
+    assert sol.path == "general" and sol.objective == pytest.approx(ref.objective, rel=1e-6)
+
+
+def _scaled_quad(X, y):
+    m = _dual(X, y)
+    m.quad.set_value(2.0 * m.quad.expr)
+    return m
