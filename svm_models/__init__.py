@@ -7,7 +7,8 @@ Quick start::
     sol.w, sol.b, sol.alpha, sol.support, sol.predict(X_new)
 
 Public API: :func:`formulations`, :func:`build`, :func:`solve`, :func:`fit`, :func:`extract`,
-:func:`fit_path`, :func:`solvers`; the scikit-learn estimators :class:`SVMClassifier` and
+:func:`fit_path`, :func:`solvers`; :class:`SVMBlock` (an SVM as a Pyomo block type,
+indexed for several); the scikit-learn estimators :class:`SVMClassifier` and
 :class:`SVMClassifierCV` (cross-validation over processes or a Dask cluster; :func:`cross_validate`);
 :func:`add_decision_function` (a trained SVM inside a Pyomo model of your own) and
 :func:`optimize` (solve such a model by backend name); the result type :class:`Solution` and its :class:`Status`;
@@ -27,6 +28,7 @@ Layers (each imports only those below it)::
 """
 
 from .api import build, extract, formulations, solve
+from .block import SVMBlock
 from .embed import EmbeddedSVM, add_decision_function, optimize
 from .errors import (
     CapabilityError,
@@ -57,6 +59,7 @@ from .methods.saddle import saddle_point_check
 from .solution import Solution
 from .estimator import SVMClassifier, SVMClassifierCV
 from .solvers import solvers
+from .solvers import pyomo_factory as _pyomo_factory  # registers svm_models.* with Pyomo's SolverFactory
 from .status import Status
 
 from ._version import __version__

@@ -40,7 +40,15 @@ def build(name: str, X, y, *, block=None, **params):
     ``degree``, ``coef0``, ``quad_form``, ...); an unknown one is a ParameterError.
     ``C=math.inf`` is the hard margin: ``soft_l1_dual`` and ``soft_l2_dual`` are built as
     ``hard_dual`` (the primals as ``hard_primal``), a radius-margin SVM with ``C=None``.
+    A block holds one SVM: a ``block`` already built is a ParameterError.
     """
+    built = getattr(block, "_svm", None) if block is not None else None
+    if built is not None and built.block is block:
+        # (before: a second build replaced half the components, then Pyomo's RuntimeError)
+        raise ParameterError(
+            f"block {block.name!r} already holds the {built.formulation} SVM built there; a "
+            "block holds one SVM: build into a new block (svm_models.SVMBlock(), or an indexed "
+            "SVMBlock for several), or delete this one first")
     f = _hard_margin_at_infinite_C(lookup(name), params)
     unknown = set(params) - set(f.params)
     if unknown:

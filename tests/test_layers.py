@@ -19,7 +19,7 @@ LAYERS = {
     "postprocess": 3,
     "solvers": 4, "formulations": 4,
     "api": 5, "embed": 5,
-    "methods": 6,
+    "methods": 6, "block": 6,
     "estimator": 7, "plots": 7,
     "cli": 8, "__init__": 9,
 }
