@@ -19,6 +19,7 @@ from pyomo.common.gc_manager import PauseGC
 from .formulations import get as lookup, names as formulation_names
 from .errors import (BadScaleWarning, InfeasibleError, LicenseLimitError, NotSeparableError,
                      ParameterError, SVMError, SolveFailedError)
+from .model.built import svm_blocks
 from .postprocess import Context
 from .solution import Solution
 from .solvers import SolverOptions, auto_choice, backend, capable, solve_model
@@ -110,15 +111,6 @@ def _refuse_opposite_duplicates(name: str, X, y, precomputed: bool) -> None:
             f"hyperplane separates them, so the hard-margin {name} has no solution. Use a soft "
             "margin (soft_l1_*/soft_l2_*, or C > 0), or remove the contradictory duplicate.",
             Status.infeasible)
-
-
-def svm_blocks(model) -> list:
-    """The blocks built by :func:`build` inside ``model`` (active ones)."""
-    found = []
-    for blk in model.block_data_objects(active=True, descend_into=True):
-        if getattr(blk, "_svm", None) is not None and blk._svm.block is blk:
-            found.append(blk)
-    return found
 
 
 def the_svm_block(model):

@@ -34,6 +34,7 @@ from pyomo.core.base.var import VarData
 from .errors import (DataError, InfeasibleError, ParameterError, SolveFailedError, SVMError,
                      plain)
 from .kernels import KernelSum
+from .model.built import single_record
 from .solution import Solution
 from .solvers.base import SolverOptions
 from .solvers.dispatch import SolveInfo, solve_model
@@ -219,7 +220,9 @@ def optimize(model, solver: str = "ipopt", **options) -> SolveInfo:
         raise ParameterError(f"optimize needs exactly one active objective; the model has "
                              f"{n_obj} (add one with pyo.Objective, or deactivate the others)")
     opts = SolverOptions.from_kwargs(**options)
-    info = solve_model(model, solver, problem_class=_problem_class(model), options=opts)
+    # one SVM of the library's inside: its record carries the proved part (fast or mixed path)
+    info = solve_model(model, solver, record=single_record(model),
+                       problem_class=_problem_class(model), options=opts)
     if info.status in (Status.infeasible, Status.infeasible_or_unbounded):
         raise InfeasibleError(f"the model is {info.status.value.replace('_', ' ')} "
                               f"({info.message})", info.status)

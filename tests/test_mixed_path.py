@@ -157,3 +157,21 @@ def _scaled_quad(X, y):
     m = _dual(X, y)
     m.quad.set_value(2.0 * m.quad.expr)
     return m
+
+
+@pytest.mark.parametrize("how", ["optimize", "pyomo"])
+def test_a_composed_model_solved_as_a_whole_takes_the_mixed_path(how):
+    """``svm_models.optimize`` and the Pyomo solver names hand the one SVM's record on: the
+    SVM inside a larger model is solved on the mixed path, to the general path's optimum."""
+    m, blk = _edited("outer")
+    r, _ = _edited("outer")
+    if how == "optimize":
+        info = sm.optimize(m, require("piqp"))
+        assert info.path == "mixed"
+    else:
+        res = pyo.SolverFactory("svm_models.piqp").solve(m)
+        assert res.solver.termination_condition == pyo.TerminationCondition.optimal
+    ref = sm.optimize(r, require("clarabel"), path="general")
+    assert ref.path == "general"
+    assert pyo.value(m.obj) == pytest.approx(pyo.value(r.obj), rel=1e-6)
+    assert pyo.value(m.t) == pytest.approx(pyo.value(r.t), abs=1e-5)

@@ -207,3 +207,23 @@ class LazySignedGram:
     def __repr__(self) -> str:
         return (f"LazySignedGram({self.shape[0]} x {self.shape[1]}, "
                 f"{'materialised' if self._full is not None else f'{int(np.sum(self._chunk >= 0))} columns'})")
+
+
+def svm_blocks(model) -> list:
+    """The active blocks of ``model`` (itself included) that hold an SVM built by
+    :func:`svm_models.build` -- the block its :class:`BuiltSVM` names."""
+    found = []
+    for blk in model.block_data_objects(active=True, descend_into=True):
+        if getattr(blk, "_svm", None) is not None and blk._svm.block is blk:
+            found.append(blk)
+    return found
+
+
+def single_record(model):
+    """The record of the one SVM built inside ``model``, or None (none, or several): what a
+    solve of a whole model of the user's (``optimize``, the Pyomo solver names) hands the
+    dispatcher, so that a model that is one SVM takes the fast path and one edited or
+    composed the mixed path."""
+    found = svm_blocks(model)
+    return found[0]._svm.record if len(found) == 1 else None
+

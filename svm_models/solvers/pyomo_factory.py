@@ -72,6 +72,7 @@ from pyomo.core.staleflag import StaleFlagManager
 
 from .._version import __version__ as _library_version
 from ..errors import CapabilityError, SolverUnavailableError
+from ..model.built import single_record
 from ..model.pyomo_compat import values_of
 from ..status import Status
 from .base import SolverOptions
@@ -163,14 +164,10 @@ class SvmModelsSolutionLoader(SolutionLoader):
 
 
 def _record_of(model):
-    """The record of the one SVM built by :func:`svm_models.build` inside ``model`` (the
-    block the builder left its ``_svm`` on), or None (none, or several: the general path).
-    As for :func:`svm_models.optimize`, the data is not checked: the model never reads the
-    caller's array after the build (its rows are recorded); reading a solution against it
-    (:func:`svm_models.extract`) does."""
-    found = [blk._svm for blk in model.block_data_objects(active=True, descend_into=True)
-             if getattr(blk, "_svm", None) is not None and blk._svm.block is blk]
-    return found[0].record if len(found) == 1 else None
+    """The record of the one SVM built inside ``model`` (None: none, or several; the general
+    path). The caller's array is not checked against the model here, as ``optimize`` does
+    not: the model never reads it after the build."""
+    return single_record(model)
 
 
 def _version_tuple(text: str) -> tuple:
