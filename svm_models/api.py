@@ -568,14 +568,20 @@ def general_backend(solver: str, problem_class: str) -> str:
 def extract(block, *, solver: str = "", duals=None, tol=None) -> Solution:
     """Solution of an SVM block that the user solved inside a model of their own.
 
-    Values are read from the block's variables. ``duals`` (a mapping constraint -> dual in the
-    sensitivity convention d(objective)/d(bound); interfaces differ in sign, see each
-    backend's ``dual_sign``) gives a primal's alpha from multipliers; without it alpha is
-    recovered from the KKT conditions. ``tol`` is the tolerance the block was solved to (it
+    Values are read from the block's variables. ``duals`` (a mapping constraint -> dual, such
+    as the Suffix ``dual`` the solver filled) gives a primal's alpha from multipliers, and a
+    changed dual's b (the multiplier of ``balance``) where the values alone do not; without
+    it alpha is recovered from the KKT conditions. Any sign convention is read: interfaces
+    differ in sign (see each backend's ``dual_sign``), and inside a larger model the sign
+    follows the sense of the user's objective, so the duals are read in the sign that is dual
+    feasible for the block's own rows (:func:`~svm_models.postprocess.user_dual_sign`;
+    ``extra["dual_sign"]`` says when they were flipped); when that cannot be decided, a
+    ParameterError. ``tol`` is the tolerance the block was solved to (it
     scales the support-vector threshold; default 1e-9). On a block that is still the
     formulation, values whose own certificate is far off (a relative duality gap or a margin
     violation beyond what :func:`solve` accepts) come back with status ``numerical_error``
-    and the reason in ``extra["message"]``, never as ``optimal``.
+    and the reason in ``extra["message"]``, never as ``optimal``; so does, on any block, a
+    Solution without a bias b (NaN: the values do not determine it), with the reason.
     """
     from .model.record import verify
 
@@ -592,4 +598,10 @@ def extract(block, *, solver: str = "", duals=None, tol=None) -> Solution:
     sol = f.extractor(blk, ctx)
     if unproved is None:   # the formulation itself: its certificate must hold, as after solve()
         sol = _refuse_uncertified(sol, svm, f, 1e-9 if tol is None else tol, False)
+    if sol.status is Status.optimal and not math.isfinite(sol.b):
+        # no classifier without b: never "optimal" (a loose solve of a larger model whose
+        # values satisfy the SVM's conditions only roughly, no duals given; balance deleted)
+        why = sol.extra.get("b_source", "b is not available")
+        sol = replace(sol, status=Status.numerical_error, extra={
+            **sol.extra, "message": f"the values as solved give no bias b: {why}"})
     return sol

@@ -21,10 +21,12 @@ import warnings
 import numpy as np
 import pyomo.environ as pyo
 
+from .errors import ParameterError
 from .model.forms import Margin
 from .model.pyomo_compat import values_of as _raw_values
 from .model.record import members
 from .status import Status
+from .tolerances import USER_SIGN_CLEAR
 
 
 @dataclass(eq=False)
@@ -58,14 +60,49 @@ class Context:
         return float(self.duals[data])
 
 
+def user_dual_sign(violation, *, material: bool, what: str, extra: dict) -> float:
+    """The sign in which to read the duals a user hands to :func:`svm_models.extract` (the
+    ``"user"`` interface): ``+1`` as given, ``-1`` flipped. The one rule for every row a
+    user's dual is read from.
+
+    Interfaces differ in sign (cyipopt's are the opposite of gurobi_direct's), and the sign
+    follows the sense of the objective the user solved -- a block inside a larger model, its
+    objective summed into the user's maximisation or minimisation, is read either way round.
+    So the convention is not assumed: of the two readings, the one that is dual feasible for
+    the block's own rows is taken. ``violation(s)`` says how far the reading with sign ``s``
+    is from that (0: dual feasible; relative); ``material``: the two readings give different
+    answers (False: the multipliers are 0, the sign does not matter). The reading whose
+    violation is at most 1/:data:`USER_SIGN_CLEAR` of the other's is taken
+    (``extra["dual_sign"]`` says when that is the flipped one); when neither is, the sign
+    cannot be decided and a ParameterError says so, naming ``what`` was read."""
+    if not material:
+        return 1.0
+    keep, flip = float(violation(1.0)), float(violation(-1.0))
+    if keep * USER_SIGN_CLEAR <= flip and flip > 0.0:
+        return 1.0
+    if flip * USER_SIGN_CLEAR <= keep and keep > 0.0:
+        extra["dual_sign"] = (f"the duals given were read with the opposite sign: {what}, read "
+                              f"as given, violate dual feasibility by {keep:.3g}; flipped, by "
+                              f"{flip:.3g}")
+        return -1.0
+    raise ParameterError(
+        f"the sign of the duals given cannot be decided: {what}, read as given, violate dual "
+        f"feasibility by {keep:.3g}, read with the opposite sign by {flip:.3g} -- neither "
+        f"reading is clearly the dual-feasible one (a factor {USER_SIGN_CLEAR:g} apart is "
+        "needed), so they may not be this block's duals, or the model around the block "
+        "changes its optimality conditions. Pass the duals of the model as solved (a Suffix "
+        "'dual' filled by the solver), solve to a tighter tolerance, or extract without duals")
+
+
 def margin_multipliers(svm, ctx: Context, extra: dict) -> np.ndarray | None:
     """The multipliers of the margin rows (the record's first row group) as an array, None
     unless the backend gave all: read as one run of rows where the duals allow it (the fast
-    path), else row by row. Duals a user hands to :func:`svm_models.extract` are read in
-    whichever sign makes their sum positive (dual feasible for the margin rows of a
-    minimisation): interfaces differ (cyipopt's are the opposite of gurobi_direct's);
-    ``extra["dual_sign"]`` says when they were flipped."""
-    datas = svm.record.rows[0].datas
+    path), else row by row. Duals a user hands to :func:`svm_models.extract` are read in the
+    sign that is dual feasible for these rows (:func:`user_dual_sign`): ``>= 0`` for the
+    margin inequalities ``>= 1`` of a minimisation; for margin equalities (a least-squares
+    SVM, multipliers of either sign) their sum ``>= 0`` (it is twice the optimum)."""
+    group = svm.record.rows[0]
+    datas = group.datas
     of = getattr(ctx.duals, "of", None)
     mult = of(datas) if of is not None else None
     if mult is None:
@@ -74,11 +111,32 @@ def margin_multipliers(svm, ctx: Context, extra: dict) -> np.ndarray | None:
             return None
         mult = vals
     mult = np.asarray(mult, dtype=float)
-    if ctx.interface == "user" and float(np.sum(mult)) < 0.0:
-        mult = -mult
-        extra["dual_sign"] = ("the duals given were read with the opposite sign (theirs are "
-                              "<= 0 for the margin rows of a minimisation)")
+    if ctx.interface == "user":
+        size = max(float(np.sum(np.abs(mult))), 1e-300)
+        equality = bool(np.all(np.asarray(group.lower) == np.asarray(group.upper)))
+
+        def violation(s):
+            if equality:
+                return max(0.0, -s * float(np.sum(mult))) / size
+            return float(np.sum(np.maximum(0.0, -s * mult))) / size
+
+        what = "the margin rows' multipliers" + (" (their sum)" if equality else "")
+        mult = mult * user_dual_sign(violation, material=bool(np.any(mult != 0.0)),
+                                     what=what, extra=extra)
     return mult
+
+
+def user_multiplier(ctx: Context, data, violation, *, material, what: str,
+                    extra: dict) -> float | None:
+    """The dual of one row ``data`` of the block (None: not given), read -- when a user handed
+    it to :func:`svm_models.extract` -- in the sign :func:`user_dual_sign` decides:
+    ``violation(d)`` is how far the reading ``d`` is from dual feasible, ``material(d)``
+    whether ``d`` and ``-d`` differ as answers."""
+    d = ctx.dual(data)
+    if d is None or ctx.interface != "user":
+        return d
+    return d * user_dual_sign(lambda s: violation(s * d), material=material(d), what=what,
+                              extra=extra)
 
 
 def linear_primal_values(svm, block) -> tuple:

@@ -273,3 +273,9 @@ IPM_DIVERGE = 1e14
 #: a solve whose worst measure (primal or dual residual, gap) has not halved in this many
 #: iterations has stalled (numerical trouble; an infeasible or unbounded problem)
 IPM_STALL = 25
+
+#: duals a user hands to :func:`svm_models.extract` are read in the sign -- as given or
+#: flipped -- whose reading is the dual-feasible one for the block's own rows
+#: (:func:`~svm_models.postprocess.user_dual_sign`); the other reading must violate that at
+#: least this many times as much, else the sign is not decided and extract refuses
+USER_SIGN_CLEAR = 10.0

@@ -287,15 +287,17 @@ def test_pickle_round_trip_solves_the_same_on_the_fast_path(name, params):
     assert f"{var.name}[1] were changed" in fresh.svm._svm.record.extension_reason()
 
 
-@pytest.mark.xfail(strict=True, raises=(AttributeError, pickle.PicklingError),
-                   reason="model/pieces.py add_factor_rows: rule=lambda (unpicklable); "
-                          "the default linear dual is the factor form")
 def test_pickle_of_the_default_linear_dual():
+    """The default linear dual is the factor form, whose rows ``factor[k]`` a rule builds (a
+    lambda once: pickling failed); every formulation: tests/test_pickle.py."""
     X, y = data(3)
     m = pyo.ConcreteModel()
     m.svm = sm.SVMBlock()
     m.svm.build("soft_l1_dual", X, y, C=C)
-    assert sm.solve(pickle.loads(pickle.dumps(m)), require("piqp")).path == "fast"
+    assert m.svm._svm.facts.quad_form == "factor"
+    sol = sm.solve(pickle.loads(pickle.dumps(m)), require("piqp"))
+    assert sol.path == "fast" and "general_path_reason" not in sol.extra
+    assert_same(sol, reference("soft_l1_dual", X, y, C=C), "unpickled factor form")
 
 
 # ---------------------------------------------------------------------------------------

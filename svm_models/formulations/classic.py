@@ -21,6 +21,7 @@ References: Cristianini & Shawe-Taylor (2000), ch. 6; ``formulations/classic.md`
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -62,6 +63,7 @@ from ..postprocess import (
     polish_dual,
     ratio,
     recover_alpha,
+    user_multiplier,
     var_array,
 )
 from ..solution import Solution
@@ -133,7 +135,7 @@ def build_dual(X, y, family: str, *, C=1.0, kernel="linear", gamma="scale", degr
     if margin.box:
         ub, doc = b.C, "dual variable alpha_i in [0, C] (Lagrange multiplier of point i's margin)"
         if weight is not None:
-            ub = lambda m, i: (0, m.C * m.weight[i])   # noqa: E731
+            ub = _weighted_box
             doc = ("dual variable alpha_i in [0, C weight_i] (Lagrange multiplier of point "
                    "i's margin)")
     elif margin.ridge:
@@ -145,7 +147,7 @@ def build_dual(X, y, family: str, *, C=1.0, kernel="linear", gamma="scale", degr
                "bound C sqrt(l) is implied by optimality and never active")
         if weight is not None:
             top = float(np.sqrt(data.n_points) * weight.max())
-            ub = lambda m, i: (0, m.C * top if m.weight[i] > 0 else 0.0)   # noqa: E731
+            ub = functools.partial(_weighted_ridge_bound, top)
             doc = ("dual variable alpha_i >= 0 (Lagrange multiplier of point i's margin); the "
                    "bound C max(weight) sqrt(l) is implied by optimality and never active; 0 "
                    "for a point of weight 0")
@@ -206,6 +208,18 @@ def build_dual(X, y, family: str, *, C=1.0, kernel="linear", gamma="scale", degr
                       record=record, K=K, L=L, facts=ClassicFacts(margin, "dual", form, report),
                       weight=weight)
     return b
+
+
+def _weighted_box(m, i):
+    """The bounds ``[0, C weight_i]`` of a weighted 1-norm dual's ``alpha_i`` (module-level
+    rules, here and below: the model pickles)."""
+    return (0, m.C * m.weight[i])
+
+
+def _weighted_ridge_bound(top, m, i):
+    """The implied bounds ``[0, C top]`` of a weighted 2-norm dual's ``alpha_i`` (``top =
+    sqrt(l) max(weight)``), ``[0, 0]`` for a point of weight 0."""
+    return (0, m.C * top if m.weight[i] > 0 else 0.0)
 
 
 def _scale_rule(kern, data, L, margin: Margin, layout: Layout, **exponents) -> ScaleRule:
@@ -884,7 +898,10 @@ def _choose(svm, margin, C, cands, ctx):
 def _changed_dual_bias(svm, block, ctx, margin, alpha, f, C, thr, extra) -> float:
     """b of a changed dual model: from the KKT conditions if alpha satisfies the SVM's own
     optimality conditions (then it is this SVM's solution); else the multiplier of
-    y'alpha = 0, as long as that constraint is the builder's; else NaN, said why."""
+    y'alpha = 0, as long as that constraint is the builder's -- a user's (``extract(duals=)``)
+    read in the sign that is dual feasible (:func:`~svm_models.postprocess.user_dual_sign`:
+    the classifier with that b has the smaller duality gap against alpha), which follows the
+    interface and the sense of the user's objective; else NaN, said why."""
     b = bias_from_kkt(margin, alpha, y := svm.data.y, f, C, thr)
     res = max(dual_kkt_residual(margin, alpha, y, f, b, np.inf if C is None else C, thr),
               abs(float(y @ alpha)) / max(1.0, float(alpha.sum())))
@@ -894,11 +911,32 @@ def _changed_dual_bias(svm, block, ctx, margin, alpha, f, C, thr, extra) -> floa
         return b
     bal = block.component("balance")     # None when the user deleted it
     kept = bal is not None and bal is svm.record.components.get("balance")
-    b = ctx.dual(bal) if kept and unchanged(svm.record, bal) else None
+    if not (kept and unchanged(svm.record, bal)):
+        extra["b_source"] = (f"not available: the model was changed, the values as solved "
+                             f"satisfy the SVM's optimality conditions only to {res:.3g} "
+                             f"(at most {KKT_ACCEPT:g} is accepted), and balance (y'alpha = 0, "
+                             "whose multiplier is b) was deleted or changed")
+        return float("nan")
+    # the multiplier of y'alpha = 0 is b in the convention of the dual's maximisation; a
+    # user's duals in whichever sign makes (alpha, b) dual feasible for the block's own rows
+    # -- the classifier with that b has the smaller duality gap (and margin violation)
+    # against alpha; the sign matters only where the two readings differ beyond KKT_ACCEPT
+    size = max(1.0, float(np.max(np.abs(f), initial=0.0)))
+
+    def violation(b_read):
+        cert = classic_certificate(svm, margin, alpha, b_read, C)
+        return abs(cert["gap"]) + cert.get("violation", 0.0)
+
+    b = user_multiplier(ctx, bal, violation, material=lambda d: 2 * abs(d) > KKT_ACCEPT * size,
+                        what="b, the multiplier of balance (the classifier's duality gap and "
+                             "margin violation against alpha)", extra=extra)
     if b is None:
-        extra["b_source"] = ("not available: the model was changed, the solution is not the "
-                             "SVM's, and b (the multiplier of balance, y'alpha = 0) is not "
-                             "reported or balance was changed")
+        extra["b_source"] = (f"not available: the model was changed, the values as solved "
+                             f"satisfy the SVM's optimality conditions only to {res:.3g} "
+                             f"(at most {KKT_ACCEPT:g} is accepted), and the multiplier of "
+                             "balance (y'alpha = 0), which is b, was not given (pass "
+                             "duals=model.dual, a Suffix 'dual' the solver filled, or solve "
+                             "to a tighter tolerance)")
         return float("nan")
     extra["b_source"] = "multiplier of balance"
     return b

@@ -15,6 +15,8 @@ the normal vector in the space of the features).
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pyomo.environ as pyo
 import scipy.sparse as sp
@@ -33,6 +35,12 @@ INF = float("inf")
 
 def _abs_relation(t, w, sign, j):
     return t[j] - sign * w[j] >= 0
+
+
+def _abs_rule(sign, m, j):
+    """``abs_hi[j]`` (sign 1) or ``abs_lo[j]`` (sign -1): a module-level rule, so that the
+    model pickles."""
+    return _abs_relation(m.t, m.w, sign, j)
 
 
 def _objective(t, xi, C, weight):
@@ -71,9 +79,9 @@ def l1_norm_primal(X, y, *, C=1.0, sample_weight=None, block=None):
     b.xi = pyo.Var(b.I, bounds=(0, None), initialize=0.0, doc="slack xi_i of point i's margin")
     xpos = layout.add(b.xi)
     rows = [add_margin(b, layout, ("f", "f_i = w.x_i"), data.X, "w", data.y, b.xi)]
-    b.abs_hi = pyo.Constraint(b.J, rule=lambda m, j: _abs_relation(m.t, m.w, 1.0, j),
+    b.abs_hi = pyo.Constraint(b.J, rule=functools.partial(_abs_rule, 1.0),
                               doc="t[j] - w[j] >= 0")
-    b.abs_lo = pyo.Constraint(b.J, rule=lambda m, j: _abs_relation(m.t, m.w, -1.0, j),
+    b.abs_lo = pyo.Constraint(b.J, rule=functools.partial(_abs_rule, -1.0),
                               doc="t[j] + w[j] >= 0")
     eye = sp.identity(d, format="csr")
     for comp, sign in ((b.abs_hi, 1.0), (b.abs_lo, -1.0)):

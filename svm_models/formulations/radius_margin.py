@@ -62,6 +62,7 @@ of the R-SVM_mu+ gradient, the compact form, the Lemma 1 counterexample).
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from types import SimpleNamespace
 from typing import NamedTuple
@@ -97,7 +98,7 @@ from ..model.pieces import (
     prepare,
     sum_of_squares,
 )
-from ..model.record import LinearTerm, QuadTerm, Record, RowGroup, Scale
+from ..model.record import LinearTerm, QuadTerm, Record, RowGroup, Scale, members
 from ..postprocess import bias_from_kkt, block_objective, polish_dual, var_array
 from ..solution import RadiusDetails, Solution
 from ..status import Status
@@ -187,6 +188,49 @@ def _slack(b, layout, l):
 
 def _persp_expr(w_vars, head, other):
     return diagonal_quadratic_form(np.ones(len(w_vars)), w_vars) - head * other <= 0
+
+
+# The rules of the Pyomo constraints: module-level functions (partials of them where they take
+# data), never closures, so that a built model pickles.
+
+
+def _persp_group_rule(starts, m_, k):
+    """rsvm_mu_plus's ``persp[k]``: ``||w_k||^2 <= s_k mu_k``, ``w_k`` the weights of feature
+    group k (``w[starts[k]:starts[k + 1]]``)."""
+    return _persp_expr(members(m_.w)[starts[k]:starts[k + 1]], m_.s[k], m_.mu[k])
+
+
+def _lift_rule(m_, j):
+    """rsvm_plus_primal's ``lift[j]``: ``w_j^2 <= s_j``."""
+    return m_.w[j] ** 2 - m_.s[j] <= 0
+
+
+def _v_def_rule(Xy, m_, j):
+    """rsvm_plus_dual's ``v_def[j]``: ``v_j = sum_i alpha_i y_i x_ij``."""
+    return m_.v[j] - linear_form(Xy[:, j], members(m_.alpha)) == 0
+
+
+def _t_def_rule(D, m_, j):
+    """rsvm_plus_dual's ``t_def[j]``: ``t_j = 1 + sum_p beta_p D_pj``."""
+    return m_.t[j] - linear_form(D[:, j], members(m_.beta)) == 1
+
+
+def _persp_dual_rule(m_, k):
+    """rsvm_plus_dual's ``persp[k]``: ``v_k^2 <= u_k t_k``."""
+    return _persp_expr([m_.v[k]], m_.u[k], m_.t[k])
+
+
+def _env_hi_rule(m_, i):
+    return m_.upper - m_.f[i] >= 0
+
+
+def _env_lo_rule(m_, i):
+    return m_.f[i] - m_.lower >= 0
+
+
+def _radius_rule(m_, i, j):
+    """rsvm_plus_kernel's ``radius[i, j]``: ``(f_i - f_j)^2 / 2 <= r``."""
+    return 0.5 * (m_.f[i] - m_.f[j]) ** 2 - m_.r <= 0
 
 
 def _rsoc(layout, con, w_positions, head_pos, other_pos):
@@ -373,10 +417,9 @@ def rsvm_mu_plus(X, y, *, C=1.0, lam=1.0, kernels=None, pairs="all", block=None)
     rows.append(RowGroup(b.simplex, [b.simplex],
                          place([(mupos, sp.csr_matrix(np.ones((1, m))))], 1, layout.n),
                          np.ones(1), np.ones(1)))
-    wl = list(b.w.values())
     starts = np.concatenate([[0], np.cumsum(sizes)])
     b.persp = pyo.Constraint(
-        b.J, rule=lambda m_, k: _persp_expr(wl[starts[k]:starts[k + 1]], m_.s[k], m_.mu[k]),
+        b.J, rule=functools.partial(_persp_group_rule, tuple(int(v) for v in starts)),
         doc="persp: ||w_k||^2 <= s_k mu_k (a rotated cone: s_k >= ||w_k||^2 / mu_k)")
     cones = [_rsoc(layout, b.persp[k], wpos[starts[k]:starts[k + 1]], spos[k], mupos[k])
              for k in range(m)]
@@ -441,7 +484,7 @@ def rsvm_plus_primal(X, y, *, C=1.0, lam=1.0, pairs="all", block=None):
                   doc="r >= 1/2 sum_k w_k^2 (x_ik - x_jk)^2 for every pair")
     layout.add(b.r)
     rows = _common_rows_and_objective(b, layout, data, Phi_all, xi)
-    b.lift = pyo.Constraint(b.J, rule=lambda m_, j: m_.w[j] ** 2 - m_.s[j] <= 0,
+    b.lift = pyo.Constraint(b.J, rule=_lift_rule,
                             doc="lift: w_j^2 <= s_j")
     qrows = []
     for j in range(d):
@@ -535,9 +578,9 @@ def rsvm_plus_dual(X, y, *, C=1.0, lam=1.0, pairs="all", block=None):
     vpos, tpos, upos = layout.add(b.v), layout.add(b.t), layout.add(b.u)
     al, bl = list(b.alpha.values()), list(b.beta.values())
     Xy = data.X * yv[:, None]
-    b.v_def = pyo.Constraint(b.J, rule=lambda m_, j: m_.v[j] - linear_form(Xy[:, j], al) == 0,
+    b.v_def = pyo.Constraint(b.J, rule=functools.partial(_v_def_rule, Xy),
                              doc="v_def: v_j = sum_i alpha_i y_i x_ij")
-    b.t_def = pyo.Constraint(b.J, rule=lambda m_, j: m_.t[j] - linear_form(D[:, j], bl) == 1,
+    b.t_def = pyo.Constraint(b.J, rule=functools.partial(_t_def_rule, D),
                              doc="t_def: t_j = 1 + sum_p beta_p (x_ij - x_i'j)^2")
     b.beta_sum = pyo.Constraint(expr=linear_form(np.ones(PI.size), bl) == b.lam,
                                 doc="beta_sum: sum_p beta_p = lam")
@@ -553,7 +596,7 @@ def rsvm_plus_dual(X, y, *, C=1.0, lam=1.0, pairs="all", block=None):
                  np.ones(1), np.ones(1), scale=Scale(1.0, "lam")),
         add_balance(b, layout, b.alpha, yv),
     ]
-    b.persp = pyo.Constraint(b.J, rule=lambda m_, k: _persp_expr([m_.v[k]], m_.u[k], m_.t[k]),
+    b.persp = pyo.Constraint(b.J, rule=_persp_dual_rule,
                              doc="persp: v_k^2 <= u_k t_k (a rotated cone: u_k >= v_k^2 / t_k)")
     cones = [_rsoc(layout, b.persp[k], vpos[k:k + 1], upos[k], tpos[k]) for k in range(d)]
     b.objective = pyo.Objective(
@@ -649,10 +692,8 @@ def rsvm_plus_kernel(X, y, *, C=1.0, lam=1.0, kernel="linear", gamma="scale", de
         b.lower = pyo.Var(initialize=0.0, doc="lower end of the decision values: f_i >= lower")
         up, lo = layout.add(b.upper), layout.add(b.lower)
         rows.append(add_margin(b, layout, b.f, sp.identity(l, format="csr"), "f", data.y, xi))
-        b.env_hi = pyo.Constraint(b.I, rule=lambda m_, i: m_.upper - m_.f[i] >= 0,
-                                  doc="env_hi: f_i <= upper")
-        b.env_lo = pyo.Constraint(b.I, rule=lambda m_, i: m_.f[i] - m_.lower >= 0,
-                                  doc="env_lo: f_i >= lower")
+        b.env_hi = pyo.Constraint(b.I, rule=_env_hi_rule, doc="env_hi: f_i <= upper")
+        b.env_lo = pyo.Constraint(b.I, rule=_env_lo_rule, doc="env_lo: f_i >= lower")
         one = sp.csr_matrix(np.ones((l, 1)))
         eye = sp.identity(l, format="csr")
         rows.append(RowGroup(b.env_hi, list(b.env_hi.values()),
@@ -674,7 +715,7 @@ def rsvm_plus_kernel(X, y, *, C=1.0, lam=1.0, kernel="linear", gamma="scale", de
         b.pairs = pyo.Set(initialize=list(zip(I.tolist(), J.tolist())), dimen=2, ordered=True,
                           doc="pairs i < j")
         b.radius = pyo.Constraint(
-            b.pairs, rule=lambda m_, i, j: 0.5 * (m_.f[i] - m_.f[j]) ** 2 - m_.r <= 0,
+            b.pairs, rule=_radius_rule,
             doc="radius[i, j]: (f_i - f_j)^2 / 2 <= r")
         H = np.array([[0.5, -0.5], [-0.5, 0.5]])
         lin = np.zeros(layout.n)

@@ -431,7 +431,6 @@ def add_factor_rows(b, layout: Layout, var, L: np.ndarray, y: np.ndarray) -> Row
     group. ``F`` is never formed: the rows are written from ``L`` (the data themselves for
     the linear kernel) and the labels, and the images ``Fv`` read them back
     (:class:`FrozenRows`)."""
-    z = b.z
     r = L.shape[1]
     vpos = layout.pos[var.local_name]
     A = dense_rows(r, layout.n, [(vpos, L.T, -y[None, :])], [(layout.pos["z"], np.ones(r))])
@@ -439,10 +438,15 @@ def add_factor_rows(b, layout: Layout, var, L: np.ndarray, y: np.ndarray) -> Row
     rows, var_list = FrozenRows(group, vpos, -1.0), members(var)   # F_k = -(row k on v)
     b.Fv = LazyExpression(b.R, recipe=lambda k: (_row_recipe, (rows, var_list, k)),
                           doc="(F v)_k, the factor image of the variables")
-    b.factor = pyo.Constraint(b.R, rule=lambda m, k: z[k] - m.Fv[k] == 0,
-                              doc="factor: z_k = (F v)_k")
+    b.factor = pyo.Constraint(b.R, rule=_factor_rule, doc="factor: z_k = (F v)_k")
     group.component, group.datas = b.factor, members(b.factor)
     return group
+
+
+def _factor_rule(m, k):
+    """``factor[k]``'s relation ``z_k - (F v)_k == 0`` (a module-level rule: the model
+    pickles)."""
+    return m.z[k] - m.Fv[k] == 0
 
 
 def sum_of_squares(b, name: str, var, doc: str, diag=None):
