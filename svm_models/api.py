@@ -24,7 +24,8 @@ from .postprocess import Context
 from .solution import Solution
 from .solvers import SolverOptions, auto_choice, backend, capable, solve_model
 from .status import Status
-from .tolerances import CERTIFICATE_GAP, CERTIFICATE_GAP_PER_TOL, CERTIFICATE_REFUSE
+from .tolerances import (CERTIFICATE_GAP, CERTIFICATE_GAP_PER_TOL, CERTIFICATE_REFUSE,
+                         MIP_GAP_ACCEPT, MIP_GAP_PER_TOL)
 
 _SOLVE_KEYS = set(SolverOptions.__dataclass_fields__)
 
@@ -168,6 +169,11 @@ def solve(model, solver: str = "auto", *, raise_on_failure: bool = True, _state=
     (``scaling="diagonal"``); if that fails as well, the error (or, with
     ``raise_on_failure=False``, the Solution with status ``numerical_error``, its values
     kept) names what was tried and the backends that take the problem class.
+
+    A mixed-integer formulation (``formulations/mip.md``) stopped by its time limit with an
+    incumbent returns that incumbent, status ``time_limit`` (never ``optimal``), its gap in
+    ``details.mip_gap``; its "optimal" is accepted when that gap, of exactly the classifier
+    returned against the solver's bound, is within the tolerance.
     """
     opts = SolverOptions.from_kwargs(**options)
     if not hasattr(model, "component_data_objects"):
@@ -262,6 +268,8 @@ def _solve_auto(model, svm, raise_on_failure: bool, state, options: dict) -> Sol
             if failed in final:
                 break
             continue
+        if failed is Status.time_limit and _is_incumbent(sol):
+            failed = None   # a MIP's incumbent at the time limit: returned as solve() does
         if failed is None:
             before = "; ".join(tried)
             sol.extra["solver_choice"] = {"asked": "auto", "used": name,
@@ -345,7 +353,9 @@ def _solve_once(model, solver, svm, f, opts, asked: SolverOptions, state):
     except LicenseLimitError as exc:
         hint = f.hooks.licence_hint
         raise LicenseLimitError(str(exc) + (hint(svm) if hint is not None else "")) from None
-    if info.status is not Status.optimal:
+    incumbent = (info.status is Status.time_limit and info.mip is not None
+                 and info.mip["solution"])
+    if info.status is not Status.optimal and not incumbent:
         return info, None, None
     tol = info.retry.get("tol", opts.tol) if info.retry else opts.tol
     ctx = info.context(tol, certify_tol=asked.tolerance)
@@ -357,7 +367,17 @@ def _solve_once(model, solver, svm, f, opts, asked: SolverOptions, state):
     if info.scaling is not None:
         sol.extra["scaling"] = info.scaling
     solved_to = info.retry.get("tol", opts.tolerance) if info.retry else opts.tolerance
+    if incumbent:   # the incumbent, as found: its status says it is not proved optimal
+        return info, sol, None
     return info, sol, _uncertified(sol, solved_to)
+
+
+def _is_incumbent(sol) -> bool:
+    """Whether ``sol`` is a mixed-integer SVM's incumbent at a time limit (values, a gap)."""
+    from .solution import MIPDetails
+
+    return (sol is not None and sol.status is Status.time_limit
+            and isinstance(sol.details, MIPDetails) and bool(np.isfinite(sol.b)))
 
 
 def _uncertified(sol: Solution, tolerance: float) -> str | None:
@@ -367,6 +387,21 @@ def _uncertified(sol: Solution, tolerance: float) -> str | None:
     is within max(CERTIFICATE_GAP, CERTIFICATE_GAP_PER_TOL * tol) and no margin is violated
     beyond CERTIFICATE_REFUSE (e.g. a hard margin of width 1e-10 on nearly collinear points:
     HiGHS said optimal, the gap was 100%)."""
+    from .solution import MIPDetails
+
+    if isinstance(sol.details, MIPDetails):
+        # a MIP's certificate is its gap: the objective of exactly the classifier returned
+        # against the solver's bound (no duals, no KKT conditions: formulations/mip.md)
+        allowed = max(MIP_GAP_ACCEPT, MIP_GAP_PER_TOL * tolerance)
+        gap = sol.details.mip_gap
+        violated = sol.kkt.get("primal_infeasibility", 0.0)
+        if gap is not None and (math.isnan(gap) or abs(gap) > allowed):
+            return (f"the gap between the objective of the classifier it gives and its bound "
+                    f"is {gap:.3g} (at most {allowed:g} is accepted)")
+        if violated > CERTIFICATE_REFUSE or math.isnan(violated):
+            return (f"a margin row it keeps is violated by {violated:.3g} (at most "
+                    f"{CERTIFICATE_REFUSE:g} is accepted)")
+        return None
     cert = sol.extra.get("certificate")
     if cert is not None:
         if cert["certified"]:

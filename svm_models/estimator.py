@@ -176,6 +176,13 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
         cross-validation (five more fits per problem), as ``SVC``: ``predict_proba``.
     random_state : int, RandomState or None, default=None
         The shuffling of that internal cross-validation.
+    k : float or None, default=None
+        ``feature_selection`` only: the budget, at most ``k`` features kept (with
+        ``feature_cost``: ``sum_j cost_j v_j <= k``); None: no budget.
+    norm : {"l1", "l2"} or None, default=None
+        ``feature_selection`` only: the norm of w (a MILP or a MIQP); None: ``"l1"``.
+    feature_cost : array-like of shape (n_features,) or None, default=None
+        ``feature_selection`` only: each feature's cost in the budget (1 each).
 
     Attributes
     ----------
@@ -250,7 +257,8 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
                  gamma=None, degree=None, coef0=None, lam=None, kernels=None, pairs=None,
                  radius=None, g_bounds=None, form=None, quad_form=None, solver_options=None,
                  multi_class=None, kernel_rank=None, class_weight=None,
-                 decision_function_shape="ovr", probability=False, random_state=None):
+                 decision_function_shape="ovr", probability=False, random_state=None,
+                 k=None, norm=None, feature_cost=None):
         self.formulation = formulation
         self.solver = solver
         self.C = C
@@ -272,6 +280,9 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
         self.decision_function_shape = decision_function_shape
         self.probability = probability
         self.random_state = random_state
+        self.k = k
+        self.norm = norm
+        self.feature_cost = feature_cost
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -69,7 +69,32 @@ class RadiusDetails:
     pairs: Any = None
 
 
-DETAILS = {cls.__name__: cls for cls in (CTuningDetails, RadiusDetails)}
+@dataclass(frozen=True, eq=False)
+class MIPDetails:
+    """What a mixed-integer SVM finds besides w and b (``formulations/mip.md``): its
+    certificate is the gap, not a duality gap.
+
+    mip_gap : ``(objective - bound) / max(|objective|, tiny)``: the objective of exactly the
+        classifier returned (recomputed from w, b) against the solver's best bound; 0 within
+        the tolerance at an optimum, the distance left at a time limit
+    bound : the solver's best bound on the optimum (None: none reported)
+    solver_gap : the same gap as the solver reports it (its incumbent's objective)
+    given_up : indices of the points whose margin row is switched off (``z[i] = 1``; empty
+        for feature selection)
+    features_kept : indices of the features kept (``v[j] = 1``; None outside feature selection)
+    big_m : the constants proved valid from the data and C (their derivation:
+        ``formulations/mip.md``), by name
+    """
+
+    mip_gap: float
+    bound: float | None
+    solver_gap: float | None
+    given_up: Any
+    features_kept: Any = None
+    big_m: Any = None
+
+
+DETAILS = {cls.__name__: cls for cls in (CTuningDetails, RadiusDetails, MIPDetails)}
 
 
 @dataclass(frozen=True, eq=False)

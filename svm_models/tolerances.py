@@ -125,6 +125,16 @@ HIGHS_QP_ITER_PER_ROW = 10
 CERTIFICATE_GAP = 1e-4
 CERTIFICATE_GAP_PER_TOL = 1e3
 
+#: a mixed-integer SVM (``formulations/mip.md``): its "optimal" is accepted when the gap
+#: between the objective of exactly the classifier returned (recomputed from w, b) and the
+#: solver's best bound, relative to the objective, is at most max(MIP_GAP_ACCEPT,
+#: MIP_GAP_PER_TOL * solver tol) -- the backends are asked for a gap of tol (1e-9)
+MIP_GAP_ACCEPT = 1e-6
+MIP_GAP_PER_TOL = 1e3
+#: a binary variable's value is read as 1 above this (the solver's integrality tolerance,
+#: 1e-9 by default, keeps values far from it)
+BINARY_ONE = 0.5
+
 #: the classic SVMs: the classifier returned (alpha, dual_coef or w, b, as returned) is
 #: certified when its relative duality gap ``(P - D) / max(|P|, |D|)``, its relative balance
 #: ``|y'alpha| / sum(alpha)`` and (hard margin) its margin violation are all at most

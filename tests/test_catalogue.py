@@ -29,10 +29,13 @@ from svm_models.formulations import get, names
 
 ROOT = Path(__file__).resolve().parents[1]
 CATALOGUE = ROOT / "formulations"
-FAMILY_PAGES = {"README.md", "classic.md", "c_tuning.md", "radius_margin.md"}
+NAMES = names()
+#: the index and the family pages: one per family module of more than one formulation
+#: (classic, c_tuning, radius_margin, mip), derived from the registry
+FAMILY_PAGES = {"README.md"} | {f"{get(n).module}.md" for n in NAMES
+                                if sum(get(m).module == get(n).module for m in NAMES) > 1}
 SECTIONS = ["Problem", "Components", "Problem class and backends", "Post-processing",
             "Reference", "Example"]
-NAMES = names()
 
 
 def page(name: str) -> str:

@@ -457,7 +457,7 @@ def test_hyperparameters_are_the_registrys_and_a_misspelt_one_is_refused_up_fron
     registry = {p for f in TABLE.values() for p in f.params} - {"max_vars", "sample_weight"}
     assert set(HYPERPARAMETERS) == registry == {
         "C", "kernel", "gamma", "degree", "coef0", "kernel_rank", "lam", "kernels", "pairs",
-        "radius", "g_bounds", "form", "quad_form"}
+        "radius", "g_bounds", "form", "quad_form", "k", "norm", "feature_cost"}
     assert HYPERPARAMETERS[0] == "C"
     X, y = blobs(4, l=30)
     with pytest.raises(sm.ParameterError, match=r"takes no parameter\(s\) \['gama'\]"):

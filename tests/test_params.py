@@ -80,7 +80,7 @@ def test_the_command_line_has_one_flag_per_declared_hyperparameter_it_can_spell(
     flagged = [n for n in hyperparameters() if PARAMS[n].flag is not None]
     assert list(MODEL_FLAGS) == flagged
     assert {"C", "kernel", "gamma", "degree", "coef0", "lam", "kernel_rank", "quad_form",
-            "radius", "form"} == set(flagged)
+            "radius", "form", "k", "norm", "feature_cost"} == set(flagged)
     sub = parser()._subparsers._group_actions[0].choices["fit"]
     options = {s for a in sub._actions for s in a.option_strings}
     assert {PARAMS[n].option for n in flagged} <= options

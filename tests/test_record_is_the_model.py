@@ -42,7 +42,7 @@ def _variants():
     kernel lists and radius forms."""
     out = []
     for f in names():
-        if f.startswith(("hard_", "soft_")):
+        if get(f).module == "classic":
             dual = f.endswith("_dual")
             for k in KERNELS:
                 out.append((f, dict(k)))
@@ -78,6 +78,11 @@ def _variants():
             out.append((f, {}))
             if "sample_weight" in get(f).params:
                 out.append((f, {"C": 2.0, "sample_weight": WEIGHTS}))
+            if "kernel" in get(f).params:   # (the mixed-integer losses' representer form)
+                out.append((f, {"kernel": "rbf", "gamma": 0.4}))
+            if "norm" in get(f).params:     # feature selection: the MIQP, costs in the budget
+                out.append((f, {"k": 2, "norm": "l2"}))
+                out.append((f, {"k": 1.5, "feature_cost": [1.0, 0.5, 2.0]}))
     return out
 
 
@@ -194,6 +199,9 @@ def test_the_record_and_the_model_are_the_same_problem(variant):
     assert rec.problem_class == py.problem_class or {rec.problem_class, py.problem_class} <= {
         "SOCP", "QCQP"}
     same_problem(rec, py)
+    # the same integer variables (a mixed-integer formulation's binaries)
+    pos = {id(v): k for k, v in enumerate(py.var_datas)}
+    assert sorted(pos[id(rec.var_datas[k])] for k in rec.integer) == sorted(py.integer)
     # every constraint of the Pyomo model was compared (none read as something else)
     from pyomo.environ import Constraint
     held = {id(c) for c in m.component_data_objects(Constraint, active=True)}

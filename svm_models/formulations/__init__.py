@@ -189,6 +189,18 @@ TABLE: dict[str, Formulation] = {f.name: f for f in [
                 "Least-squares SVM: the squared errors of equality margin rows, a QP whose "
                 "optimality conditions are one linear system (linear kernel).",
                 ("C", "sample_weight")),
+    Formulation("ramp_loss_primal", "ramp_loss", "primal", "MIQP", "mip",
+                "Ramp-loss SVM (Brooks 2011): the hinge loss capped at 2, robust to outliers; "
+                "a MIQP whose binaries z give points up (linear or kernel).",
+                ("C", "sample_weight") + _KERNEL),
+    Formulation("hard_loss_primal", "hard_loss", "primal", "MIQP", "mip",
+                "Hard-margin-loss SVM (Brooks 2011): each point inside its margin costs C "
+                "once; a MIQP whose binaries z give points up (linear or kernel).",
+                ("C", "sample_weight") + _KERNEL),
+    Formulation("feature_selection", "feature_selection", "primal", "MILP", "mip",
+                "Feature selection with a budget k (Maldonado et al. 2014): binaries v keep "
+                "features; a MILP with ||w||_1 (MIQP with norm='l2'; linear kernel).",
+                ("C", "k", "norm", "feature_cost", "sample_weight")),
 ]}
 
 

@@ -26,6 +26,8 @@ from ..model.pieces import QUAD_FORMS, check_choice, check_positive
 FORMS = ("auto", "norm", "quadratic")
 RADIUS = ("compact", "pairwise")
 PAIRS = ("all", "seed")
+#: feature selection's norm of w (``norm``)
+NORMS = ("l1", "l2")
 
 
 def _choice(name: str, choices: tuple) -> Callable:
@@ -43,6 +45,11 @@ def _C(value, given):
 def _kernel(value, given):
     # a Kernel object or (for the estimator) a callable is taken as it is; a name is checked
     return check_kernel_name(value) if isinstance(value, str) else value
+
+
+def _numbers(text: str) -> list:
+    """A command-line list of numbers, ``--feature-cost 1,2,0.5``."""
+    return [float(t) for t in text.split(",")]
 
 
 def _number_or_name(text: str):
@@ -113,6 +120,12 @@ PARAMS: dict[str, Param] = {p.name: p for p in [
     Param("pairs", "the radius rows' pairs", "'all', 'seed' (the primals) or (I, J) index arrays"),
     Param("radius", "the kernel radius rows: compact or pairwise", f"one of {', '.join(RADIUS)}",
           _choice("radius", RADIUS), str),
+    Param("k", "feature selection's budget: sum_j cost_j v_j <= k (at most k features)",
+          "a positive number (None: no budget)", lambda v, g: check_positive("k", v), float),
+    Param("norm", "feature selection's norm of w: l1 (a MILP) or l2 (a MIQP)",
+          f"one of {', '.join(NORMS)}", _choice("norm", NORMS), str),
+    Param("feature_cost", "each feature's cost in the budget (comma-separated)",
+          "d numbers >= 0 (default 1 each)", flag=_numbers),
 ]}
 
 

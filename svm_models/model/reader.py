@@ -73,7 +73,9 @@ def from_pyomo(model) -> StandardForm:
     sf = StandardForm(sense=sense, c=c, const=o_const, quad=quad, A=A,
                       lA=np.array([r[2] for r in lin_rows]), uA=np.array([r[3] for r in lin_rows]),
                       lx=lx, ux=ux, qrows=qrows, var_datas=var_datas,
-                      row_datas=[r[0] for r in lin_rows], cones=cones)
+                      row_datas=[r[0] for r in lin_rows], cones=cones,
+                      integer=np.array([k for k, v in enumerate(var_datas)
+                                        if not v.is_continuous()], dtype=int))
     sf.problem_class = sf.classify()
     return sf
 

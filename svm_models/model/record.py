@@ -142,6 +142,9 @@ class Record:
     n_var_datas: int = 0
     extensions: list = field(default_factory=list)
     bound_tokens: list = field(default_factory=list)
+    #: the recorded variables the builder declared binary (a mixed-integer formulation): the
+    #: only ones :func:`verify` accepts as not continuous
+    integers: list = field(default_factory=list)
 
     # -- building ---------------------------------------------------------------------
     def seal(self) -> "Record":
@@ -188,6 +191,18 @@ class Record:
                 k = next(i for i, (p, q) in enumerate(zip(now, before)) if p is not q)
                 return f"the bounds or domain of variable {vds[k].name} were changed"
         return None
+
+    def integer_positions(self) -> np.ndarray:
+        """Positions, in the layout of :meth:`var_datas`, of the members of the recorded
+        integer variables (:attr:`integers`)."""
+        ids = {id(v) for v in self.integers}
+        out, start = [], 0
+        for v in self.variables:
+            k = len(v)
+            if id(v) in ids:
+                out.extend(range(start, start + k))
+            start += k
+        return np.array(out, dtype=int)
 
     def var_datas(self) -> list:
         out = []
@@ -374,9 +389,14 @@ def _check_variables(record: Record) -> str | None:
     doms = attribute(vds, VAR_DOMAIN)
     runs = [0] + [k + 1 for k, same in enumerate(map(operator.is_, doms[1:], doms[:-1]))
                   if not same] if n else []
+    integer = set(record.integer_positions().tolist()) if record.integers else ()
     for k in runs:
-        if not vds[k].is_continuous():
+        if not vds[k].is_continuous() and k not in integer:
             return f"variable {vds[k].name} is not continuous"
+    if record.integers:   # a recorded integer variable made continuous: its relaxation
+        for k in integer:
+            if vds[k].is_continuous():
+                return f"variable {vds[k].name} is not integer any more (a relaxation)"
     if n != record.n_var_datas:
         return "variables were added to a recorded variable"
     return None

@@ -29,8 +29,13 @@ from .record import attribute
 
 INF = float("inf")
 #: the problem classes, from the easiest (what :meth:`StandardForm.classify` answers): a
-#: formulation has one per variant, a backend lists those it takes
-PROBLEM_CLASSES = ("LP", "QP", "SOCP", "QCQP", "NLP")
+#: formulation has one per variant, a backend lists those it takes. The mixed-integer ones
+#: (some variable binary or integer: ``MILP`` with a linear objective, ``MIQP`` with a
+#: quadratic one) come last: no convex solver takes them
+PROBLEM_CLASSES = ("LP", "QP", "SOCP", "QCQP", "NLP", "MILP", "MIQP")
+#: the classes with integer variables: never solved on the fast path (a matrix adapter would
+#: drop the integrality and solve the relaxation), no convex certificate
+MIXED_INTEGER = ("MILP", "MIQP")
 
 
 @dataclass(eq=False)
@@ -51,6 +56,8 @@ class StandardForm:
     row_datas: list
     cones: list = field(default_factory=list)
     problem_class: str = "QP"
+    #: positions of the integer (binary) variables (empty: a continuous problem)
+    integer: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=int))
 
     @property
     def n(self) -> int:
@@ -259,7 +266,10 @@ class StandardForm:
         return float(viol.max(initial=0.0)) / max(1.0, float(np.max(np.abs(g), initial=0.0)))
 
     def classify(self) -> str:
-        """The problem class of this form: LP, QP, SOCP or QCQP."""
+        """The problem class of this form: LP, QP, SOCP or QCQP; with integer variables MILP
+        (a linear objective and rows) or MIQP (anything quadratic)."""
+        if len(self.integer):
+            return "MIQP" if (self.quad or self.qrows or self.cones) else "MILP"
         if self.qrows:
             return "QCQP"
         if self.cones:
@@ -353,7 +363,7 @@ def assemble(record, *, materialise: bool = True) -> StandardForm:
     return StandardForm(sense=sense, c=np.asarray(c, dtype=float), const=float(const), quad=quad,
                         A=A, lA=lA, uA=uA, lx=lx, ux=ux, qrows=qrows, var_datas=var_datas,
                         row_datas=row_datas, cones=list(record.cones),
-                        problem_class=record.problem_class)
+                        problem_class=record.problem_class, integer=record.integer_positions())
 
 
 def cones_as_rows(sf: StandardForm) -> StandardForm:

@@ -57,6 +57,9 @@ class Backend:
     ``form``) is built in by ``fit`` for this backend ("norm": the cone; "quadratic": the
     t-form, measured faster on Ipopt, 5 s against 21 s at l = 1000, and on SCIP, which
     branches on the cone);
+    mip_options : ``SolverOptions -> dict``, the Pyomo plugin options added for a
+    mixed-integer model (its relative gap and integrality tolerances: the defaults, a gap of
+    1e-4, would end "optimal" short of the optimum); None: none to add;
     structured : a *structured* backend's adapter ``(Record, StandardForm, SolverOptions,
     state) -> MatrixResult``: it takes one structure a builder records
     (``Record.structure``, e.g. libsvm and the classic duals), only on a model the record
@@ -82,6 +85,7 @@ class Backend:
     plugin_guard: Callable | None = None
     dual_sign: dict = field(default_factory=dict)
     qcqp_form: str = "norm"
+    mip_options: Callable | None = None
     structured: Callable | None = None
     structure_check: Callable | None = None
     install: str = ""

@@ -8,7 +8,10 @@
 3. otherwise the **general path**: the installed Pyomo plugin solves the Pyomo model (PIQP and
    Clarabel, which have no plugin, get the model read into matrices by
    :func:`~svm_models.model.reader.from_pyomo`, which proves it convex); a local solver
-   (Ipopt) is refused a model proved non-convex;
+   (Ipopt) is refused a model proved non-convex; a mixed-integer model (MILP, MIQP) always
+   takes this path (a matrix adapter would drop its integrality), with the backend's gap
+   options, and its result carries the solver's bound and incumbent (``SolveInfo.mip``):
+   at a time limit the incumbent is loaded, with status ``time_limit``;
 4. every solve runs with a time limit and with the backend's output drained to a file, so
    that no solve can hang on a full pipe;
 5. the status is checked before any value is read; duals are normalised to one convention --
@@ -35,7 +38,7 @@ from ..model.reader import NotConvex, NotQuadratic, from_pyomo
 from ..model.record import verify
 from ..model.scaling import (diagonal_scaling, proxy_bounds, proxy_inactive, scale,
                              scaling_for)
-from ..model.standard_form import assemble
+from ..model.standard_form import MIXED_INTEGER, assemble
 from ..postprocess import Context
 from ..status import Status
 from ..tolerances import (PROXY_BOUND, PROXY_BOUND_MAX, PROXY_GROWTH, RETRY_ITER_LIMIT,
@@ -52,7 +55,10 @@ class SolveInfo:
 
     ``verified``: the record proves the model is what the builder made (whatever the path);
     ``unproved``: why not, when it does not; ``path_reason``: why the general path was taken;
-    ``retry``: what the retry after numerical trouble did (None: no retry)."""
+    ``retry``: what the retry after numerical trouble did (None: no retry); ``mip``: of a
+    mixed-integer model, ``{"bound", "incumbent", "solution"}`` -- the solver's best bound
+    and the objective of its incumbent (the model's own sense) and whether that incumbent
+    is loaded in the model (also at a time limit) -- else None."""
 
     status: Status
     solver: str
@@ -68,6 +74,7 @@ class SolveInfo:
     unproved: str | None = None
     retry: dict | None = None
     scaling: dict | None = None
+    mip: dict | None = None
 
     def context(self, tol: float | None, certify_tol: float | None = None) -> Context:
         """What the extractor reads of this solve (:class:`~svm_models.postprocess.Context`):
@@ -75,7 +82,8 @@ class SolveInfo:
         return Context(solver=self.solver, interface=self.interface, path=self.path,
                        time=self.time, status=self.status, tol=tol, duals=self.duals,
                        verified=self.verified, reason=self.unproved, objective=self.objective,
-                       certify_tol=certify_tol)
+                       certify_tol=certify_tol,
+                       extra={} if self.mip is None else {"mip": dict(self.mip)})
 
 
 def solve_model(model, solver: str = "ipopt", *, record=None, problem_class=None,
@@ -91,9 +99,13 @@ def solve_model(model, solver: str = "ipopt", *, record=None, problem_class=None
     pclass = problem_class or (record.problem_class if record is not None else None)
     b = check_capability(solver, None if backend(solver).structured else pclass)
     unproved = verify(record) if record is not None else "the model carries no builder record"
+    mip = pclass in MIXED_INTEGER
     if b.structured is not None:
         _refuse_structure(b, record, pclass, opts, unproved)
         reason = None
+    elif mip:
+        reason = (f"a {pclass} has no fast path: the Pyomo plugin solves it with its integer "
+                  "variables")
     elif opts.path == "general":
         reason = "the general path was requested"
     elif record is None or unproved is not None:
@@ -107,7 +119,7 @@ def solve_model(model, solver: str = "ipopt", *, record=None, problem_class=None
     # an edited model: the record for what it still proves, Pyomo for the edits
     mixed = None
     if (reason is not None and unproved is not None and record is not None
-            and opts.path != "general" and b.matrix is not None):
+            and opts.path != "general" and b.matrix is not None and not mip):
         ed = edits(record)
         mixed = ed if isinstance(ed, Edits) else None
 
@@ -118,7 +130,7 @@ def solve_model(model, solver: str = "ipopt", *, record=None, problem_class=None
             return _solve_fast(record, b, o, state)
         out = _solve_mixed(record, mixed, b, o) if mixed is not None else None
         if out is None:
-            out = _solve_general(model, b, o, verified=unproved is None)
+            out = _solve_general(model, b, o, verified=unproved is None, mip=mip)
         out.path_reason = reason
         return out
 
@@ -373,17 +385,18 @@ def _solve_mixed(record, ed: Edits, b, opts: SolverOptions) -> SolveInfo | None:
     return info
 
 
-def _solve_general(model, b, opts: SolverOptions, *, verified: bool) -> SolveInfo:
+def _solve_general(model, b, opts: SolverOptions, *, verified: bool,
+                   mip: bool = False) -> SolveInfo:
     if not b.plugins:
         return _solve_general_matrix(model, b, opts)
     import pyomo.environ as pyo
     from pyomo.opt import TerminationCondition as TC
 
     if not verified:
-        _refuse_before_solving(model, b)
+        mip = _refuse_before_solving(model, b) in MIXED_INTEGER or mip
     plugin = pyomo_plugin(b.name)
     solver = pyo.SolverFactory(plugin)
-    want_duals = b.duals
+    want_duals = b.duals and not mip   # (a MIP has no duals: its certificate is the gap)
     own_suffix = False
     if want_duals:
         existing = model.component("dual")
@@ -393,6 +406,8 @@ def _solve_general(model, b, opts: SolverOptions, *, verified: bool) -> SolveInf
         elif not isinstance(existing, pyo.Suffix):
             want_duals = False
     options = dict(b.plugin_options(plugin, opts) if b.plugin_options else {})
+    if mip and b.mip_options is not None:
+        options.update(b.mip_options(opts))
     options.update(opts.options)
     t0 = time.perf_counter()
     try:
@@ -420,11 +435,14 @@ def _solve_general(model, b, opts: SolverOptions, *, verified: bool) -> SolveInf
               TC.licensingProblems: Status.licence_limit}.get(tc, Status.error)
     info = SolveInfo(status=status, solver=b.name, interface=plugin, path="general",
                      time=elapsed, message=str(tc))
-    if status is Status.optimal:
-        if plugin != "cyipopt":
+    if mip:
+        info.mip = _mip_result(model, results, status)
+    if status is Status.optimal or (info.mip is not None and info.mip["solution"]):
+        if plugin != "cyipopt" and status is Status.optimal:
             model.solutions.load_from(results)
         obj = next(model.component_data_objects(pyo.Objective, active=True, descend_into=True))
         info.objective = float(pyo.value(obj))
+    if status is Status.optimal:
         if want_duals:
             sense = 1 if obj.sense == 1 else -1
             sign = b.dual_sign.get(plugin, {}).get(sense, 1.0)
@@ -436,6 +454,39 @@ def _solve_general(model, b, opts: SolverOptions, *, verified: bool) -> SolveInf
     if own_suffix:
         model.del_component("dual")
     return info
+
+
+def _mip_result(model, results, status: Status) -> dict:
+    """What a mixed-integer solve found: the solver's best bound and the objective of its
+    incumbent (Pyomo's ``results.problem`` lower and upper bounds: for a minimisation the
+    bound is the lower one), and whether an incumbent is loaded into the model -- after
+    an optimum (the caller loads it) or a time limit that ended with one (loaded here; the
+    status stays ``time_limit``, never optimal)."""
+    import pyomo.environ as pyo
+    from pyomo.opt import SolverStatus
+
+    obj = next(model.component_data_objects(pyo.Objective, active=True, descend_into=True))
+    lo, up = results.problem.lower_bound, results.problem.upper_bound
+    bound, incumbent = (lo, up) if obj.sense == pyo.minimize else (up, lo)
+
+    def number(v):
+        try:
+            v = float(v)
+        except (TypeError, ValueError):
+            return None
+        return v if np.isfinite(v) else None
+
+    found = status is Status.optimal
+    if status is Status.time_limit and len(getattr(results, "solution", ())) > 0 \
+            and number(incumbent) is not None:
+        saved = results.solver.status
+        results.solver.status = SolverStatus.ok   # (Pyomo warns on loading an 'aborted' one)
+        try:
+            model.solutions.load_from(results)
+            found = True
+        finally:
+            results.solver.status = saved
+    return {"bound": number(bound), "incumbent": number(incumbent), "solution": found}
 
 
 def _run_plugin(b, solver, plugin: str, model, options: dict, opts: SolverOptions):
@@ -451,26 +502,28 @@ def _run_plugin(b, solver, plugin: str, model, options: dict, opts: SolverOption
         return solver.solve(model, **kwargs)
 
 
-def _refuse_before_solving(model, b) -> None:
+def _refuse_before_solving(model, b) -> str | None:
     """A changed model is read (:func:`~svm_models.model.reader.from_pyomo`) before a Pyomo
     plugin sees it: a problem class the backend cannot take (a user's quadratic constraint
     for HiGHS) is a CapabilityError naming the backends that can, not an error from inside
     the interface; a local solver is refused a model the reader proves non-convex (its
     "optimal" would only be a local one). Models with non-polynomial terms cannot be
-    classified here and go to the backend as they are."""
+    classified here and go to the backend as they are. Returns the problem class read (None
+    where it was not)."""
 
     try:
         sf = from_pyomo(model)
     except NotConvex as exc:
         if b.global_opt:
-            return
+            return None
         raise CapabilityError(
             f"{b.name} is a local solver and this model is not convex ({exc}): its answer "
             f"would be a local optimum only. Use a global solver: "
             f"{', '.join(n for n in capable('QCQP') if n in ('gurobi', 'scip'))}") from None
     except NotQuadratic:
-        return
+        return None
     check_capability(b.name, sf.problem_class)
+    return sf.problem_class
 
 
 def _solve_general_matrix(model, b, opts: SolverOptions) -> SolveInfo:

@@ -1,4 +1,4 @@
-"""Gurobi: LP, QP, SOCP, QCQP (``pip install gurobipy``; Pyomo plugin ``gurobi_direct``).
+"""Gurobi: LP, QP, SOCP, QCQP, MILP, MIQP (``pip install gurobipy``; Pyomo plugin ``gurobi_direct``).
 
 The size-limited licence that comes with pip's gurobipy refuses (error 10010) any model with
 a quadratic part above 200 variables and any model above 2000 variables or 2000 linear
@@ -117,6 +117,14 @@ def plugin_options(plugin: str, opts) -> dict:
     return {**o, **opts.limits("TimeLimit", "BarIterLimit", "Threads")}
 
 
+def mip_options(opts) -> dict:
+    """A mixed-integer model: the relative gap to the tolerance (default 1e-4), integrality
+    to its floor 1e-9 (default 1e-5: a binary of 1e-5 would switch on a fraction of a big-M
+    row)."""
+    tol = opts.tolerance
+    return {"MIPGap": tol, "IntFeasTol": max(tol, GUROBI_TOL_FLOOR)}
+
+
 def explain_exception(exc, model):
     text = str(exc)
     if "10010" in text or "size-limited" in text:
@@ -135,7 +143,8 @@ def retry_options(exc):
 
 
 BACKEND = Backend(
-    name="gurobi", classes=frozenset(("LP", "QP", "SOCP", "QCQP")), plugins=("gurobi_direct",),
+    name="gurobi", classes=frozenset(("LP", "QP", "SOCP", "QCQP", "MILP", "MIQP")),
+    plugins=("gurobi_direct",), mip_options=mip_options,
     modules=("gurobipy",), matrix=solve, global_opt=True, max_vars=MAX_VARS,
     max_quadratic_vars=MAX_QUADRATIC_VARS, max_rows=MAX_ROWS, plugin_options=plugin_options,
     explain_exception=explain_exception, retry_options=retry_options,

@@ -227,8 +227,14 @@ def plugin_options(plugin: str, opts) -> dict:
             **opts.limits("time_limit", "qp_iteration_limit", "threads")}
 
 
+def mip_options(opts) -> dict:
+    """A MILP: the relative gap to the tolerance (default 1e-4), the integrality tolerance
+    likewise (default 1e-6)."""
+    return {"mip_rel_gap": opts.tolerance, "mip_feasibility_tolerance": opts.tolerance}
+
+
 BACKEND = Backend(
-    name="highs", classes=frozenset(("LP", "QP")), plugins=("highs",), modules=("highspy",),
+    name="highs", classes=frozenset(("LP", "QP", "MILP")), mip_options=mip_options, plugins=("highs",), modules=("highspy",),
     matrix=solve, plugin_options=plugin_options, dual_sign={"highs": {1: 1.0, -1: 1.0}},
     # its QP solver iterates on, for up to the time limit, on an unbounded QP (the hard-margin
     # dual of 6 points that no hyperplane separates ran > 30 s): the LP check runs first

@@ -16,6 +16,7 @@ import scipy.sparse as sp
 
 from ..model.standard_form import cones_as_rows
 from ..status import Status
+from ..model.standard_form import MIXED_INTEGER
 from .base import ORDER, Backend, MatrixResult
 
 #: Ipopt 3.14's ApplicationReturnStatus (-4: CPU time, -5: wall time exceeded; -13: an
@@ -251,7 +252,7 @@ def plugin_options(plugin: str, opts) -> dict:
 
 
 BACKEND = Backend(
-    name="ipopt", classes=frozenset(ORDER), plugins=("cyipopt", "ipopt"), modules=("cyipopt",),
+    name="ipopt", classes=frozenset(c for c in ORDER if c not in MIXED_INTEGER), plugins=("cyipopt", "ipopt"), modules=("cyipopt",),
     matrix=solve, plugin_options=plugin_options,
     dual_sign={"cyipopt": {1: -1.0, -1: 1.0}, "ipopt": {1: -1.0, -1: 1.0}},
     qcqp_form="quadratic",

@@ -80,8 +80,14 @@ def plugin_options(plugin: str, opts) -> dict:
     return {**o, **opts.limits("limits/time", threads="parallel/maxnthreads")}
 
 
+def mip_options(opts) -> dict:
+    """A mixed-integer model: nothing to add -- the gap is already :data:`SCIP_GAP` and
+    integrality is held to the feasibility tolerance (above)."""
+    return {}
+
+
 BACKEND = Backend(
-    name="scip", classes=frozenset(ORDER), plugins=("scip_direct",), modules=("pyscipopt",),
+    name="scip", mip_options=mip_options, classes=frozenset(ORDER), plugins=("scip_direct",), modules=("pyscipopt",),
     duals=False, global_opt=True, proves_unbounded=False, plugin_options=plugin_options,
     plugin_guard=pipe_free_capture,
     qcqp_form="quadratic",

@@ -96,6 +96,10 @@ AUTO_ORDER = {
     "SOCP": ("clarabel", "ipopt", "gurobi", "scip"),
     "QCQP": ("ipopt", "clarabel", "gurobi", "scip"),
     "NLP": ("ipopt", "scip"),
+    # (no fast path: the Pyomo plugins. Gurobi is the fastest within its licence, but its
+    # refusal of a larger model ends "auto": the backends without a size limit first)
+    "MILP": ("highs", "gurobi", "scip"),
+    "MIQP": ("scip", "gurobi"),
 }
 
 

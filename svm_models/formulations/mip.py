@@ -1,0 +1,537 @@
+"""The mixed-integer SVMs (``formulations/mip.md``): the ramp loss and the hard margin loss of
+Brooks (2011), and feature selection with a budget of Maldonado, Perez, Weber and Labbe
+(2014). Not convex: each is a MILP or MIQP with binaries that switch a margin row off
+(``z[i] = 1``: point i is given up) or a feature on (``v[j] = 1``: feature j is kept).
+
+    ramp_loss_primal   min 1/2 ||w||^2 + C sum_i weight_i (xi_i + 2 z_i)
+                       s.t. y_i (w.x_i + b) + xi_i + M z_i >= 1,  0 <= xi_i <= 2
+    hard_loss_primal   min 1/2 ||w||^2 + C sum_i weight_i z_i
+                       s.t. y_i (w.x_i + b) + M z_i >= 1
+    feature_selection  min ||w||_1 (or 1/2 ||w||^2) + C sum_i weight_i xi_i
+                       s.t. y_i (w.x_i + b) + xi_i >= 1,  xi_i >= 0,
+                            |w_j| <= M v_j,  sum_j cost_j v_j <= k
+
+Every big-M is proved valid from the data and C (never a guessed constant): the feasible
+point ``w = 0`` bounds the optimum by ``U0``, the objective bounds ``||w||`` by ``U0``, and
+with ``R = max_i ||x_i||`` (the kernel: ``max_i sqrt(K_ii)``) some optimum has
+``|b| <= 1 + R ||w||``, so ``|y_i (w.x_i + b)| <= 1 + 2 R ||w||``
+(:func:`big_m_loss`, :func:`big_m_features`; the derivation: ``formulations/mip.md``). The
+bounds on ``w`` and ``b`` derived there are set as variable bounds.
+
+No fast path and no convex certificate: the Pyomo plugins (``gurobi_direct``, ``highs``,
+``scip_direct``) solve the model with its binaries; the certificate is the gap between the
+objective of exactly the classifier returned (recomputed from ``w`` and ``b``) and the
+solver's best bound (:func:`extract`).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import pyomo.environ as pyo
+import scipy.sparse as sp
+
+from ..errors import DataError, ParameterError, plain
+from ..kernels import exact_factor_dim, kernel_factor
+from ..model.built import BuiltSVM
+from ..model.forms import QuadBlock
+from ..model.pieces import (Layout, add_C, add_features, add_margin, add_points, add_weights,
+                            check_choice, check_positive, check_sample_weight, linear_primal,
+                            new_block, place, prepare)
+from ..model.record import LinearTerm, QuadTerm, Record, RowGroup, Scale, members
+from ..postprocess import values_of
+from ..solution import MIPDetails, Solution
+from ..tolerances import ACTIVE_MARGIN_REL, BINARY_ONE
+from .family import Family
+from .params import NORMS, document_parameters
+
+INF = float("inf")
+
+
+@dataclass(frozen=True)
+class MIPFacts:
+    """What :func:`extract` and the hooks need: the loss (``"ramp"``, ``"hard"``,
+    ``"features"``), the norm (``"l1"``/``"l2"``), the C the constants were proved for, the
+    constants by name, the feature matrix of the model (``X`` or the kernel's factor ``L``),
+    the costs and the budget (feature selection)."""
+
+    loss: str
+    norm: str
+    C: float
+    big_m: dict
+    F: np.ndarray
+    cost: np.ndarray | None = None
+    budget: float | None = None
+
+
+# ---------------------------------------------------------------------------------------
+# The constants, proved (formulations/mip.md)
+
+
+def class_weights(y: np.ndarray, weight: np.ndarray | None) -> tuple[float, float]:
+    """``(W+, W-)``: the summed weights of the two classes (the counts without weights)."""
+    wt = np.ones(len(y)) if weight is None else weight
+    return float(wt[y > 0].sum()), float(wt[y < 0].sum())
+
+
+def big_m_loss(loss: str, C: float, y, weight, F: np.ndarray) -> dict:
+    """The constants of the ramp or hard margin loss, valid for every ``C' <= C``:
+    ``U0`` the objective of ``w = 0`` at its best ``b`` (``2 C min(W+, W-)`` for the ramp
+    loss, ``C min(W+, W-)`` for the hard loss); ``w_max = sqrt(2 U0)`` (every optimum has
+    ``||w|| <= w_max``); ``R`` the largest row norm of ``F``; ``b_max = 1 + R w_max`` (some
+    optimum has ``|b| <= b_max``); ``M = 2 + 2 R w_max`` (``>= 1 - y_i f_i`` there)."""
+    wp, wn = class_weights(y, weight)
+    U0 = (2.0 if loss == "ramp" else 1.0) * C * min(wp, wn)
+    w_max = math.sqrt(2.0 * U0)
+    R = float(np.sqrt(np.max(np.einsum("ij,ij->i", F, F), initial=0.0)))
+    return {"U0": U0, "w_max": w_max, "R": R, "b_max": 1.0 + R * w_max,
+            "M": 2.0 + 2.0 * R * w_max}
+
+
+def big_m_features(norm: str, C: float, y, weight) -> dict:
+    """The constant of feature selection, valid for every ``C' <= C``: ``U0 = 2 C min(W+,
+    W-)``, the hinge loss of ``w = 0`` at its best ``b = +-1``; every optimum has
+    ``||w||_1 <= U0`` (norm l1) or ``||w||_2 <= sqrt(2 U0)`` (l2), so ``|w_j| <= M`` with
+    ``M`` that bound."""
+    wp, wn = class_weights(y, weight)
+    U0 = 2.0 * C * min(wp, wn)
+    return {"U0": U0, "M": U0 if norm == "l1" else math.sqrt(2.0 * U0)}
+
+
+# ---------------------------------------------------------------------------------------
+# The ramp and hard margin losses
+
+
+# the rules are module-level functions (functools.partial), never closures: a model pickles
+
+
+def _margin_rule(y, slack: bool, m, i):
+    """``margin[i]``: y_i (f[i] + b) (+ xi[i]) + big_m z[i] >= 1."""
+    body = float(y[i]) * (m.f[i] + m.b) + m.big_m * m.z[i]
+    return (body + m.xi[i] if slack else body) >= 1
+
+
+def _f_rule(F, cname: str, m, i):
+    """``f[i]`` = sum_j F_ij coef_j over the non-zero entries of row i (coef ``w`` or ``v``)."""
+    coef = m.component(cname)
+    return sum(float(F[i, j]) * coef[j] for j in range(F.shape[1]) if F[i, j] != 0.0)
+
+
+def _loss_rows(b, layout: Layout, F, y, cpos, xi, M) -> RowGroup:
+    """``margin[i]: y_i (f[i] + b) (+ xi[i]) + M z[i] >= 1``, the rows written by hand beside
+    the Constraint (covered by ``tests/test_record_is_the_model.py``)."""
+    l = len(y)
+    blocks = [(cpos, sp.csr_matrix(y[:, None] * F)), (layout.pos["b"], sp.csr_matrix(y[:, None]))]
+    if xi is not None:
+        blocks.append((layout.pos["xi"], sp.identity(l, format="csr")))
+    blocks.append((layout.pos["z"], M * sp.identity(l, format="csr")))
+    A = place(blocks, l, layout.n)
+    b.margin = pyo.Constraint(
+        b.I, rule=functools.partial(_margin_rule, y, xi is not None),
+        doc="margin: y_i (f[i] + b) " + ("+ xi[i] " if xi is not None else "")
+            + "+ big_m z[i] >= 1 (z[i] = 1 switches the row off)")
+    return RowGroup(b.margin, members(b.margin), A, np.ones(l), np.full(l, INF))
+
+
+def _build_loss(X, y, name, loss, C, sample_weight, kernel, gamma, degree, coef0, block):
+    C = check_positive("C", C)
+    linear = kernel == "linear"
+    data, kern, K = prepare(X, y, kernel=kernel, gamma=gamma, degree=degree, coef0=coef0,
+                            need_gram=False)
+    weight = check_sample_weight(sample_weight, data)
+    b = new_block(block, name)
+    add_points(b, data)
+    add_C(b, C)
+    add_weights(b, weight)
+    layout = Layout()
+    if linear:
+        F = data.X
+        add_features(b, data.n_features)
+        index, cname = b.J, "w"
+        cdoc = "normal vector w of the separating hyperplane (|w_j| <= w_max: proved)"
+    else:
+        # the representer form w = sum_j beta_j phi(x_j) in the coordinates v = L' beta of
+        # the factor K = L L' (exact features, or pivoted Cholesky of full column rank):
+        # ||w||^2 = beta'K beta = ||v||^2, w.phi(x_i) = (K beta)_i = (L v)_i
+        if K is None and exact_factor_dim(kern, *data.X.shape) is None:
+            K = kern.gram(data.X)
+        F = kernel_factor(kern, data.X, K)
+        b.R = pyo.Set(initialize=range(F.shape[1]), ordered=True,
+                      doc="factor components k (K = L L')")
+        index, cname = b.R, "v"
+        cdoc = "coordinates of w in the factor basis: v = L' beta (|v_k| <= w_max: proved)"
+    const = big_m_loss(loss, C, data.y, weight, F)
+    wb = (-const["w_max"], const["w_max"])
+    b.add_component(cname, pyo.Var(index, bounds=wb, initialize=0.0, doc=cdoc))
+    coef = b.component(cname)
+    cpos = layout.add(coef)
+    b.b = pyo.Var(bounds=(-const["b_max"], const["b_max"]), initialize=0.0,
+                  doc="bias b (|b| <= b_max: some optimum has it)")
+    layout.add(b.b)
+    xi = None
+    if loss == "ramp":
+        b.xi = pyo.Var(b.I, bounds=(0.0, 2.0), initialize=0.0,
+                       doc="slack xi_i in [0, 2] of point i's margin (kept rows)")
+        xi = b.xi
+        layout.add(xi)
+    b.z = pyo.Var(b.I, domain=pyo.Binary, initialize=0,
+                  doc="z_i = 1: point i is given up (its margin row switched off)")
+    zpos = layout.add(b.z)
+    b.big_m = pyo.Param(initialize=const["M"], mutable=False,
+                        doc="M = 2 + 2 R w_max, proved valid (formulations/mip.md)")
+    rows_F = F
+    b.f = pyo.Expression(b.I, rule=functools.partial(_f_rule, rows_F, cname),
+                         doc="f_i = w.x_i" if linear else "f_i = (L v)_i = w.phi(x_i)")
+    rows = [_loss_rows(b, layout, F, data.y, cpos, xi, const["M"])]
+    b.ww = pyo.Expression(expr=sum(coef[j] ** 2 for j in index),
+                          doc="||w||^2" if linear else "||w||^2 = ||v||^2 = beta'K beta")
+    wt = np.ones(data.n_points) if weight is None else weight
+    per_z = 2.0 if loss == "ramp" else 1.0
+    loss_expr = sum(float(per_z * wt[i]) * b.z[i] for i in b.I)
+    if xi is not None:
+        loss_expr = loss_expr + sum(float(wt[i]) * xi[i] for i in b.I)
+    b.objective = pyo.Objective(expr=0.5 * b.ww + b.C * loss_expr, sense=pyo.minimize,
+                                doc="1/2 ||w||^2 + C sum_i weight[i] ("
+                                    + ("xi[i] + 2 z[i])" if xi is not None else "z[i])"))
+    linear_terms = [LinearTerm(zpos, per_z * wt, Scale(1.0, "C"))]
+    if xi is not None:
+        linear_terms.insert(0, LinearTerm(layout.pos["xi"], wt, Scale(1.0, "C")))
+    record = Record(block=b, variables=layout.variables, objective=b.objective, sense=1,
+                    linear=linear_terms,
+                    quadratic=[QuadTerm(QuadBlock(cpos, diag=np.ones(len(cpos))), Scale(0.5))],
+                    rows=rows, problem_class="MIQP", integers=[b.z]).seal()
+    b._svm = BuiltSVM(formulation=name, data=data, kernel=kern, block=b, record=record,
+                      K=K, L=None if linear else F,
+                      facts=MIPFacts(loss=loss, norm="l2", C=C, big_m=const, F=F),
+                      weight=weight)
+    return b
+
+
+_LOSS_DOC = {"C": """    C : float, default 1.0
+        The price of the loss, > 0 (a mutable Param; the constants are proved for the C
+        built with and hold for every smaller C: a larger one is refused before a solve)."""}
+
+
+@document_parameters(**_LOSS_DOC)
+def ramp_loss_primal(X, y, *, C=1.0, sample_weight=None, kernel="linear", gamma="scale",
+                     degree=3, coef0=0.0, block=None):
+    r"""The ramp-loss SVM (Brooks 2011), primal form: a MIQP.
+
+    .. math::
+
+        \min_{w, b, \xi, z} \; \tfrac12 \|w\|^2 + C \sum_i (\xi_i + 2 z_i)
+        \quad \text{s.t.} \quad y_i (w \cdot x_i + b) \ge 1 - \xi_i - M z_i,
+        \; 0 \le \xi_i \le 2, \; z_i \in \{0, 1\}
+
+    Its optimum is that of ``1/2 ||w||^2 + C sum_i min(2, max(0, 1 - y_i f_i))``: a point
+    beyond ``y_i f_i < -1`` costs 2, however far (robust to outliers). ``M = 2 + 2 R
+    sqrt(2 U0)`` is proved (``formulations/mip.md``). Problem class: MIQP. Components:
+    ``I``, ``y``, ``C`` (mutable), ``weight`` (with ``sample_weight``), ``J`` and ``w``
+    (linear) or ``R`` and ``v`` (other kernels: the representer form in the factor
+    coordinates ``v = L' beta``), ``b``, ``xi``, ``z`` (binary: the points given up),
+    ``big_m``, ``f``, ``margin``, ``ww``, ``objective``.
+
+    @parameters@
+
+    References
+    ----------
+    J. P. Brooks, "Support vector machines with the ramp loss and the hard margin loss",
+    Operations Research 59(2) (2011) 467-479; the catalogue page
+    ``formulations/ramp_loss_primal.md``.
+    """
+    return _build_loss(X, y, "ramp_loss_primal", "ramp", C, sample_weight, kernel, gamma,
+                       degree, coef0, block)
+
+
+@document_parameters(**_LOSS_DOC)
+def hard_loss_primal(X, y, *, C=1.0, sample_weight=None, kernel="linear", gamma="scale",
+                     degree=3, coef0=0.0, block=None):
+    r"""The hard-margin-loss SVM (Brooks 2011), primal form: a MIQP.
+
+    .. math::
+
+        \min_{w, b, z} \; \tfrac12 \|w\|^2 + C \sum_i z_i
+        \quad \text{s.t.} \quad y_i (w \cdot x_i + b) \ge 1 - M z_i, \; z_i \in \{0, 1\}
+
+    Each point inside its margin or misclassified costs C, once (the 0-1 loss of the
+    margin). ``M = 2 + 2 R sqrt(2 U0)`` is proved (``formulations/mip.md``). Problem class:
+    MIQP. Components: ``I``, ``y``, ``C`` (mutable), ``weight`` (with ``sample_weight``),
+    ``J`` and ``w`` (linear) or ``R`` and ``v`` (other kernels), ``b``, ``z`` (binary: the
+    points given up), ``big_m``, ``f``, ``margin``, ``ww``, ``objective``.
+
+    @parameters@
+
+    References
+    ----------
+    J. P. Brooks, "Support vector machines with the ramp loss and the hard margin loss",
+    Operations Research 59(2) (2011) 467-479; the catalogue page
+    ``formulations/hard_loss_primal.md``.
+    """
+    return _build_loss(X, y, "hard_loss_primal", "hard", C, sample_weight, kernel, gamma,
+                       degree, coef0, block)
+
+
+# ---------------------------------------------------------------------------------------
+# Feature selection
+
+
+def check_budget(k) -> float | None:
+    """The budget ``k``: None (no budget) or a positive number."""
+    return None if k is None else check_positive("k", k)
+
+
+def check_norm(norm) -> str:
+    return check_choice("norm", norm, NORMS)
+
+
+def check_feature_cost(cost, d: int) -> np.ndarray:
+    """The cost of each feature: d finite numbers >= 0 (None: 1 each)."""
+    if cost is None:
+        return np.ones(d)
+    try:
+        c = np.asarray(cost, dtype=float).reshape(-1)
+    except (TypeError, ValueError):
+        raise ParameterError(f"feature_cost must be numbers, one per feature; got "
+                             f"{plain(cost)!r}") from None
+    if c.size == 1 and d != 1:
+        c = np.full(d, float(c[0]))
+    if c.size != d:
+        raise DataError(f"feature_cost has {c.size} values; X has {d} features")
+    if not np.all(np.isfinite(c)) or np.any(c < 0):
+        raise ParameterError("feature_cost must be finite numbers >= 0")
+    return c
+
+
+def _keep_rule(sign, m, j):
+    """``keep_hi[j]`` / ``keep_lo[j]``: big_m v[j] -+ w[j] >= 0."""
+    return m.big_m * m.v[j] - sign * m.w[j] >= 0
+
+
+def _abs_rule(sign, m, j):
+    """``abs_hi[j]`` / ``abs_lo[j]``: t[j] -+ w[j] >= 0."""
+    return m.t[j] - sign * m.w[j] >= 0
+
+
+@document_parameters(C="""    C : float, default 1.0
+        Price of a unit of slack, > 0 (a mutable Param; ``big_m`` is proved for the C built
+        with and holds for every smaller C: a larger one is refused before a solve).""",
+                     k="""    k : float or None, default None
+        The budget: ``sum_j feature_cost_j v_j <= k`` (without costs: at most ``k``
+        features kept); None: no budget (every feature may be kept).""",
+                     norm="""    norm : {"l1", "l2"}, default "l1"
+        ``||w||_1`` (a MILP) or ``1/2 ||w||^2`` (a MIQP).""",
+                     feature_cost="""    feature_cost : array-like of shape (d,), optional
+        The cost of each feature in the budget row (default 1 each).""")
+def feature_selection(X, y, *, C=1.0, k=None, norm="l1", feature_cost=None,
+                      sample_weight=None, block=None):
+    r"""Feature selection with a budget (Maldonado, Perez, Weber, Labbe 2014): a MILP (norm
+    l1) or MIQP (norm l2).
+
+    .. math::
+
+        \min_{w, b, \xi, v} \; \|w\|_1 + C \sum_i \xi_i
+        \quad \text{s.t.} \quad y_i (w \cdot x_i + b) \ge 1 - \xi_i, \; \xi_i \ge 0,
+        \; |w_j| \le M v_j, \; \sum_j c_j v_j \le k, \; v_j \in \{0, 1\}
+
+    (``1/2 ||w||^2`` in place of ``||w||_1`` with ``norm="l2"``). ``M`` is ``U0 = 2 C
+    min(W+, W-)`` (l1) or ``sqrt(2 U0)`` (l2), proved (``formulations/mip.md``). Problem
+    class: MILP (l1), MIQP (l2). Components: ``I``, ``y``, ``C`` (mutable), ``weight`` (with
+    ``sample_weight``), ``J``, ``w``, ``b``, ``xi``, ``v`` (binary: the features kept),
+    ``big_m``, ``cost``, ``k``, ``f``, ``margin``, ``keep_hi`` (``big_m v[j] - w[j] >= 0``),
+    ``keep_lo`` (``big_m v[j] + w[j] >= 0``), ``budget``; l1: ``t`` (``t[j] >= |w[j]|``),
+    ``abs_hi``, ``abs_lo``; l2: ``ww``; ``objective``.
+
+    @parameters@
+
+    References
+    ----------
+    S. Maldonado, J. Perez, R. Weber, M. Labbe, "Feature selection for Support Vector
+    Machines via Mixed Integer Linear Programming", Information Sciences 279 (2014)
+    163-175; the catalogue page ``formulations/feature_selection.md``.
+    """
+    C = check_positive("C", C)
+    budget = check_budget(k)
+    norm = check_norm(norm)
+    data, kern, weight, b, layout, wpos = linear_primal(X, y, "feature_selection", C,
+                                                        sample_weight, block)
+    l, d = data.n_points, data.n_features
+    cost = check_feature_cost(feature_cost, d)
+    const = big_m_features(norm, C, data.y, weight)
+    M = const["M"]
+    for j in b.J:
+        b.w[j].setlb(-M)
+        b.w[j].setub(M)
+    b.w.doc = "normal vector w (|w_j| <= big_m: proved)"
+    if norm == "l1":
+        b.t = pyo.Var(b.J, bounds=(0, None), initialize=0.0, doc="t_j >= |w_j|")
+        tpos = layout.add(b.t)
+    b.xi = pyo.Var(b.I, bounds=(0, None), initialize=0.0, doc="slack xi_i of point i's margin")
+    xpos = layout.add(b.xi)
+    b.v = pyo.Var(b.J, domain=pyo.Binary, initialize=1,
+                  doc="v_j = 1: feature j is kept (w_j may be non-zero)")
+    vpos = layout.add(b.v)
+    b.big_m = pyo.Param(initialize=M, mutable=False,
+                        doc="M, proved valid: |w_j| <= M at every optimum (formulations/mip.md)")
+    b.cost = pyo.Param(b.J, initialize=dict(enumerate(cost.tolist())),
+                       doc="cost_j of keeping feature j in the budget")
+    total = budget if budget is not None else float(cost.sum())
+    b.k = pyo.Param(initialize=total, doc="the budget (no budget: the cost of every feature)")
+    rows = [add_margin(b, layout, ("f", "f_i = w.x_i"), data.X, "w", data.y, b.xi)]
+    eye = sp.identity(d, format="csr")
+    b.keep_hi = pyo.Constraint(b.J, rule=functools.partial(_keep_rule, 1.0),
+                               doc="big_m v[j] - w[j] >= 0")
+    b.keep_lo = pyo.Constraint(b.J, rule=functools.partial(_keep_rule, -1.0),
+                               doc="big_m v[j] + w[j] >= 0")
+    for comp, sign in ((b.keep_hi, 1.0), (b.keep_lo, -1.0)):
+        A = place([(vpos, M * eye), (wpos, -sign * eye)], d, layout.n)
+        rows.append(RowGroup(comp, members(comp), A, np.zeros(d), np.full(d, INF)))
+    b.budget = pyo.Constraint(expr=sum(float(cost[j]) * b.v[j] for j in b.J) <= b.k,
+                              doc="sum_j cost[j] v[j] <= k")
+    rows.append(RowGroup(b.budget, [b.budget], place([(vpos, sp.csr_matrix(cost[None, :]))],
+                                                     1, layout.n),
+                         np.array([-INF]), np.array([total])))
+    wt = np.ones(l) if weight is None else weight
+    slack = sum(float(wt[i]) * b.xi[i] for i in b.I)
+    linear_terms = [LinearTerm(xpos, wt, Scale(1.0, "C"))]
+    quadratic = []
+    if norm == "l1":
+        b.abs_hi = pyo.Constraint(b.J, rule=functools.partial(_abs_rule, 1.0),
+                                  doc="t[j] - w[j] >= 0")
+        b.abs_lo = pyo.Constraint(b.J, rule=functools.partial(_abs_rule, -1.0),
+                                  doc="t[j] + w[j] >= 0")
+        for comp, sign in ((b.abs_hi, 1.0), (b.abs_lo, -1.0)):
+            A = place([(tpos, eye), (wpos, -sign * eye)], d, layout.n)
+            rows.append(RowGroup(comp, members(comp), A, np.zeros(d), np.full(d, INF)))
+        b.objective = pyo.Objective(expr=sum(b.t[j] for j in b.J) + b.C * slack,
+                                    sense=pyo.minimize,
+                                    doc="sum_j t[j] + C sum_i weight[i] xi[i]")
+        linear_terms.insert(0, LinearTerm(tpos, 1.0))
+    else:
+        b.ww = pyo.Expression(expr=sum(b.w[j] ** 2 for j in b.J), doc="||w||^2")
+        b.objective = pyo.Objective(expr=0.5 * b.ww + b.C * slack, sense=pyo.minimize,
+                                    doc="1/2 ||w||^2 + C sum_i weight[i] xi[i]")
+        quadratic.append(QuadTerm(QuadBlock(wpos, diag=np.ones(d)), Scale(0.5)))
+    record = Record(block=b, variables=layout.variables, objective=b.objective, sense=1,
+                    linear=linear_terms, quadratic=quadratic, rows=rows,
+                    problem_class="MILP" if norm == "l1" else "MIQP", integers=[b.v]).seal()
+    b._svm = BuiltSVM(formulation="feature_selection", data=data, kernel=kern, block=b,
+                      record=record, K=None, L=None,
+                      facts=MIPFacts(loss="features", norm=norm, C=C, big_m=const, F=data.X,
+                                     cost=cost, budget=budget),
+                      weight=weight)
+    return b
+
+
+# ---------------------------------------------------------------------------------------
+# The family's interface
+
+
+def check_before_solve(svm, *, proves_unbounded: bool) -> None:
+    """The constants were proved for the C the model was built with, and stay valid for every
+    smaller C (``U0`` grows with C): a larger C is refused before anything runs (a big-M too
+    small could cut off the optimum)."""
+    C = float(pyo.value(svm.block.C))
+    built = svm.facts.C
+    if C > built * (1.0 + 1e-12):
+        raise ParameterError(
+            f"C = {C:g} is larger than the C = {built:g} the {svm.formulation} model was built "
+            f"with: its big-M constants (big_m = {svm.facts.big_m['M']:.6g}) are proved for "
+            "C <= the C built with (formulations/mip.md). Build the model again with this C")
+
+
+def objective_of(facts: MIPFacts, y, C_i, coef, b, given_up=None) -> tuple[float, np.ndarray]:
+    """The objective of exactly the classifier ``(coef, b)`` (``coef`` ``w``, or ``v`` in the
+    factor coordinates) and each point's loss: the ramp loss ``min(2, max(0, 1 - y_i
+    f_i))``; the hard loss, 1 on the points ``given_up`` (the others must keep their
+    margin: :func:`extract` reports any violation); the hinge loss ``max(0, 1 - y_i f_i)``
+    of feature selection, with ``||w||_1`` or ``1/2 ||w||^2``."""
+    u = y * (facts.F @ coef + b)
+    if facts.loss == "ramp":
+        loss = np.minimum(2.0, np.maximum(0.0, 1.0 - u))
+    elif facts.loss == "hard":
+        loss = np.zeros(len(y))
+        loss[given_up] = 1.0
+    else:
+        loss = np.maximum(0.0, 1.0 - u)
+    reg = float(np.abs(coef).sum()) if facts.norm == "l1" else 0.5 * float(coef @ coef)
+    return reg + float(C_i @ loss), loss
+
+
+def extract(block, ctx) -> Solution:
+    """The Solution of a solved mixed-integer SVM (also the incumbent of a time limit, its
+    status ``time_limit``).
+
+    ``w`` (linear; feature selection: zero on the features not kept, exactly), ``b`` as
+    solved; the points given up (``z[i] = 1``) and the features kept (``v[j] = 1``); the
+    objective recomputed at exactly that classifier (:func:`objective_of`) and its gap to the
+    solver's best bound (``details.mip_gap``: the certificate of a MIP, no duals and no KKT
+    conditions); ``xi`` each point's loss; the support: the points not given up on or
+    inside their margin (the kernel form: every point with a coefficient ``beta_j != 0`` of
+    the decision function). ``alpha`` is zero: a MIP has no multipliers."""
+    svm = block._svm
+    data, facts = svm.data, svm.facts
+    y = data.y
+    l = data.n_points
+    C = float(pyo.value(block.C))
+    C_i = C * (np.ones(l) if svm.weight is None else svm.weight)
+    linear = svm.kernel.is_linear
+    coef = values_of(members(block.w if linear else block.v))
+    b = float(pyo.value(block.b))
+    extra: dict = {"alpha_source": "none: a mixed-integer SVM has no multipliers"}
+    given_up = np.zeros(0, dtype=int)
+    kept = None
+    if facts.loss == "features":
+        kept = np.flatnonzero(values_of(members(block.v)) > BINARY_ONE)
+        coef = np.where(np.isin(np.arange(len(coef)), kept), coef, 0.0)
+    else:
+        given_up = np.flatnonzero(values_of(members(block.z)) > BINARY_ONE)
+    objective, loss = objective_of(facts, y, C_i, coef, b, given_up)
+    f = facts.F @ coef
+    u = y * (f + b)
+    on = np.ones(l, dtype=bool)
+    on[given_up] = False
+    kkt: dict = {}
+    if facts.loss == "hard":   # the rows kept must hold: their violation, in margin units
+        kkt["primal_infeasibility"] = float(np.max(np.maximum(0.0, 1.0 - u[on]), initial=0.0))
+    mip = ctx.extra.get("mip") or {}
+    bound, incumbent = mip.get("bound"), mip.get("incumbent")
+    tiny = np.finfo(float).tiny
+    gap = None if bound is None else (objective - bound) / max(abs(objective), tiny)
+    solver_gap = (None if bound is None or incumbent is None
+                  else (incumbent - bound) / max(abs(incumbent), tiny))
+    if bound is None:
+        extra["mip_certificate"] = ("not computed: no bound from the solver (a model solved "
+                                    "outside svm_models.solve)")
+    if not ctx.verified:
+        extra["diagnostics"] = ("the model solved is not the formulation "
+                                f"({ctx.reason}): the objective is the formulation's at "
+                                "the classifier returned")
+    scale = max(1.0, float(np.max(np.abs(f), initial=0.0)))
+    if linear:
+        support = np.flatnonzero(on & (u - 1.0 <= ACTIVE_MARGIN_REL * scale))
+        alpha = np.zeros(l)
+        dual_coef = np.zeros(l)
+        w = coef
+    else:
+        # the decision function's coefficients: beta with L' beta = v (the least-norm one)
+        beta = np.linalg.lstsq(facts.F.T, coef, rcond=None)[0]
+        support = np.flatnonzero(beta != 0.0)
+        alpha = np.zeros(l)
+        dual_coef = beta
+        w = None
+        extra["dual_coef_source"] = "the expansion of the solved factor coordinates v (L'beta = v)"
+    ww = float(coef @ coef)
+    details = MIPDetails(mip_gap=gap, bound=bound, solver_gap=solver_gap, given_up=given_up,
+                         features_kept=kept, big_m=dict(facts.big_m))
+    return Solution(formulation=svm.formulation, solver=ctx.solver, status=ctx.status, w=w, b=b,
+                    alpha=alpha, dual_coef=dual_coef, xi=loss, support=support,
+                    support_vectors=data.X[support], objective=objective, kernel=svm.kernel,
+                    classes=data.classes, primal_objective=objective, kkt=kkt,
+                    margin=1.0 / math.sqrt(ww) if ww > 0 else None, C=C, details=details,
+                    time=ctx.time, interface=ctx.interface, path=ctx.path, extra=extra)
+
+
+FAMILY = Family(extract=extract, check_before_solve=check_before_solve)
