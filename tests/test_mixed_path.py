@@ -175,3 +175,32 @@ def test_a_composed_model_solved_as_a_whole_takes_the_mixed_path(how):
     assert ref.path == "general"
     assert pyo.value(m.obj) == pytest.approx(pyo.value(r.obj), rel=1e-6)
     assert pyo.value(m.t) == pytest.approx(pyo.value(r.t), abs=1e-5)
+
+
+def test_a_users_binary_variable_is_never_relaxed():
+    """A binary variable of the user's beside the SVM: the mixed path cannot carry it (a
+    relaxation would be no answer to the model held); a continuous backend refuses the
+    mixed-integer model, an integer-capable one solves it as such."""
+    X, y = blobs(6, l=16)
+    m = pyo.ConcreteModel()
+    m.svm = pyo.Block()
+    sm.build("soft_l1_primal", X, y, block=m.svm, C=1.0)
+    m.on = pyo.Var(domain=pyo.Binary)
+    m.cap = pyo.Constraint(expr=m.svm.w[0] <= 0.05 + 10.0 * m.on)
+    m.svm.objective.deactivate()
+    m.obj = pyo.Objective(expr=m.svm.objective.expr + 0.75 * m.on)
+    with pytest.raises(sm.CapabilityError, match="MIQP"):
+        sm.optimize(m, require("piqp"))
+    info = sm.optimize(m, require("gurobi"))
+    assert info.path == "general" and m.on.value in (0.0, 1.0)
+    # against both choices of the binary solved as continuous models
+    best = []
+    for on in (0.0, 1.0):
+        r = pyo.ConcreteModel()
+        r.svm = pyo.Block()
+        sm.build("soft_l1_primal", X, y, block=r.svm, C=1.0)
+        r.cap = pyo.Constraint(expr=r.svm.w[0] <= 0.05 + 10.0 * on)
+        r.svm.objective.deactivate()
+        r.obj = pyo.Objective(expr=r.svm.objective.expr + 0.75 * on)
+        best.append(sm.optimize(r, require("clarabel")).objective)
+    assert pyo.value(m.obj) == pytest.approx(min(best), rel=1e-6)

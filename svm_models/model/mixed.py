@@ -24,7 +24,9 @@ What is proved, and how:
   Objective of the same sense) from the record plus the added terms read; any other
   objective is read whole;
 * a fixed variable is a variable whose bounds are its value (its value is kept as it is);
-  variables outside the record that the read parts use are new columns.
+  variables outside the record that the read parts use are new columns (continuous ones
+  only: a user's binary variable sends the model to the general reader, which classifies it
+  as a mixed-integer problem).
 
 Anything else (a non-continuous variable, a logical constraint, a non-polynomial term, a
 quadratic part that is not convex on its own) leaves the model to the general reader.
@@ -220,6 +222,9 @@ def assemble_edited(record, ed: Edits) -> StandardForm:
         o_quad.extend(quad)
     lin_rows, quad_rows = _read_rows(ed.read, variables)
     extra = variables.datas[n:]
+    discrete = next((v for v in extra if not v.is_continuous()), None)
+    if discrete is not None:   # (a relaxation would be no answer to the model held)
+        raise NotQuadratic(f"variable {discrete.name} is not continuous")
     n2 = n + len(extra)
     lx, ux = base.lx, base.ux
     if extra:
