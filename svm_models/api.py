@@ -18,8 +18,9 @@ from pyomo.common.gc_manager import PauseGC
 
 from .formulations import get as lookup, names as formulation_names
 from .errors import (BadScaleWarning, InfeasibleError, LicenseLimitError, NotSeparableError,
-                     ParameterError, SVMError, SolveFailedError)
+                     ParameterError, SolveFailedError, SolverError, SVMError)
 from .model.built import svm_blocks
+from .model.mixed import objective_scale
 from .postprocess import Context
 from .solution import Solution
 from .solvers import SolverOptions, auto_choice, backend, capable, solve_model
@@ -122,7 +123,9 @@ def the_svm_block(model):
         raise ParameterError("the model contains no block built by svm_models.build")
     if len(blocks) > 1:
         raise ParameterError(
-            f"the model contains {len(blocks)} SVM blocks; extract each with svm_models.extract(block)")
+            f"the model contains {len(blocks)} SVM blocks: solve it as a whole with "
+            "svm_models.optimize(model, solver) or a Pyomo solver, then read each with "
+            "svm_models.extract(block)")
     return blocks[0]
 
 
@@ -173,7 +176,10 @@ def solve(model, solver: str = "auto", *, raise_on_failure: bool = True, _state=
     A mixed-integer formulation (``formulations/mip.md``) stopped by its time limit with an
     incumbent returns that incumbent, status ``time_limit`` (never ``optimal``), its gap in
     ``details.mip_gap``; its "optimal" is accepted when that gap, of exactly the classifier
-    returned against the solver's bound, is within the tolerance.
+    returned against the solver's bound, is within the tolerance. Its solver is given a
+    warm start where the plugin takes one (the family's ``warm_start`` hook: the convex
+    SVM, solved by a continuous backend and rounded into a feasible point), reported in
+    ``extra["warm_start"]`` (its objective, or why there was none).
     """
     opts = SolverOptions.from_kwargs(**options)
     if not hasattr(model, "component_data_objects"):
@@ -200,7 +206,8 @@ def solve(model, solver: str = "auto", *, raise_on_failure: bool = True, _state=
             if left <= 0:
                 break
             run = replace(run, time_limit=left)
-        info, sol, why = _solve_once(model, solver, svm, f, run, opts, _state)
+        info, sol, why = _solve_once(model, solver, svm, f, run, opts, _state,
+                                     _warm_starter(svm, f, run))
         if first is None:
             first = (info, sol, why)
         tried.append(_describe_attempt(info, attempt, why))
@@ -345,11 +352,38 @@ def _describe_attempt(info, attempt: dict, why) -> str:
     return f"{info.solver} {how}{scaled}: {end}"
 
 
-def _solve_once(model, solver, svm, f, opts, asked: SolverOptions, state):
+#: the continuous backends a warm start's convex SVM is solved with, the first installed
+#: that takes its problem class (never the mixed-integer backend itself)
+WARM_START_BACKENDS = ("clarabel", "piqp", "highs")
+
+
+def _warm_starter(svm, f, opts: SolverOptions):
+    """The family's ``warm_start`` hook bound to this solve (None: the family has none), as
+    the callable :func:`~svm_models.solvers.solve_model` calls when the plugin takes a start:
+    its convex SVM is fitted by the first of :data:`WARM_START_BACKENDS` installed that takes
+    it, within the solve's time limit."""
+    from .solvers.table import available
+
+    hook = f.hooks.warm_start
+    if hook is None:
+        return None
+
+    def fit_convex(name, X, y, **params):
+        pclass = lookup(name).problem_class
+        for n in WARM_START_BACKENDS:
+            if backend(n).takes(pclass) and available(n):
+                return fit(X, y, name, solver=n, time_limit=opts.time_limit, **params)
+        raise SolverError(f"no continuous backend installed takes the {pclass} {name} "
+                          f"(one of {', '.join(WARM_START_BACKENDS)})")
+
+    return lambda: hook(svm, fit_convex)
+
+
+def _solve_once(model, solver, svm, f, opts, asked: SolverOptions, state, warm_start=None):
     """One solve and its extraction: ``(info, Solution or None, why refused or None)``."""
     try:
         info = solve_model(model, solver, record=svm.record, problem_class=svm.record.problem_class,
-                           options=opts, state=state)
+                           options=opts, state=state, warm_start=warm_start)
     except LicenseLimitError as exc:
         hint = f.hooks.licence_hint
         raise LicenseLimitError(str(exc) + (hint(svm) if hint is not None else "")) from None
@@ -366,6 +400,8 @@ def _solve_once(model, solver, svm, f, opts, asked: SolverOptions, state):
         sol.extra["retry"] = info.retry
     if info.scaling is not None:
         sol.extra["scaling"] = info.scaling
+    if info.warm_start is not None:
+        sol.extra["warm_start"] = info.warm_start
     solved_to = info.retry.get("tol", opts.tolerance) if info.retry else opts.tolerance
     if incumbent:   # the incumbent, as found: its status says it is not proved optimal
         return info, sol, None
@@ -628,8 +664,11 @@ def extract(block, *, solver: str = "", duals=None, tol=None) -> Solution:
         if vd.value is None:
             raise SVMError(f"variable {vd.name} has no value: solve the model before extracting")
     unproved = verify(svm.record) or svm.record.extension_reason()
+    # the duals of a model whose objective holds the formulation's as c E + rest are c times
+    # the formulation's (their sign then follows dual feasibility: user_dual_sign)
+    scale = 1.0 if unproved is None else objective_scale(svm.record)
     ctx = Context(solver=solver, interface="user", path="user", tol=tol, duals=duals,
-                  verified=unproved is None, reason=unproved)
+                  verified=unproved is None, reason=unproved, scale=scale)
     sol = f.extractor(blk, ctx)
     if unproved is None:   # the formulation itself: its certificate must hold, as after solve()
         sol = _refuse_uncertified(sol, svm, f, 1e-9 if tol is None else tol, False)

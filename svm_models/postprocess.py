@@ -38,7 +38,12 @@ class Context:
     ``reason`` says what changed); ``objective``: the value of the objective the solver
     optimised (None: compute it); ``tol``: the tolerance the values were solved to (it scales
     the support rule); ``certify_tol``: the tolerance the user asked for (what a certificate
-    must reach; None: ``tol``)."""
+    must reach; None: ``tol``); ``scale``: the factor ``c`` with which the model's objective
+    holds the formulation's (``c E + rest``,
+    :func:`~svm_models.model.mixed.objective_scale`): the duals read here (:meth:`dual`,
+    :func:`margin_multipliers`) are divided by it -- the formulation's multipliers, whose
+    convention b and a primal's alpha follow, also when the user minimises ``-E`` -- and
+    none is read when it is None (the objective holds E in a way that cannot be read)."""
 
     solver: str = ""
     interface: str = ""
@@ -52,12 +57,14 @@ class Context:
     objective: float | None = None
     certify_tol: float | None = None
     extra: dict = field(default_factory=dict)
+    scale: float | None = 1.0
 
     def dual(self, data):
-        """The dual of one constraint, or None."""
-        if self.duals is None or data not in self.duals:
+        """The dual of one constraint in the formulation's convention (divided by
+        :attr:`scale`), or None."""
+        if self.duals is None or self.scale is None or data not in self.duals:
             return None
-        return float(self.duals[data])
+        return float(self.duals[data]) / self.scale
 
 
 def user_dual_sign(violation, *, material: bool, what: str, extra: dict) -> float:
@@ -94,28 +101,46 @@ def user_dual_sign(violation, *, material: bool, what: str, extra: dict) -> floa
         "'dual' filled by the solver), solve to a tighter tolerance, or extract without duals")
 
 
-def margin_multipliers(svm, ctx: Context, extra: dict) -> np.ndarray | None:
+def margin_multipliers(svm, ctx: Context, extra: dict,
+                       reference: np.ndarray | None = None) -> np.ndarray | None:
     """The multipliers of the margin rows (the record's first row group) as an array, None
     unless the backend gave all: read as one run of rows where the duals allow it (the fast
     path), else row by row. Duals a user hands to :func:`svm_models.extract` are read in the
     sign that is dual feasible for these rows (:func:`user_dual_sign`): ``>= 0`` for the
     margin inequalities ``>= 1`` of a minimisation; for margin equalities (a least-squares
-    SVM, multipliers of either sign) their sum ``>= 0`` (it is twice the optimum)."""
+    SVM, multipliers of either sign) the sign in which they match ``reference`` (what the
+    optimality conditions in a variable of the margin rows alone make them: ``C weight_i
+    e_i``); without a reference, on the formulation as built, their sum ``>= 0`` (twice the
+    optimum) -- on a changed model that sum says nothing (a user's row moves it) and the
+    sign is not decided (ParameterError)."""
     group = svm.record.rows[0]
     datas = group.datas
+    if ctx.scale is None:
+        return None
     of = getattr(ctx.duals, "of", None)
     mult = of(datas) if of is not None else None
     if mult is None:
         vals = [ctx.dual(d) for d in datas]
         if not all(v is not None for v in vals):
             return None
-        mult = vals
-    mult = np.asarray(mult, dtype=float)
+        mult = np.asarray(vals, dtype=float)
+    else:
+        mult = np.asarray(mult, dtype=float) / ctx.scale
     if ctx.interface == "user":
         size = max(float(np.sum(np.abs(mult))), 1e-300)
         equality = bool(np.all(np.asarray(group.lower) == np.asarray(group.upper)))
 
+        if equality and reference is None and not ctx.verified:
+            raise ParameterError(
+                "the sign of the margin rows' multipliers given cannot be decided on this "
+                "changed model (equality rows: either sign is dual feasible). Extract without "
+                "duals, or pass duals in the library's convention from svm_models.solve")
+        ref = None if reference is None else np.asarray(reference, dtype=float)
+
         def violation(s):
+            if equality and ref is not None:
+                return (float(np.sum(np.abs(s * mult - ref)))
+                        / max(size + float(np.sum(np.abs(ref))), 1e-300))
             if equality:
                 return max(0.0, -s * float(np.sum(mult))) / size
             return float(np.sum(np.maximum(0.0, -s * mult))) / size

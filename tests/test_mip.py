@@ -372,23 +372,147 @@ def _hard_instance():
 def test_a_time_limit_returns_the_incumbent_with_its_gap_never_optimal(solver):
     require(solver)
     X, y = _hard_instance()
-    # the solver must stop with an incumbent and an open gap: a limit short enough for the
-    # gap, long enough for an incumbent (0.3 s here; longer ones on a slower machine). No
-    # incumbent yet is a typed failure, never an answer
-    for limit in (0.3, 0.6, 1.2, 2.4):
-        try:
-            sol = sm.fit(X, y, "hard_loss_primal", solver=solver, C=1.0, time_limit=limit,
-                         options={"Heuristics": 0} if solver == "gurobi" else {})
-        except sm.SolveFailedError as exc:
-            assert exc.status is sm.Status.time_limit
-            continue
-        break
+    # deterministic: the warm start is an incumbent from the start (Gurobi takes the whole
+    # point, SCIP completes its binaries at once), so a short limit stops with one and an
+    # open gap -- Gurobi's own heuristics off: the incumbent is the start or better
+    sol = sm.fit(X, y, "hard_loss_primal", solver=solver, C=1.0, time_limit=0.3,
+                 options={"Heuristics": 0} if solver == "gurobi" else {})
     assert sol.status is sm.Status.time_limit
     assert np.isfinite(sol.b) and sol.w is not None
     assert sol.mip_gap > 1e-3 and sol.bound < sol.objective
+    assert sol.objective <= sol.extra["warm_start"]["objective"] * (1 + 1e-9)
     u = signs(y) * (X @ sol.w + sol.b)   # a feasible classifier, its objective recomputed
     assert sol.objective == pytest.approx(0.5 * sol.w @ sol.w + len(sol.given_up), rel=1e-9)
     assert np.all(u[np.setdiff1d(np.arange(len(y)), sol.given_up)] >= 1 - 1e-6)
+
+
+# ---------------------------------------------------------------------------------------
+# The warm start: the convex SVM rounded into a feasible point (issue 29)
+
+
+def _start(m):
+    """The family's warm start of model ``m`` as solve() computes it: its report."""
+    from svm_models.api import _warm_starter
+    from svm_models.formulations import get
+    from svm_models.solvers import SolverOptions
+
+    svm = m._svm
+    return _warm_starter(svm, get(svm.formulation), SolverOptions())()
+
+
+def _rows_hold(m, tol=1e-9):
+    """Every row and bound of the model holds at its current values, each binary is 0 or 1
+    (Pyomo's own evaluation of each constraint)."""
+    import pyomo.environ as pyo
+
+    for v in m.component_data_objects(pyo.Var):
+        assert v.value is not None, v.name
+        assert v.lb is None or v.value >= v.lb - tol, v.name
+        assert v.ub is None or v.value <= v.ub + tol, v.name
+        if v.is_binary():
+            assert v.value in (0.0, 1.0), v.name
+    for c in m.component_data_objects(pyo.Constraint, active=True):
+        body = pyo.value(c.body)
+        assert c.lb is None or body >= c.lb - tol * max(1, abs(c.lb)), c.name
+        assert c.ub is None or body <= c.ub + tol * max(1, abs(c.ub)), c.name
+
+
+_CASES = {
+    "ramp": ("ramp_loss_primal", lambda: data(), {"C": 3.0}),
+    "ramp rbf": ("ramp_loss_primal", lambda: data(l=7, seed=2), {"C": 2.0, "kernel": "rbf",
+                                                                   "gamma": 0.5}),
+    "ramp weighted": ("ramp_loss_primal", lambda: data(seed=1),
+                      {"C": 1.5, "sample_weight": np.linspace(0.5, 2.0, 8)}),
+    "hard": ("hard_loss_primal", lambda: data(seed=3), {"C": 2.0}),
+    "features l1": ("feature_selection", lambda: _features(), {"C": 2.0, "k": 2}),
+    "features l2": ("feature_selection", lambda: _features(seed=5), {"C": 5.0, "k": 2,
+                                                                      "norm": "l2"}),
+    "features costs": ("feature_selection", lambda: _features(seed=6),
+                       {"C": 1.0, "k": 2.5, "feature_cost": [3.0, 1.0, 1.0, 2.0, 0.5]}),
+}
+
+
+@pytest.mark.parametrize("case", list(_CASES))
+def test_the_warm_start_is_a_feasible_point_no_better_than_the_optimum(case):
+    """The start is a point of the model (every row, bound and binary holds: checked here by
+    Pyomo's own evaluation), the report's objective is the model's there, and it is >= the
+    MIP optimum -- which, warm-started, still equals brute force (the small cases) and the
+    solver's bound."""
+    import pyomo.environ as pyo
+
+    require("gurobi")
+    name, make, params = _CASES[case]
+    X, y = make()
+    m = sm.build(name, X, y, **params)
+    report = _start(m)
+    assert report["objective"] is not None, report
+    _rows_hold(m)
+    assert report["objective"] == pytest.approx(pyo.value(m.objective), rel=1e-12)
+    sol = sm.solve(m, "gurobi", time_limit=30)
+    assert sol.status is sm.Status.optimal
+    assert sol.extra["warm_start"]["objective"] == pytest.approx(report["objective"], rel=1e-12)
+    assert "warmstart=True to gurobi_direct" == sol.extra["warm_start"]["passed"]
+    assert report["objective"] >= sol.objective * (1 - 1e-9)
+    if len(y) <= 8:   # the optimum, warm-started, is still brute force's
+        if name == "feature_selection":
+            ref = brute_force_features(X, signs(y), params["C"], params["k"],
+                                       params.get("norm", "l1"), params.get("feature_cost"))
+        else:
+            F = rbf_factor(X, params["gamma"]) if "gamma" in params else X
+            wt = params.get("sample_weight", np.ones(len(y)))
+            ref = brute_force_loss(F, signs(y), params["C"], wt,
+                                   "ramp" if name == "ramp_loss_primal" else "hard")
+        assert sol.objective == pytest.approx(ref, rel=REL)
+
+
+def test_gurobi_takes_the_warm_start():
+    """Stopped at once (1 ms) with its heuristics off, Gurobi still has an incumbent: the
+    start it was given, at its objective (without one it has none: a typed failure)."""
+    require("gurobi")
+    X, y = _hard_instance()
+    sol = sm.fit(X, y, "hard_loss_primal", solver="gurobi", C=1.0, time_limit=1e-3,
+                 options={"Heuristics": 0, "Presolve": 0})
+    start = sol.extra["warm_start"]
+    assert sol.status is sm.Status.time_limit and start["objective"] is not None
+    assert sol.objective <= start["objective"] * (1 + 1e-9)
+    assert sol.mip_gap > 0.1   # (stopped long before the optimum, 30)
+
+
+def test_an_infeasible_start_is_dropped_never_forced():
+    """A row the user added to the block that the rounded start breaks: the start is
+    dropped (the variables keep their values, the report says which row), and the solve is
+    the model's optimum with the row."""
+    import pyomo.environ as pyo
+
+    require("gurobi")
+    X, y = data()
+    m = sm.build("ramp_loss_primal", X, y, C=3.0)
+    m.cut = pyo.Constraint(expr=m.b >= 2.0)   # the hinge solution has |b| < 1
+    report = _start(m)
+    assert report["objective"] is None and "cut" in report["why"]
+    assert m.b.value == 0.0 and all(v.value == 0 for v in m.z.values())   # untouched
+    sol = sm.solve(m, "gurobi")
+    assert sol.status is sm.Status.optimal and sol.b >= 2.0 - 1e-9
+    assert sol.extra["warm_start"]["objective"] is None
+    free = sm.fit(X, y, "ramp_loss_primal", solver="gurobi", C=3.0)
+    assert sol.objective >= free.objective * (1 - 1e-9)
+
+
+def test_highs_takes_no_warm_start_and_a_convex_failure_means_none():
+    X, y = _features()
+    sol = sm.fit(X, y, "feature_selection", solver="highs", C=2.0, k=2)
+    assert sol.extra["warm_start"] == {"objective": None,
+                                       "why": "the highs plugin takes no warm start"}
+    # the convex solve fails (a raw option Clarabel does not know): no start, the variables
+    # untouched
+    from svm_models.formulations import get
+
+    m = sm.build("ramp_loss_primal", *data(), C=1.0)
+    report = get("ramp_loss_primal").hooks.warm_start(
+        m._svm, lambda name, X, y, **p: sm.fit(X, y, name, solver="clarabel",
+                                               options={"no_such_option": 1}, **p))
+    assert report["objective"] is None and "soft_l1_primal was not solved" in report["why"]
+    assert m.b.value == 0.0 and all(v.value == 0 for v in m.xi.values())
 
 
 def test_the_gap_is_the_certificate():

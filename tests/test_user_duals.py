@@ -26,9 +26,10 @@ import pytest
 
 import svm_models as sm
 from svm_models.errors import ParameterError
+from svm_models.model.mixed import objective_scale
 from svm_models.solvers.base import preserved_fpu
 
-from conftest import GUROBI_MAX_VARS, blobs, n_vars, require
+from conftest import GUROBI_MAX_VARS, blobs, n_vars, require, separable
 
 C = 0.7
 #: the Pyomo plugins and the project's backend each needs
@@ -145,7 +146,11 @@ def test_a_dual_solved_at_the_default_tolerance_takes_b_from_balance_in_either_s
     assert sol.extra["b_source"] == "multiplier of balance", "test design: the path tested"
     assert_agrees(sol, reference("soft_l1_dual", seed), f"{solver} {sense} seed {seed}",
                   alpha_tol=2e-5)
-    if (m.dual[blk.balance] > 0) != (sol.b > 0):
+    # the duals are read divided by the factor with which the objective holds the SVM's
+    # (min: -E, max: E), then in the dual-feasible sign (the solver's own convention)
+    c = objective_scale(blk._svm.record)
+    assert c == (-1.0 if sense == "min" else 1.0)
+    if (m.dual[blk.balance] / c > 0) != (sol.b > 0):
         assert "opposite sign" in sol.extra["dual_sign"]
     else:
         assert "dual_sign" not in sol.extra
@@ -193,3 +198,25 @@ def test_margin_multipliers_of_no_one_sign_are_refused():
     flipped = sm.extract(m.svm, duals={m.svm.margin[i]: -a for i, a in enumerate(ref.alpha)})
     assert "opposite sign" in flipped.extra["dual_sign"]
     assert_agrees(flipped, ref, "flipped by hand")
+
+
+def test_least_squares_duals_of_a_changed_model_are_read_in_the_right_sign():
+    """ls_svm_primal with a user's row w_0 >= c, solved by gurobi_direct: the sum of the
+    margin rows' multipliers is negative there (the user's row moves it), and the sum rule
+    flipped them -- alpha the negative of the model's. Their sign now follows stationarity
+    in e (alpha_i = C weight_i e_i), the same as svm_models.solve's alpha."""
+    require("gurobi")
+    X, y = separable(4, l=20, d=2)
+    for c in (2.0, 4.0):
+        def model():
+            m = sm.build("ls_svm_primal", X, y, C=1.0)
+            m.push = pyo.Constraint(expr=m.w[0] >= c)
+            return m
+
+        m = model()
+        m.dual = pyo.Suffix(direction=pyo.Suffix.IMPORT)
+        with preserved_fpu():
+            pyo.SolverFactory("gurobi_direct").solve(m)
+        got = sm.extract(m, duals=m.dual)
+        ref = sm.solve(model(), "clarabel")
+        np.testing.assert_allclose(got.alpha, ref.alpha, rtol=1e-5, atol=1e-6)

@@ -26,13 +26,21 @@ class Family:
     explain_failure : ``(svm, status, message) -> SVMError | None``, or None: the family's
         reading of a solve that did not end optimal (the hard margin: not separable);
     licence_hint : ``(svm) -> str``, or None: what to add to a size-limited licence's
-        refusal (a smaller form of the same model).
+        refusal (a smaller form of the same model);
+    warm_start : ``(svm, fit_convex) -> dict``, or None: a start for the solver (the
+        mixed-integer SVMs: the convex SVM's solution, rounded into a feasible point). It
+        solves the convex neighbour through ``fit_convex(formulation, X, y, **params)`` (the
+        caller's: a fast continuous backend; a Solution, or an ``SVMError``), sets the
+        block's variables to the start only when every row of the model holds there, and
+        returns ``{"objective": ..., ...}`` -- or ``{"objective": None, "why": ...}``, the
+        variables untouched, when there is none.
     """
 
     extract: Callable
     check_before_solve: Callable | None = None
     explain_failure: Callable | None = None
     licence_hint: Callable | None = None
+    warm_start: Callable | None = None
 
     #: the optional hooks, as a family module names its functions
-    HOOKS = ("check_before_solve", "explain_failure", "licence_hint")
+    HOOKS = ("check_before_solve", "explain_failure", "licence_hint", "warm_start")

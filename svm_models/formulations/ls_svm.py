@@ -137,7 +137,11 @@ def extract(block, ctx) -> Solution:
     data = svm.data
     X, y, C, C_i, w, b_solver = linear_primal_values(svm, block)
     extra: dict = {"b_solver": b_solver}
-    mult = margin_multipliers(svm, ctx, extra) if ctx.duals is not None else None
+    # the multipliers equal C weight_i e_i (stationarity in e, which only the objective and
+    # margin[i] hold): the reference that decides the sign of a user's duals
+    e_now = values_of(members(block.e))
+    mult = (margin_multipliers(svm, ctx, extra, reference=C_i * e_now)
+            if ctx.duals is not None else None)
     primal = dual = gap = None
     kkt: dict = {}
     if ctx.verified:

@@ -34,7 +34,7 @@ import numpy as np
 import pyomo.environ as pyo
 import scipy.sparse as sp
 
-from ..errors import DataError, ParameterError, plain
+from ..errors import DataError, ParameterError, SVMError, plain
 from ..kernels import exact_factor_dim, kernel_factor
 from ..model.built import BuiltSVM
 from ..model.forms import QuadBlock
@@ -44,7 +44,8 @@ from ..model.pieces import (Layout, add_C, add_features, add_margin, add_points,
 from ..model.record import LinearTerm, QuadTerm, Record, RowGroup, Scale, members
 from ..postprocess import values_of
 from ..solution import MIPDetails, Solution
-from ..tolerances import ACTIVE_MARGIN_REL, BINARY_ONE
+from ..status import Status
+from ..tolerances import ACTIVE_MARGIN_REL, BINARY_ONE, SOLVER_TOL
 from .family import Family
 from .params import NORMS, document_parameters
 
@@ -534,4 +535,155 @@ def extract(block, ctx) -> Solution:
                     time=ctx.time, interface=ctx.interface, path=ctx.path, extra=extra)
 
 
-FAMILY = Family(extract=extract, check_before_solve=check_before_solve)
+# ---------------------------------------------------------------------------------------
+# The warm start: the convex SVM, rounded into a feasible point (issue 29)
+
+
+def _best_scale(coef, b, u, C_i, w_max, b_max):
+    """The hard loss along the ray ``s (coef, b)``, ``s > 0``, within the bounds: ``1/2 s^2
+    ||coef||^2 + sum_i C_i [s u_i < 1]``, minimised exactly over ``s = 1/u_k`` (each keeps
+    the points with ``u_i >= u_k``; ``u_i <= 0`` are given up at every ``s``) and ``s = 1``.
+    Returns the scaled ``(coef, b, u)``; a point kept has ``s u_i >= 1`` (to round-off: set
+    exactly to 1 at the threshold)."""
+    ww = float(coef @ coef)
+    top = max(float(np.max(np.abs(coef), initial=0.0)) / w_max, abs(b) / b_max)
+    s_max = math.inf if top == 0.0 else 1.0 / top
+    pos = u > 0
+    best = (0.5 * ww + float(C_i[u < 1.0].sum()), 1.0)
+    order = np.argsort(u[pos])
+    up, cp = u[pos][order], C_i[pos][order]
+    given = float(C_i[~pos].sum()) + np.concatenate([[0.0], np.cumsum(cp)[:-1]])
+    for k in range(len(up)):   # s = 1/u_k keeps u_i >= u_k; gives up the others
+        s = 1.0 / up[k]
+        if s <= s_max and (k == 0 or up[k] != up[k - 1]):
+            value = 0.5 * s * s * ww + given[k]
+            if value < best[0]:
+                best = (value, s)
+    s = best[1]
+    u = s * u
+    u[np.abs(u - 1.0) <= 4 * np.finfo(float).eps] = 1.0
+    return s * coef, s * b, u
+
+
+def _start_point(facts: MIPFacts, y, C_i, coef, b) -> tuple[dict, str]:
+    """The MIP point rounded from the convex classifier ``(coef, b)`` (``coef`` in the
+    model's coordinates: ``w``, or ``v`` of the factor): ``{variable name: values}`` and what
+    was rounded. ``w`` (``v``) and ``b`` are clipped to the proved bounds; then, with ``u_i =
+    y_i (f_i + b)``: the ramp loss gives up ``z_i = 1`` exactly where ``u_i < -1`` (the slack
+    would exceed its cap 2), the hard loss where ``u_i < 1`` (a row without slack; first
+    ``(w, b)`` is scaled to its best multiple within the bounds, :func:`_best_scale`), each
+    other point keeping ``xi_i = max(0, 1 - u_i)``; feature selection keeps the largest
+    ``|w_j|`` that fit the budget (greedily, in that order; ``w_j = 0`` elsewhere), ``v_j = 1``
+    on them, ``xi_i = max(0, 1 - u_i)``, ``t_j = |w_j|``."""
+    const = facts.big_m
+    if facts.loss == "features":
+        M = const["M"]
+        order = np.argsort(-np.abs(coef), kind="stable")
+        cost = facts.cost
+        room = float(cost.sum()) if facts.budget is None else facts.budget
+        keep = np.zeros(len(coef), dtype=bool)
+        for j in order:
+            if coef[j] != 0.0 and cost[j] <= room:
+                keep[j] = True
+                room -= cost[j]
+        coef = np.clip(np.where(keep, coef, 0.0), -M, M)
+        u = y * (facts.F @ coef + b)
+        point = {"w": coef, "b": b, "xi": np.maximum(0.0, 1.0 - u),
+                 "v": keep.astype(float)}
+        if facts.norm == "l1":
+            point["t"] = np.abs(coef)
+        return point, f"{int(keep.sum())} feature(s) kept"
+    w_max, b_max = const["w_max"], const["b_max"]
+    coef = np.clip(coef, -w_max, w_max)
+    b = min(max(b, -b_max), b_max)
+    u = y * (facts.F @ coef + b)
+    if facts.loss == "hard":
+        coef, b, u = _best_scale(coef, b, u, C_i, w_max, b_max)
+    z = u < -1.0 if facts.loss == "ramp" else u < 1.0
+    point = {"coef": coef, "b": b, "z": z.astype(float)}
+    if facts.loss == "ramp":
+        point["xi"] = np.where(z, 0.0, np.maximum(0.0, 1.0 - u))
+    return point, f"{int(z.sum())} point(s) given up"
+
+
+def violations(block) -> str | None:
+    """Where the block's current values break one of its own rows (every active Constraint
+    on it, the rows a user added included), a variable's bounds or a binary's integrality,
+    beyond round-off (:data:`~svm_models.tolerances.SOLVER_TOL` relative): a description of
+    the worst one, or None when the point is feasible."""
+    worst, where = 0.0, None
+
+    def note(excess, scale, name):
+        nonlocal worst, where
+        rel = excess / max(1.0, abs(scale))
+        if rel > SOLVER_TOL and rel > worst:
+            worst, where = rel, name
+
+    for v in block.component_data_objects(pyo.Var, descend_into=True):
+        x = v.value
+        if x is None:
+            return f"{v.name} has no value"
+        if v.lb is not None:
+            note(v.lb - x, v.lb, f"{v.name} >= {v.lb:g}")
+        if v.ub is not None:
+            note(x - v.ub, v.ub, f"{v.name} <= {v.ub:g}")
+        if v.is_integer():
+            note(abs(x - round(x)), 1.0, f"{v.name} integral")
+    for c in block.component_data_objects(pyo.Constraint, active=True, descend_into=True):
+        body = pyo.value(c.body)
+        if c.lb is not None:
+            note(c.lb - body, c.lb, c.name)
+        if c.ub is not None:
+            note(body - c.ub, c.ub, c.name)
+    if where is None:
+        return None
+    return f"{where} is violated by {worst:.3g} (relative)"
+
+
+def warm_start(svm, fit_convex) -> dict:
+    """A start for the solver (the family's ``warm_start`` hook): the convex SVM on the same
+    data -- ``soft_l1_primal`` for the ramp and hard losses, on the model's own features (``X``,
+    or the kernel's factor ``L``: the same kernel), ``l1_norm_primal`` (norm l1) or
+    ``soft_l1_primal`` (l2) for feature selection; the same C (the current one) and weights --
+    solved by ``fit_convex`` and rounded into a MIP point (:func:`_start_point`). The point
+    is checked against the model's own rows (:func:`violations`): only a feasible one is set
+    as the variables' values; otherwise (or when the convex solve fails) the values are left
+    as they were and the reason is returned. Returns ``{"objective", "from", "rounded"}`` (the
+    model's objective at the start), or ``{"objective": None, "why"}``."""
+    block, facts = svm.block, svm.facts
+    y = svm.data.y
+    C = float(pyo.value(block.C))
+    convex = ("l1_norm_primal" if facts.loss == "features" and facts.norm == "l1"
+              else "soft_l1_primal")
+    params = {"C": C}
+    if svm.weight is not None:
+        params["sample_weight"] = svm.weight
+    try:
+        sol = fit_convex(convex, facts.F, y, **params)
+    except SVMError as exc:
+        return {"objective": None, "why": f"the convex {convex} was not solved: {exc}"}
+    if sol.status is not Status.optimal or sol.w is None or not math.isfinite(sol.b):
+        return {"objective": None,
+                "why": f"the convex {convex} ended {Status(sol.status).value} ({sol.solver})"}
+    C_i = C * (np.ones(len(y)) if svm.weight is None else svm.weight)
+    point, rounded = _start_point(facts, y, C_i, np.asarray(sol.w, dtype=float), float(sol.b))
+    names = {"coef": "w" if svm.kernel.is_linear else "v"}
+    saved = [(vd, vd.value) for vd in block.component_data_objects(pyo.Var, descend_into=True)]
+    for name, val in point.items():
+        comp = block.component(names.get(name, name))
+        if comp.is_indexed():
+            for vd, x in zip(members(comp), np.atleast_1d(val).tolist()):
+                vd.set_value(x, skip_validation=True)
+        else:
+            comp.set_value(float(val), skip_validation=True)
+    broken = violations(block)
+    if broken is not None:   # dropped, never forced: the values are put back
+        for vd, x in saved:
+            vd.set_value(x, skip_validation=True)
+        return {"objective": None,
+                "why": f"the rounded {convex} solution is not a feasible point: {broken}"}
+    return {"objective": float(pyo.value(block.objective)), "from": f"{convex} ({sol.solver})",
+            "rounded": rounded}
+
+
+FAMILY = Family(extract=extract, check_before_solve=check_before_solve, warm_start=warm_start)

@@ -223,7 +223,11 @@ def single_record(model):
     """The record of the one SVM built inside ``model``, or None (none, or several): what a
     solve of a whole model of the user's (``optimize``, the Pyomo solver names) hands the
     dispatcher, so that a model that is one SVM takes the fast path and one edited or
-    composed the mixed path."""
+    composed the mixed path. None as well for a block that is part of a larger model: the
+    record's proof reads the whole model, while Pyomo solves the block alone (a row outside
+    it must not be solved with it; the general reader reads the block only)."""
+    if model.model() is not model:
+        return None
     found = svm_blocks(model)
     return found[0]._svm.record if len(found) == 1 else None
 

@@ -177,6 +177,90 @@ def _recorded_expression(record):
     return None if tok is None else tok[0]
 
 
+def objective_scale(record) -> float | None:
+    """The factor ``c`` with which the model's active objective holds the builder's objective
+    expression E -- a linear combination ``c E + rest`` whose rest holds no E (E's own terms
+    first, ``E + t``, count as ``1 E``; sums, negations, constant factors and divisions are
+    read through) -- or None when it cannot be read (E not there, or inside another kind of
+    expression). The model's duals (d(its objective)/d(bound)) are ``c`` times the
+    formulation's, whose convention the extractors read (b, a primal's alpha): a user who
+    minimises ``-E`` has them with the opposite sign, one who sums several SVMs' objectives
+    has each as it is. 1 for the builder's objective as built, whatever its sense."""
+    objectives = [od for od in record.block.model().component_data_objects(
+        Objective, active=True, descend_into=True)]
+    if len(objectives) != 1:
+        return None
+    od = objectives[0]
+    if od is record.objective and _unchanged(record, od):
+        return 1.0
+    E = _recorded_expression(record)
+    if E is None:
+        return None
+    try:
+        c = _coefficient(od.expr, E)
+    except _Unreadable:
+        return None
+    return c if c != 0.0 else None
+
+
+class _Unreadable(Exception):
+    """E sits in the objective in a way that is not a constant times E."""
+
+
+def _coefficient(expr, E) -> float:
+    """The coefficient of E in ``expr`` read as a linear combination (0: E is not in it);
+    :class:`_Unreadable` when E is inside anything else."""
+    from pyomo.core.expr.numeric_expr import (DivisionExpression, NegationExpression,
+                                              ProductExpression)
+    from pyomo.core.expr.numvalue import is_constant
+
+    if expr is E:
+        return 1.0
+    if isinstance(expr, SumExpression):
+        args = list(expr.args)
+        c = 0.0
+        if isinstance(E, SumExpression):   # E's own terms merged into the sum (E + t, t + E)
+            head = E.args
+            k = len(head)
+            starts = [i for i, a in enumerate(args) if a is head[0]] if k else []
+            for i in starts:
+                if all(map(operator.is_, args[i:i + k], head)):
+                    c, args = 1.0, args[:i] + args[i + k:]
+                    break
+        return c + sum(_coefficient(a, E) for a in args)
+    if isinstance(expr, NegationExpression):
+        return -_coefficient(expr.args[0], E)
+    if isinstance(expr, ProductExpression):
+        a, b = expr.args
+        if is_constant(a):
+            return float(a) * _coefficient(b, E)
+        if is_constant(b):
+            return float(b) * _coefficient(a, E)
+    if isinstance(expr, DivisionExpression):
+        a, b = expr.args
+        if is_constant(b) and float(b) != 0.0:
+            return _coefficient(a, E) / float(b)
+    if _holds(expr, E):
+        raise _Unreadable()
+    return 0.0
+
+
+def _holds(expr, E) -> bool:
+    """Whether E is a subexpression of ``expr`` (named expressions and variables are leaves:
+    E is never inside them, and a recorded quadratic form is never walked)."""
+    stack = [expr]
+    while stack:
+        e = stack.pop()
+        if e is E:
+            return True
+        if getattr(e, "is_named_expression_type", lambda: False)() or not hasattr(e, "args"):
+            continue
+        if getattr(e, "is_variable_type", lambda: False)():
+            continue
+        stack.extend(a for a in e.args if hasattr(a, "args") or a is E)
+    return False
+
+
 def _added_terms(record, expr) -> list | None:
     """The terms after the recorded objective expression E in ``expr`` = E + t1 + ... (E's
     own terms first, the very objects), or None when ``expr`` is not of that shape."""
@@ -281,4 +365,4 @@ def _widen_cone(k, n2: int):
     return Cone(k.kind, A, k.b, k.data, k.row_scale)
 
 
-__all__ = ["Edits", "edits", "assemble_edited", "NotQuadratic"]
+__all__ = ["Edits", "edits", "assemble_edited", "objective_scale", "NotQuadratic"]

@@ -11,7 +11,10 @@
    (Ipopt) is refused a model proved non-convex; a mixed-integer model (MILP, MIQP) always
    takes this path (a matrix adapter would drop its integrality), with the backend's gap
    options, and its result carries the solver's bound and incumbent (``SolveInfo.mip``):
-   at a time limit the incumbent is loaded, with status ``time_limit``;
+   at a time limit the incumbent is loaded, with status ``time_limit``; a start for it
+   (the caller's ``warm_start``: the mixed-integer SVMs' rounded convex solution) is
+   computed only when the plugin takes one, and passed to it (``warmstart=True`` to
+   ``gurobi_direct``, ``warmstart_discrete_vars`` to ``scip_direct``; ``highs`` takes none);
 4. every solve runs with a time limit and with the backend's output drained to a file, so
    that no solve can hang on a full pipe;
 5. the status is checked before any value is read; duals are normalised to one convention --
@@ -33,7 +36,7 @@ from pyomo.common.collections import ComponentMap
 
 from ..errors import CapabilityError, SolverError, SVMError, plain
 from ..model.pyomo_compat import load_values
-from ..model.mixed import Edits, assemble_edited, edits
+from ..model.mixed import Edits, assemble_edited, edits, objective_scale
 from ..model.reader import NotConvex, NotQuadratic, from_pyomo
 from ..model.record import verify
 from ..model.scaling import (diagonal_scaling, proxy_bounds, proxy_inactive, scale,
@@ -58,7 +61,9 @@ class SolveInfo:
     ``retry``: what the retry after numerical trouble did (None: no retry); ``mip``: of a
     mixed-integer model, ``{"bound", "incumbent", "solution"}`` -- the solver's best bound
     and the objective of its incumbent (the model's own sense) and whether that incumbent
-    is loaded in the model (also at a time limit) -- else None."""
+    is loaded in the model (also at a time limit) -- else None; ``warm_start``: of a
+    mixed-integer model solved with a ``warm_start`` callable, its report (the start's
+    objective and how the plugin was given it, or why there was none)."""
 
     status: Status
     solver: str
@@ -75,6 +80,8 @@ class SolveInfo:
     retry: dict | None = None
     scaling: dict | None = None
     mip: dict | None = None
+    warm_start: dict | None = None
+    objective_scale: float | None = 1.0
 
     def context(self, tol: float | None, certify_tol: float | None = None) -> Context:
         """What the extractor reads of this solve (:class:`~svm_models.postprocess.Context`):
@@ -82,17 +89,21 @@ class SolveInfo:
         return Context(solver=self.solver, interface=self.interface, path=self.path,
                        time=self.time, status=self.status, tol=tol, duals=self.duals,
                        verified=self.verified, reason=self.unproved, objective=self.objective,
-                       certify_tol=certify_tol,
+                       certify_tol=certify_tol, scale=self.objective_scale,
                        extra={} if self.mip is None else {"mip": dict(self.mip)})
 
 
 def solve_model(model, solver: str = "ipopt", *, record=None, problem_class=None,
-                options: SolverOptions | None = None, state: dict | None = None) -> SolveInfo:
+                options: SolverOptions | None = None, state: dict | None = None,
+                warm_start=None) -> SolveInfo:
     """Solve a Pyomo model with backend ``solver``; load values into it; return a SolveInfo.
 
     ``record`` is the builder's record (fast path when it proves the model); ``state`` keeps
-    backend objects between calls for warm re-solves (parameter paths). A non-optimal status
-    is returned, not raised: the caller maps it to its typed error.
+    backend objects between calls for warm re-solves (parameter paths); ``warm_start``, for
+    a mixed-integer model: a callable that sets the variables to a feasible start and
+    returns its report (``{"objective": ...}``, or ``{"objective": None, "why": ...}``),
+    called only when the backend's plugin takes a start (:func:`_warm_start_route`). A
+    non-optimal status is returned, not raised: the caller maps it to its typed error.
     """
 
     opts = options or SolverOptions()
@@ -130,7 +141,8 @@ def solve_model(model, solver: str = "ipopt", *, record=None, problem_class=None
             return _solve_fast(record, b, o, state)
         out = _solve_mixed(record, mixed, b, o) if mixed is not None else None
         if out is None:
-            out = _solve_general(model, b, o, verified=unproved is None, mip=mip)
+            out = _solve_general(model, b, o, verified=unproved is None, mip=mip,
+                                 warm_start=warm_start if mip else None)
         out.path_reason = reason
         return out
 
@@ -175,6 +187,10 @@ def solve_model(model, solver: str = "ipopt", *, record=None, problem_class=None
     extended = record.extension_reason() if record is not None else None
     info.verified = unproved is None and extended is None
     info.unproved = unproved or extended
+    if record is not None and unproved is not None:
+        # how the model's objective holds the builder's: its duals are that factor times the
+        # formulation's (a user minimising -E), or unreadable (None)
+        info.objective_scale = objective_scale(record)
     return info
 
 
@@ -385,8 +401,42 @@ def _solve_mixed(record, ed: Edits, b, opts: SolverOptions) -> SolveInfo | None:
     return info
 
 
+def _warm_start_route(solver) -> str | None:
+    """How a Pyomo plugin takes a start (None: it takes none): ``"warmstart"`` -- the legacy
+    direct interfaces that say they can (``gurobi_direct``: ``solve(warmstart=True)`` sets
+    every variable's ``Start``) -- or ``"warmstart_discrete_vars"`` -- the configuration of
+    Pyomo 6.10's ``scip_direct`` (the integer variables' values as a partial solution, which
+    SCIP completes). Pyomo's ``highs`` (appsi) has neither."""
+    capable_of = getattr(solver, "warm_start_capable", None)
+    if capable_of is not None and capable_of():
+        return "warmstart"
+    config = getattr(solver, "config", None)
+    if config is not None and "warmstart_discrete_vars" in config:
+        return "warmstart_discrete_vars"
+    return None
+
+
+def _start(solver, plugin: str, warm_start):
+    """The warm start of a mixed-integer solve: ``(route or None, report)`` --
+    computed (``warm_start()``) only when the plugin takes one; its time is reported
+    (``report["time"]``), not taken from the solver's time limit (a start that ate the
+    limit would leave the solver no time to take it)."""
+    route = _warm_start_route(solver)
+    if route is None:
+        return None, {"objective": None, "why": f"the {plugin} plugin takes no warm start"}
+    t0 = time.perf_counter()
+    report = dict(warm_start())
+    spent = time.perf_counter() - t0
+    report["time"] = spent
+    if report.get("objective") is None:
+        route = None
+    else:
+        report["passed"] = f"{route}=True to {plugin}"
+    return route, report
+
+
 def _solve_general(model, b, opts: SolverOptions, *, verified: bool,
-                   mip: bool = False) -> SolveInfo:
+                   mip: bool = False, warm_start=None) -> SolveInfo:
     if not b.plugins:
         return _solve_general_matrix(model, b, opts)
     import pyomo.environ as pyo
@@ -396,6 +446,9 @@ def _solve_general(model, b, opts: SolverOptions, *, verified: bool,
         mip = _refuse_before_solving(model, b) in MIXED_INTEGER or mip
     plugin = pyomo_plugin(b.name)
     solver = pyo.SolverFactory(plugin)
+    route = report = None
+    if mip and warm_start is not None:
+        route, report = _start(solver, plugin, warm_start)
     want_duals = b.duals and not mip   # (a MIP has no duals: its certificate is the gap)
     own_suffix = False
     if want_duals:
@@ -412,13 +465,13 @@ def _solve_general(model, b, opts: SolverOptions, *, verified: bool,
     t0 = time.perf_counter()
     try:
         try:
-            results = _run_plugin(b, solver, plugin, model, options, opts)
+            results = _run_plugin(b, solver, plugin, model, options, opts, route)
         except Exception as exc:
             more = b.retry_options(exc) if b.retry_options else None
             if more is None:
                 raise
             results = _run_plugin(b, pyo.SolverFactory(plugin), plugin, model,
-                                  {**options, **more}, opts)
+                                  {**options, **more}, opts, route)
     except Exception as exc:  # map licence refusals and interface failures to clear errors
         if own_suffix:
             model.del_component("dual")
@@ -434,7 +487,7 @@ def _solve_general(model, b, opts: SolverOptions, *, verified: bool,
               TC.maxTimeLimit: Status.time_limit, TC.maxIterations: Status.iteration_limit,
               TC.licensingProblems: Status.licence_limit}.get(tc, Status.error)
     info = SolveInfo(status=status, solver=b.name, interface=plugin, path="general",
-                     time=elapsed, message=str(tc))
+                     time=elapsed, message=str(tc), warm_start=report)
     if mip:
         info.mip = _mip_result(model, results, status)
     if status is Status.optimal or (info.mip is not None and info.mip["solution"]):
@@ -489,8 +542,15 @@ def _mip_result(model, results, status: Status) -> dict:
     return {"bound": number(bound), "incumbent": number(incumbent), "solution": found}
 
 
-def _run_plugin(b, solver, plugin: str, model, options: dict, opts: SolverOptions):
+def _run_plugin(b, solver, plugin: str, model, options: dict, opts: SolverOptions,
+                warm_start: str | None = None):
+    """``solver.solve(model)`` with the options; ``warm_start`` (a route of
+    :func:`_warm_start_route`): the variables' current values handed over as a start."""
     kwargs = {"tee": bool(opts.verbose)}
+    if warm_start == "warmstart":
+        kwargs["warmstart"] = True
+    elif warm_start == "warmstart_discrete_vars":
+        solver.config.warmstart_discrete_vars = True
     if plugin == "cyipopt":
         kwargs["options"] = options
     else:
@@ -537,7 +597,12 @@ def _solve_general_matrix(model, b, opts: SolverOptions) -> SolveInfo:
         raise CapabilityError(
             f"{b.name} cannot take this model: {exc}. Use a global solver (gurobi, scip).") from None
     check_capability(b.name, sf.problem_class)
-    res = _run(b.matrix, opts, sf, opts, None)
+    try:
+        res = _run(b.matrix, opts, sf, opts, None)
+    except SVMError:
+        raise
+    except Exception as exc:   # the backend's own error (a misspelt raw option, ...)
+        raise SolverError(_backend_failure(b.name, b.name, exc, opts)) from None
     info = SolveInfo(status=res.status, solver=b.name, interface=res.interface, path="general",
                      time=time.perf_counter() - t0, message=res.message,
                      iterations=res.iterations)
