@@ -21,6 +21,7 @@ gets ``SCIP_MAX_POINTS`` points.
 from __future__ import annotations
 
 import functools
+import logging
 import os
 
 import numpy as np
@@ -291,3 +292,14 @@ def assert_same_classifier(s1, s2, X_eval, *, K_eval=None, obj_rtol=1e-6, atol=1
         scale = max(1.0, float(np.max(s2.alpha)))
         np.testing.assert_allclose(s1.alpha, s2.alpha, atol=atol * scale, rtol=0,
                                    err_msg="alpha")
+
+
+@pytest.fixture
+def quiet_pyomo():
+    """Pyomo's logger at ERROR for one test (its solvers warn about values 1e-9 outside a
+    bound when loading them); used by modules that solve with Pyomo's own solvers."""
+    logger = logging.getLogger("pyomo.core")
+    level = logger.level
+    logger.setLevel(logging.ERROR)
+    yield
+    logger.setLevel(level)

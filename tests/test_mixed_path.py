@@ -265,3 +265,13 @@ def test_b_and_alpha_do_not_follow_how_the_user_writes_the_objective(solver):
     assert sols[0].w[0] == pytest.approx(0.3, abs=1e-6) and len(sols[0].support) > 0
     np.testing.assert_allclose(sols[1].alpha, sols[0].alpha, atol=1e-6)
     np.testing.assert_array_equal(sols[1].support, sols[0].support)
+
+
+def test_a_backends_own_error_on_the_general_path_is_the_librarys():
+    """A misspelt raw option reached the user as the backend's bare AttributeError on the
+    general matrix path (the fast and mixed paths said SolverError, naming the option)."""
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(bounds=(-1, 1))
+    m.o = pyo.Objective(expr=(m.x - 0.5) ** 2)
+    with pytest.raises(sm.SolverError, match="raw backend options"):
+        sm.optimize(m, require("piqp"), options={"bogus_opt": 1})

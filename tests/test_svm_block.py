@@ -9,7 +9,6 @@ changed in the copy. Real solvers only, small problems (Gurobi's size-limited li
 
 from __future__ import annotations
 
-import logging
 import pickle
 
 import numpy as np
@@ -24,18 +23,11 @@ from svm_models.solvers.base import preserved_fpu
 
 from conftest import GUROBI_MAX_VARS, blobs, n_vars, require
 
+#: Pyomo warns about values 1e-9 outside a bound: not what is tested here
+pytestmark = pytest.mark.usefixtures("quiet_pyomo")
+
 C = 0.7          # (not the default 1.0: a C lost on the way shows)
 TOL = 1e-6
-
-
-@pytest.fixture(autouse=True)
-def _quiet_pyomo():
-    """(Pyomo's solvers warn about values 1e-9 outside a bound; not what is tested here.)"""
-    logger = logging.getLogger("pyomo.core")
-    level = logger.level
-    logger.setLevel(logging.ERROR)
-    yield
-    logger.setLevel(level)
 
 
 def data(seed: int = 0, l: int = 30):

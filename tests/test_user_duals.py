@@ -18,7 +18,6 @@ Every answer is checked against ``svm_models.fit`` on the same data (b, w, alpha
 from __future__ import annotations
 
 import functools
-import logging
 
 import numpy as np
 import pyomo.environ as pyo
@@ -31,22 +30,15 @@ from svm_models.solvers.base import preserved_fpu
 
 from conftest import GUROBI_MAX_VARS, blobs, n_vars, require, separable
 
+#: Pyomo warns about values 1e-9 outside a bound: not what is tested here
+pytestmark = pytest.mark.usefixtures("quiet_pyomo")
+
 C = 0.7
 #: the Pyomo plugins and the project's backend each needs
 PLUGINS = {"gurobi_direct": "gurobi", "cyipopt": "ipopt", "highs": "highs"}
 #: tight tolerances: the values as solved then agree with fit's to 1e-6
 TIGHT = {"gurobi_direct": {"BarConvTol": 1e-12}, "cyipopt": {"tol": 1e-12}, "highs": {}}
 SEEDS = (5, 0)   # (at seed 5 the multiplier of balance is b = 0.485; 0.97 is 2b)
-
-
-@pytest.fixture(autouse=True)
-def _quiet_pyomo():
-    """(Pyomo's solvers warn about values 1e-9 outside a bound; not what is tested here.)"""
-    logger = logging.getLogger("pyomo.core")
-    level = logger.level
-    logger.setLevel(logging.ERROR)
-    yield
-    logger.setLevel(level)
 
 
 def data(seed: int):

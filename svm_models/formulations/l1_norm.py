@@ -15,32 +15,17 @@ the normal vector in the space of the features).
 
 from __future__ import annotations
 
-import functools
-
 import numpy as np
 import pyomo.environ as pyo
-import scipy.sparse as sp
 
 from ..model.built import BuiltSVM
-from ..model.pieces import add_margin, linear_primal
-from ..model.record import LinearTerm, Record, RowGroup, Scale, members
+from ..model.pieces import add_abs_rows, add_margin, linear_primal
+from ..model.record import LinearTerm, Record, Scale
 from ..postprocess import block_objective, linear_primal_values, margin_multipliers
 from ..solution import Solution
 from ..tolerances import ACTIVE_MARGIN_REL, alpha_scale, support_threshold
 from .family import Family
 from .params import document_parameters
-
-INF = float("inf")
-
-
-def _abs_relation(t, w, sign, j):
-    return t[j] - sign * w[j] >= 0
-
-
-def _abs_rule(sign, m, j):
-    """``abs_hi[j]`` (sign 1) or ``abs_lo[j]`` (sign -1): a module-level rule, so that the
-    model pickles."""
-    return _abs_relation(m.t, m.w, sign, j)
 
 
 def _objective(t, xi, C, weight):
@@ -79,17 +64,7 @@ def l1_norm_primal(X, y, *, C=1.0, sample_weight=None, block=None):
     b.xi = pyo.Var(b.I, bounds=(0, None), initialize=0.0, doc="slack xi_i of point i's margin")
     xpos = layout.add(b.xi)
     rows = [add_margin(b, layout, ("f", "f_i = w.x_i"), data.X, "w", data.y, b.xi)]
-    b.abs_hi = pyo.Constraint(b.J, rule=functools.partial(_abs_rule, 1.0),
-                              doc="t[j] - w[j] >= 0")
-    b.abs_lo = pyo.Constraint(b.J, rule=functools.partial(_abs_rule, -1.0),
-                              doc="t[j] + w[j] >= 0")
-    eye = sp.identity(d, format="csr")
-    for comp, sign in ((b.abs_hi, 1.0), (b.abs_lo, -1.0)):
-        A = sp.lil_matrix((d, layout.n))
-        A[:, tpos] = eye
-        A[:, wpos] = -sign * eye
-        rows.append(RowGroup(comp, members(comp), sp.csr_matrix(A), np.zeros(d),
-                             np.full(d, INF)))
+    rows += add_abs_rows(b, layout, tpos, wpos, d)
     wt = np.ones(l) if weight is None else weight
     b.objective = pyo.Objective(expr=_objective(b.t, b.xi, b.C, wt), sense=pyo.minimize,
                                 doc="sum_j t[j] + C sum_i weight[i] xi[i]")

@@ -38,7 +38,7 @@ from ..errors import DataError, ParameterError, SVMError, plain
 from ..kernels import exact_factor_dim, kernel_factor
 from ..model.built import BuiltSVM
 from ..model.forms import QuadBlock
-from ..model.pieces import (Layout, add_C, add_features, add_margin, add_points, add_weights,
+from ..model.pieces import (Layout, add_abs_rows, add_C, add_features, add_margin, add_points, add_weights,
                             check_choice, check_positive, check_sample_weight, linear_primal,
                             new_block, place, prepare)
 from ..model.record import LinearTerm, QuadTerm, Record, RowGroup, Scale, members
@@ -311,9 +311,6 @@ def _keep_rule(sign, m, j):
     return m.big_m * m.v[j] - sign * m.w[j] >= 0
 
 
-def _abs_rule(sign, m, j):
-    """``abs_hi[j]`` / ``abs_lo[j]``: t[j] -+ w[j] >= 0."""
-    return m.t[j] - sign * m.w[j] >= 0
 
 
 @document_parameters(C="""    C : float, default 1.0
@@ -399,13 +396,7 @@ def feature_selection(X, y, *, C=1.0, k=None, norm="l1", feature_cost=None,
     linear_terms = [LinearTerm(xpos, wt, Scale(1.0, "C"))]
     quadratic = []
     if norm == "l1":
-        b.abs_hi = pyo.Constraint(b.J, rule=functools.partial(_abs_rule, 1.0),
-                                  doc="t[j] - w[j] >= 0")
-        b.abs_lo = pyo.Constraint(b.J, rule=functools.partial(_abs_rule, -1.0),
-                                  doc="t[j] + w[j] >= 0")
-        for comp, sign in ((b.abs_hi, 1.0), (b.abs_lo, -1.0)):
-            A = place([(tpos, eye), (wpos, -sign * eye)], d, layout.n)
-            rows.append(RowGroup(comp, members(comp), A, np.zeros(d), np.full(d, INF)))
+        rows += add_abs_rows(b, layout, tpos, wpos, d)
         b.objective = pyo.Objective(expr=sum(b.t[j] for j in b.J) + b.C * slack,
                                     sense=pyo.minimize,
                                     doc="sum_j t[j] + C sum_i weight[i] xi[i]")

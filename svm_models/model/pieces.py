@@ -476,3 +476,24 @@ def low_rank(kernel, data: Dataset, kernel_rank):
     (:func:`~svm_models.kernels.incomplete_cholesky`), and the kernel the model then uses."""
     lr = incomplete_cholesky(kernel, data.X, kernel_rank)
     return low_rank_kernel(kernel, data.X, lr), lr
+
+
+def _abs_rule(sign, m, j):
+    """``abs_hi[j]`` (sign 1) or ``abs_lo[j]`` (sign -1): ``t[j] -+ w[j] >= 0`` (a
+    module-level rule: the model pickles)."""
+    return m.t[j] - sign * m.w[j] >= 0
+
+
+def add_abs_rows(b, layout, tpos, wpos, d: int) -> list:
+    """``abs_hi[j]: t[j] - w[j] >= 0`` and ``abs_lo[j]: t[j] + w[j] >= 0`` over ``b.J`` --
+    ``t[j] >= |w[j]|`` -- with their recorded rows (the 1-norm SVM's, feature selection's)."""
+    import functools
+
+    b.abs_hi = pyo.Constraint(b.J, rule=functools.partial(_abs_rule, 1.0),
+                              doc="t[j] - w[j] >= 0")
+    b.abs_lo = pyo.Constraint(b.J, rule=functools.partial(_abs_rule, -1.0),
+                              doc="t[j] + w[j] >= 0")
+    eye = sp.identity(d, format="csr")
+    return [RowGroup(comp, members(comp), place([(tpos, eye), (wpos, -sign * eye)], d, layout.n),
+                     np.zeros(d), np.full(d, INF))
+            for comp, sign in ((b.abs_hi, 1.0), (b.abs_lo, -1.0))]

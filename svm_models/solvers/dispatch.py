@@ -231,17 +231,7 @@ def _solve_fast(record, b, opts: SolverOptions, state, structured: bool = False)
         elif opts.scaling != "off":
             sc = scaling_for(record.scaling, record.block, sf, force=opts.scaling == "on")
         call = (solve_matrix, b.matrix, sf, sc, opts, state)
-    try:
-        res = _run(call[0], opts, *call[1:])
-    except SVMError:
-        raise
-    except Exception as exc:   # the backend's own error (a misspelt raw option, ...)
-        raise SolverError(_backend_failure(b.name, b.name, exc, opts)) from None
-    info = SolveInfo(status=res.status, solver=b.name, interface=res.interface, path="fast",
-                     time=time.perf_counter() - t0, message=res.message,
-                     iterations=res.iterations)
-    _load_matrix_result(sf, res, info)
-    return info
+    return _matrix_info(b, opts, sf, "fast", t0, *call)
 
 
 def solve_matrix(adapter, sf, sc, opts: SolverOptions, state=None):
@@ -374,6 +364,29 @@ def _load_matrix_result(sf, res, info: SolveInfo) -> None:
     info.duals = RowDuals(sf.row_datas, rows, duals)
 
 
+def _matrix_info(b, opts: SolverOptions, sf, path: str, t0: float, fn, *args,
+                 fixed=()) -> SolveInfo:
+    """Run ``fn(*args)`` (a backend's adapter on the standard form ``sf``), its own errors
+    as the library's SolverError; the values of ``fixed`` variables ``(position, value)``
+    kept exactly; the result loaded into the model (the fast, mixed and general matrix
+    paths alike)."""
+    try:
+        res = _run(fn, opts, *args)
+    except SVMError:
+        raise
+    except Exception as exc:   # the backend's own error (a misspelt raw option, ...)
+        raise SolverError(_backend_failure(b.name, b.name, exc, opts)) from None
+    if res.x is not None and fixed:   # a fixed variable keeps its value exactly
+        pos, val = zip(*fixed)
+        res.x = np.array(res.x, dtype=float)
+        res.x[list(pos)] = val
+    info = SolveInfo(status=res.status, solver=b.name, interface=res.interface, path=path,
+                     time=time.perf_counter() - t0, message=res.message,
+                     iterations=res.iterations)
+    _load_matrix_result(sf, res, info)
+    return info
+
+
 def _solve_mixed(record, ed: Edits, b, opts: SolverOptions) -> SolveInfo | None:
     """An edited model through the backend's matrix interface, its standard form assembled
     by :func:`~svm_models.model.mixed.assemble_edited` (None: a part it cannot carry; the
@@ -384,21 +397,7 @@ def _solve_mixed(record, ed: Edits, b, opts: SolverOptions) -> SolveInfo | None:
     except (NotQuadratic, NotConvex):
         return None
     check_capability(b.name, sf.problem_class)
-    try:
-        res = _run(b.matrix, opts, sf, opts, None)
-    except SVMError:
-        raise
-    except Exception as exc:   # the backend's own error (a misspelt raw option, ...)
-        raise SolverError(_backend_failure(b.name, b.name, exc, opts)) from None
-    if res.x is not None and ed.fixed:   # a fixed variable keeps its value exactly
-        pos, val = zip(*ed.fixed)
-        res.x = np.array(res.x, dtype=float)
-        res.x[list(pos)] = val
-    info = SolveInfo(status=res.status, solver=b.name, interface=res.interface, path="mixed",
-                     time=time.perf_counter() - t0, message=res.message,
-                     iterations=res.iterations)
-    _load_matrix_result(sf, res, info)
-    return info
+    return _matrix_info(b, opts, sf, "mixed", t0, b.matrix, sf, opts, None, fixed=ed.fixed)
 
 
 def _warm_start_route(solver) -> str | None:
@@ -597,15 +596,5 @@ def _solve_general_matrix(model, b, opts: SolverOptions) -> SolveInfo:
         raise CapabilityError(
             f"{b.name} cannot take this model: {exc}. Use a global solver (gurobi, scip).") from None
     check_capability(b.name, sf.problem_class)
-    try:
-        res = _run(b.matrix, opts, sf, opts, None)
-    except SVMError:
-        raise
-    except Exception as exc:   # the backend's own error (a misspelt raw option, ...)
-        raise SolverError(_backend_failure(b.name, b.name, exc, opts)) from None
-    info = SolveInfo(status=res.status, solver=b.name, interface=res.interface, path="general",
-                     time=time.perf_counter() - t0, message=res.message,
-                     iterations=res.iterations)
-    _load_matrix_result(sf, res, info)
-    return info
+    return _matrix_info(b, opts, sf, "general", t0, b.matrix, sf, opts, None)
 
