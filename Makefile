@@ -6,6 +6,8 @@
 #   make test     run the test suite (PYTEST_ARGS=-q by default)
 #   make fuzz     the property-based tests with many more examples (SVM_MODELS_FUZZ=1)
 #   make test-perturbed  the whole suite on data perturbed at the 1e-12 level
+#   make docs     build the book into docs/_build/html (every page executed, warnings as errors)
+#   make check-docs  open every page of the built book in headless Chromium and check it
 #   make bench    run the benchmarks (BENCH_ARGS passed through)
 #   make mutate   mutation testing (mutmut) of the modules that decide answers, on a fast subset
 #                 of the suite ([tool.mutmut] in pyproject.toml); not part of `make test`.
@@ -30,7 +32,7 @@ VENV_STAMP := $(VENV)/pyvenv.cfg
 PIP_STAMP := $(VENV)/.stamp-pip-upgraded
 INSTALL_STAMP := $(VENV)/.stamp-installed
 
-.PHONY: setup demo test fuzz test-perturbed bench mutate clean
+.PHONY: setup demo test fuzz test-perturbed docs check-docs bench mutate clean
 
 setup: $(INSTALL_STAMP)
 	$(VENV_PY) -m svm_models.setup_ipopt
@@ -69,6 +71,16 @@ fuzz: setup
 test-perturbed: setup
 	SVM_MODELS_PERTURB=1e-12 $(VENV_PY) -m pytest $(PYTEST_ARGS)
 
+# The book: pages generated from formulations/ and examples/ (docs/book.py), every notebook
+# executed during the build, warnings as errors, no network. DOCS_JOBS: parallel readers.
+DOCS_JOBS ?= 2
+docs: setup
+	$(VENV)/bin/sphinx-build -W --keep-going -q -j $(DOCS_JOBS) -b html docs docs/_build/html -d docs/_build/doctrees
+	@echo "make docs: docs/_build/html/index.html"
+
+check-docs: setup
+	$(VENV_PY) docs/check_site.py
+
 bench: setup
 	$(VENV_PY) benchmarks/run.py $(BENCH_ARGS)
 
@@ -82,4 +94,4 @@ mutate: setup
 # The PyNumero library built by `setup` lives in $PYOMO_CONFIG_DIR/lib (default ~/.pyomo/lib),
 # outside the repo and shared by all venvs; it is left alone here.
 clean:
-	rm -rf $(VENV) build dist *.egg-info .pytest_cache mutants
+	rm -rf $(VENV) build dist *.egg-info .pytest_cache mutants docs/_build docs/formulations docs/examples docs/handouts

@@ -16,7 +16,7 @@ The library's ``l1_norm_primal`` (``formulations/l1_norm_primal.md``) is the sam
 ``||w||_1 + C sum_i xi_i`` with ``C = 1 / (n lambda)``, so the book's optimum is ``lambda``
 times the library's and ``w``, ``b`` are the same.
 
-The data: the banknote authentication set (UCI; ``tests/data/banknote.csv``), the notebook's
+The data: the banknote authentication set (UCI; ``svm_models.datasets.banknote()``), the notebook's
 split (``train_test_split(test_size=0.2, random_state=0)``) and labels ``1 - 2 class``
 (+1 genuine). Three cases: the notebook's (features variance and skewness, lambda = 1), and
 all four features at lambda = 0.1 and 0.001 -- at 0.1 the 1-norm drops "entropy" (w = 0).
@@ -26,14 +26,12 @@ Run:  python examples/mo_book_lp_svm.py [--solver highs] [--quick]
 
 from __future__ import annotations
 
-from pathlib import Path
 
 import numpy as np
 import pyomo.environ as pyo
 
 import svm_models as sm
 
-DATA = Path(__file__).resolve().parents[1] / "tests" / "data" / "banknote.csv"
 FEATURES = ["variance", "skewness", "curtosis", "entropy"]
 #: (features, lambda): the notebook's case first
 CASES = ((("variance", "skewness"), 1.0), (tuple(FEATURES), 0.1), (tuple(FEATURES), 0.001))
@@ -44,9 +42,10 @@ def banknotes():
     for a genuine note, -1 for a counterfeit."""
     from sklearn.model_selection import train_test_split
 
-    D = np.loadtxt(DATA, delimiter=",", skiprows=1)
-    train, test = train_test_split(D, test_size=0.2, random_state=0)
-    return train[:, :4], test[:, :4], 1 - 2 * train[:, 4], 1 - 2 * test[:, 4]
+    from svm_models.datasets import banknote
+
+    X, y = banknote()
+    return train_test_split(X, y, test_size=0.2, random_state=0)
 
 
 # ---------------------------------------------------------------------------------------

@@ -50,3 +50,15 @@ def breast_cancer(test_size: float = 0.3, seed: int = 0):
     mu, sd = Xtr.mean(axis=0), Xtr.std(axis=0)
     sd[sd == 0] = 1.0
     return (Xtr - mu) / sd, (Xte - mu) / sd, ytr, yte
+
+
+def banknote():
+    """The banknote authentication data (UCI, V. Lohweg 2013, CC BY 4.0; shipped with the
+    package): X (1,372 x 4: variance, skewness, curtosis and entropy of a wavelet transform of
+    the note's image) and y = +1 for a genuine note, -1 for a counterfeit. The data of the
+    MO-book's SVM notebooks."""
+    from importlib.resources import files
+
+    with files("svm_models").joinpath("_data", "banknote.csv").open() as f:
+        D = np.loadtxt(f, delimiter=",", skiprows=1)
+    return D[:, :4], 1 - 2 * D[:, 4]

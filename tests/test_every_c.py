@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import hashlib
 import math
-import os
 import warnings
 
 import numpy as np
@@ -174,11 +173,12 @@ def test_tiny_scale_one_point_class_on_gurobi():
 
 
 def _banknote():
-    D = np.loadtxt(os.path.join(os.path.dirname(__file__), "data", "banknote.csv"),
-                   delimiter=",", skiprows=1)
+    from svm_models.datasets import banknote
+
+    X, y = banknote()
     rng = np.random.default_rng(0)
-    idx = rng.permutation(len(D))[:1097]
-    return D[idx, :4], 1 - 2 * D[idx, 4]
+    idx = rng.permutation(len(y))[:1097]
+    return X[idx], y[idx]
 
 
 @pytest.mark.parametrize("kernel", [{"kernel": "linear"},

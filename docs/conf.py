@@ -1,0 +1,58 @@
+"""Sphinx configuration of the svm-models book (``make docs``).
+
+Every page is generated from its one source before Sphinx reads it (``book.generate``: the
+``formulations/`` catalogue and ``examples/``) and every notebook is executed during the
+build; warnings are errors (``make docs`` passes ``-W``). Nothing is fetched from the network:
+MathJax is the pip-packaged copy (``sphinx-mathjax-offline``), the theme's assets are its own.
+"""
+
+import importlib.util
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+import book  # noqa: E402
+
+import svm_models  # noqa: E402
+
+book.generate(HERE)
+
+project = "svm-models"
+author = "the svm-models developers"
+copyright = "2026, the svm-models developers"
+release = svm_models.__version__
+
+extensions = ["myst_nb", "sphinx.ext.mathjax"]
+
+# MathJax 3 from the pip-packaged copy (sphinx-mathjax-offline's files; its extension itself is
+# not declared safe for parallel reading, so its two lines are here): served from _static
+_MATHJAX = Path(importlib.util.find_spec("sphinx-mathjax-offline").origin).parent / "static"
+html_static_path = [str(_MATHJAX), "_static"]
+html_css_files = ["book.css"]
+mathjax_path = "mathjax/tex-chtml.js"
+source_suffix = {".md": "myst-nb", ".ipynb": "myst-nb"}
+exclude_patterns = ["_build", "handouts"]
+myst_enable_extensions = ["dollarmath", "amsmath"]
+myst_heading_anchors = 3
+
+# execute every notebook, every build; a cell's error fails the build
+nb_execution_mode = "force"
+nb_execution_timeout = 300
+nb_execution_raise_on_error = True
+nb_execution_show_tb = True
+nb_merge_streams = True
+
+html_theme = "pydata_sphinx_theme"
+html_title = "svm-models"
+html_context = {"default_mode": "light"}
+# the entry page and the two lists need no section navigation on the left
+html_sidebars = {"index": [], "teaching": [], "more_examples": []}
+html_theme_options = {
+    "navigation_with_keys": False,
+    "show_toc_level": 2,
+    "footer_start": ["copyright"],
+    "footer_end": [],
+}
+html_show_sourcelink = False
