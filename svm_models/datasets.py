@@ -59,6 +59,6 @@ def banknote():
     MO-book's SVM notebooks."""
     from importlib.resources import files
 
-    with files("svm_models").joinpath("_data", "banknote.csv").open() as f:
+    with files("svm_models").joinpath("sample_data", "banknote.csv").open() as f:
         D = np.loadtxt(f, delimiter=",", skiprows=1)
     return D[:, :4], 1 - 2 * D[:, 4]
