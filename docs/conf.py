@@ -8,6 +8,7 @@ MathJax is the pip-packaged copy (``sphinx-mathjax-offline``), the theme's asset
 
 import importlib.util
 import sys
+import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -17,6 +18,7 @@ import book  # noqa: E402
 
 import svm_models  # noqa: E402
 
+_STARTED = time.perf_counter()
 book.generate(HERE)
 
 project = "svm-models"
@@ -56,3 +58,17 @@ html_theme_options = {
     "footer_end": [],
 }
 html_show_sourcelink = False
+
+
+def _report(app, exception):
+    """One line at the end of a build: its time, pages and figures (the closing notes quote it)."""
+    if exception is None and app.builder.name == "html":
+        out = Path(app.outdir)
+        pages = [p for p in out.rglob("*.html") if not p.relative_to(out).parts[0].startswith("_")]
+        figures = list((out / "_images").glob("*")) if (out / "_images").exists() else []
+        print(f"book: {len(pages)} pages, {len(figures)} figures, "
+              f"{time.perf_counter() - _STARTED:.0f} s")
+
+
+def setup(app):
+    app.connect("build-finished", _report)
