@@ -179,7 +179,10 @@ def solve(model, solver: str = "auto", *, raise_on_failure: bool = True, _state=
     returned against the solver's bound, is within the tolerance. Its solver is given a
     warm start where the plugin takes one (the family's ``warm_start`` hook: the convex
     SVM, solved by a continuous backend and rounded into a feasible point), reported in
-    ``extra["warm_start"]`` (its objective, or why there was none).
+    ``extra["warm_start"]`` (its objective, or why there was none). ``switch="indicator"``
+    (Gurobi, SCIP) solves it with native indicator constraints in place of its big-M rows
+    (a model proved unchanged since it was built only; ``extra["switch"]``,
+    ``extra["indicator_rows"]``); the default ``switch="big_m"`` solves the rows as built.
     """
     opts = SolverOptions.from_kwargs(**options)
     if not hasattr(model, "component_data_objects"):
@@ -248,7 +251,10 @@ def _solve_auto(model, svm, raise_on_failure: bool, state, options: dict) -> Sol
     why (and what failed before it); when all fail, the error names each."""
     from .solvers.table import AUTO_TRIES
 
-    choices = auto_choice(svm.record.problem_class, svm.record)[:AUTO_TRIES]
+    choices = auto_choice(svm.record.problem_class, svm.record)
+    if options.get("switch") == "indicator":   # (only the backends that take it)
+        choices = [c for c in choices if backend(c[0]).add_indicators is not None] or choices
+    choices = choices[:AUTO_TRIES]
     seconds = SolverOptions.from_kwargs(**options).seconds
     t0 = time.perf_counter()
     final = (Status.time_limit, Status.infeasible, Status.infeasible_or_unbounded)
@@ -382,8 +388,10 @@ def _warm_starter(svm, f, opts: SolverOptions):
 def _solve_once(model, solver, svm, f, opts, asked: SolverOptions, state, warm_start=None):
     """One solve and its extraction: ``(info, Solution or None, why refused or None)``."""
     try:
+        hook = f.hooks.indicator_rows   # (switch="indicator": the rows the binaries switch)
         info = solve_model(model, solver, record=svm.record, problem_class=svm.record.problem_class,
-                           options=opts, state=state, warm_start=warm_start)
+                           options=opts, state=state, warm_start=warm_start,
+                           indicator_rows=None if hook is None else (lambda: hook(svm)))
     except LicenseLimitError as exc:
         hint = f.hooks.licence_hint
         raise LicenseLimitError(str(exc) + (hint(svm) if hint is not None else "")) from None

@@ -156,7 +156,10 @@ def test_no_family_name_steers_behaviour_outside_formulations():
 #: them; model/lazy.py subclasses Pyomo's components and works on their state)
 PYOMO_PRIVATE = {"_data", "_args_", "_expr", "_value", "_stale", "_fixed", "_lb", "_ub",
                  "_domain", "_active", "_index", "_component", "_operator_map", "_sense",
-                 "_constructed"}
+                 "_constructed",
+                 # a persistent interface's native model and maps (switch="indicator")
+                 "_solver_model", "_pyomo_var_to_solver_var_map",
+                 "_pyomo_con_to_solver_con_map", "_solver_con_to_pyomo_con_map"}
 PYOMO_INSIDE = {"model/pyomo_compat.py", "model/lazy.py"}
 
 

@@ -11,11 +11,13 @@ it to 1e-6 (relative) on every capable backend, for several C and k.
 
 Then: the capability refusals (before anything runs), the time limit (the incumbent with
 its gap, never "optimal"), the gap as the certificate, the proved constants, the estimator
-and the command line.
+and the command line; ``switch="indicator"`` (native indicator constraints in place of the
+big-M rows: the same optimum, refused where it cannot be taken).
 """
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 
@@ -556,3 +558,212 @@ def test_the_estimator_the_command_line_and_json(tmp_path, capsys):
     assert got.objective == pytest.approx(ref.objective, rel=1e-7)
     assert main(["fit", str(path), "--formulation", "ramp_loss_primal", "--solver", "ipopt"]) != 0
     assert "cannot take a MIQP" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------------------------------
+# Indicator constraints in place of the big-M rows (switch="indicator", issue 29)
+
+
+_SWITCHED = {
+    "ramp": ("ramp_loss_primal", lambda: data(l=12, seed=8), {"C": 3.0}),
+    "ramp rbf": ("ramp_loss_primal", lambda: data(l=10, seed=1, flip=3),
+                 {"C": 5.0, "kernel": "rbf", "gamma": 0.2}),   # (point 7 given up)
+    "hard": ("hard_loss_primal", lambda: data(l=12, seed=10), {"C": 1.0}),
+    "features l1": ("feature_selection", lambda: _features(l=14), {"C": 2.0, "k": 2}),
+    "features l2": ("feature_selection", lambda: _features(l=14, seed=5),
+                    {"C": 5.0, "k": 2, "norm": "l2"}),
+}
+
+
+@functools.lru_cache(maxsize=None)
+def _brute(case):
+    """Brute force's optimum of a case of :data:`_SWITCHED` (computed once for both
+    backends)."""
+    name, make, params = _SWITCHED[case]
+    X, y = make()
+    if name == "feature_selection":
+        return brute_force_features(X, signs(y), params["C"], params["k"], params["norm"]
+                                    if "norm" in params else "l1")
+    F = rbf_factor(X, params["gamma"]) if "gamma" in params else X
+    return brute_force_loss(F, signs(y), params["C"], np.ones(len(y)),
+                            "ramp" if name == "ramp_loss_primal" else "hard")
+
+
+def _switched_rows(m):
+    """The big-M rows of a built mixed-integer SVM, by its Pyomo components (written here from
+    the catalogue pages, not from the family's hook)."""
+    if m._svm.formulation == "feature_selection":
+        return list(m.keep_hi.values()) + list(m.keep_lo.values())
+    return list(m.margin.values())
+
+
+@pytest.mark.parametrize("solver", MIQP_BACKENDS)
+@pytest.mark.parametrize("case", list(_SWITCHED))
+def test_indicator_constraints_have_the_big_m_optimum(solver, case):
+    """Solved with native indicator constraints in place of its big-M rows, each model has the
+    optimum of the big-M model and of brute force (every M is proved), the same classifier,
+    and says so: ``extra["switch"]``, one indicator row per switched row, the persistent
+    plugin as its interface, the gap as its certificate. The model the user holds keeps its
+    big-M rows, still proved the model as built."""
+    from svm_models.model.record import verify
+
+    require(solver)
+    name, make, params = _SWITCHED[case]
+    X, y = make()
+    big = sm.fit(X, y, name, solver=solver, **params)
+    m = sm.build(name, X, y, **params)
+    ind = sm.solve(m, solver, switch="indicator")
+    ref = _brute(case)
+    assert big.status is sm.Status.optimal and ind.status is sm.Status.optimal
+    assert big.objective == pytest.approx(ref, rel=REL)
+    assert ind.objective == pytest.approx(ref, rel=REL)
+    assert ind.objective == pytest.approx(big.objective, rel=REL)
+    assert abs(ind.mip_gap) <= 1e-6 and ind.bound <= ind.objective * (1 + 1e-6)
+    # the same classifier (w to the tolerance the objective fixes it to)
+    if ind.w is None:   # (the kernel form: its decision values)
+        np.testing.assert_allclose(ind.decision_function(X), big.decision_function(X),
+                                   rtol=0, atol=1e-4)
+    else:
+        np.testing.assert_allclose(ind.w, big.w, rtol=0, atol=1e-4)
+        assert ind.b == pytest.approx(big.b, abs=1e-4)
+    assert np.array_equal(ind.given_up, big.given_up)
+    if name != "feature_selection":   # (each case switches a row off at its optimum)
+        assert len(ind.given_up) > 0
+    if name == "feature_selection":
+        assert np.array_equal(ind.features_kept, big.features_kept)
+    rows = _switched_rows(m)
+    assert big.extra["switch"] == "big_m" and "indicator_rows" not in big.extra
+    assert big.interface == f"{solver}_direct"
+    assert ind.extra["switch"] == "indicator" and ind.interface == f"{solver}_persistent"
+    assert ind.extra["indicator_rows"] == len(rows) == (
+        2 * X.shape[1] if name == "feature_selection" else len(y))
+    assert ind.extra["warm_start"]["passed"].endswith(f"to {solver}_persistent")
+    # the Pyomo model keeps its big-M rows, active and unchanged
+    assert all(c.active for c in rows) and verify(m._svm.record) is None
+    assert m._svm.record.extension_reason() is None
+
+
+@pytest.mark.parametrize("solver", MIQP_BACKENDS)
+@pytest.mark.parametrize("case", ["ramp", "features l1"])
+def test_exactly_the_big_m_rows_are_replaced_in_the_native_model(solver, case):
+    """The backend's ``add_indicators`` on its persistent plugin, as the solve uses them: the
+    native model holds one indicator constraint per big-M row, each standing for that row,
+    and every other row of the model as Pyomo put it there."""
+    import pyomo.environ as pyo
+    from contextlib import nullcontext
+
+    from svm_models.formulations import get
+    from svm_models.model.pyomo_compat import persistent_native
+    from svm_models.solvers.base import preserved_fpu
+    from svm_models.solvers.table import backend
+
+    require(solver)
+    name, make, params = _SWITCHED[case]
+    m = sm.build(name, *make(), **params)
+    rows = get(name).hooks.indicator_rows(m._svm)
+    switched = _switched_rows(m)
+    assert [r.row for r in rows] == switched and {r.on for r in rows} == {0}
+    every = list(m.component_data_objects(pyo.Constraint, active=True))
+    b = backend(solver)
+    plugin = pyo.SolverFactory(b.indicator_plugin)
+    with preserved_fpu(), (b.plugin_guard() if b.plugin_guard else nullcontext()):
+        plugin.set_instance(m)
+        assert b.add_indicators(plugin, rows) == len(switched)
+        native, _ = persistent_native(plugin)
+        if solver == "gurobi":
+            native.update()
+            assert native.NumGenConstrs == len(switched)
+            assert native.NumConstrs == len(every) - len(switched)
+            kinds = {c.GenConstrType for c in native.getGenConstrs()}
+            assert kinds == {__import__("gurobipy").GRB.GENCONSTR_INDICATOR}
+        else:
+            handlers = [c.getConshdlrName() for c in native.getConss()]
+            assert handlers.count("indicator") == len(switched)
+        stands = plugin._pyomo_con_to_solver_con_map   # (the test reads Pyomo's map)
+        ids = {id(c) for c in switched}
+        for c in every:
+            kind = (type(stands[c]).__name__ if solver == "gurobi"
+                    else stands[c].getConshdlrName())
+            assert (kind in ("GenConstr", "indicator")) == (id(c) in ids), (c.name, kind)
+
+
+@pytest.mark.parametrize("solver", ["highs", "piqp", "clarabel", "ipopt", "ipm", "libsvm"])
+@pytest.mark.parametrize("name", ["ramp_loss_primal", "feature_selection"])
+def test_switch_indicator_is_refused_by_the_backends_without_it(solver, name):
+    X, y = _features()
+    m = sm.build(name, X, y, **({"k": 2} if name == "feature_selection" else {}))
+    with pytest.raises(CapabilityError) as info:
+        sm.solve(m, solver, switch="indicator")
+    text = str(info.value)
+    assert "switch='indicator'" in text and "gurobi, scip" in text and "highs" not in text.split(
+        "do:")[1]
+    binaries = m.v if name == "feature_selection" else m.z
+    assert all(v.value == (1 if name == "feature_selection" else 0) for v in binaries.values())
+    with pytest.raises(CapabilityError, match="gurobi, scip"):   # fit alike
+        sm.fit(X, y, name, solver=solver, switch="indicator")
+
+
+def test_auto_with_switch_indicator_takes_a_backend_that_has_it():
+    require("gurobi")
+    X, y = _features()
+    sol = sm.fit(X, y, "feature_selection", k=2, C=2.0, switch="indicator")   # a MILP: not highs
+    assert sol.extra["solver_choice"]["used"] in MIQP_BACKENDS
+    assert sol.extra["switch"] == "indicator" and sol.extra["indicator_rows"] == 10
+
+
+def test_an_edited_model_is_refused_switch_indicator():
+    """A row of the user's, a bound changed, a big-M row rewritten: the model is not the one
+    whose rows the family named, and the option is refused before anything runs (never
+    ignored); the default switch solves the model as it is."""
+    import pyomo.environ as pyo
+
+    require("gurobi")
+    X, y = data()
+    m = sm.build("ramp_loss_primal", X, y, C=3.0)
+    m.cut = pyo.Constraint(expr=m.b >= 2.5)
+    with pytest.raises(ParameterError, match="unchanged since it was built.*'cut'.*"
+                                             "switch='big_m'"):
+        sm.solve(m, "gurobi", switch="indicator")
+    assert m.b.value == 0.0 and all(v.value == 0 for v in m.z.values())   # nothing ran
+    sol = sm.solve(m, "gurobi")
+    assert sol.status is sm.Status.optimal and sol.b >= 2.5 - 1e-9
+    assert sol.extra["switch"] == "big_m"
+    bound = sm.build("hard_loss_primal", X, y)
+    bound.w[0].setub(0.1)
+    with pytest.raises(ParameterError, match="bounds or domain of variable w\\[0\\]"):
+        sm.solve(bound, "scip", switch="indicator")
+    rewritten = sm.build("feature_selection", *_features(), k=2)
+    rewritten.keep_hi[0].set_value(rewritten.big_m * rewritten.v[0] - rewritten.w[0] >= -1)
+    with pytest.raises(ParameterError, match="keep_hi"):
+        sm.solve(rewritten, "gurobi", switch="indicator")
+
+
+def test_switch_indicator_needs_a_mixed_integer_svm_and_a_known_value():
+    require("gurobi")
+    X, y = _features()
+    with pytest.raises(ParameterError, match="mixed-integer SVMs.*a QP"):
+        sm.fit(X, y, "soft_l1_primal", solver="gurobi", switch="indicator")
+    for bad in ("foo", None, 1, "Indicator"):
+        with pytest.raises(ParameterError, match="switch must be one of 'big_m', 'indicator'"):
+            sm.fit(X, y, "feature_selection", solver="gurobi", k=2, switch=bad)
+    with pytest.raises(ParameterError, match="switch must be"):
+        sm.SVMClassifier(formulation="feature_selection", solver="gurobi", k=2,
+                         solver_options={"switch": "foo"}).fit(X, y)
+
+
+@pytest.mark.parametrize("solver", ["gurobi", "scip"])
+def test_switch_indicator_keeps_the_time_limit_and_the_warm_start(solver):
+    """Stopped by its time limit, the indicator solve returns its incumbent with its gap
+    (never optimal), no worse than the warm start it was given."""
+    require(solver)
+    X, y = _hard_instance()
+    sol = sm.fit(X, y, "hard_loss_primal", solver=solver, C=1.0, time_limit=0.3,
+                 switch="indicator", options={"Heuristics": 0} if solver == "gurobi" else {})
+    assert sol.status is sm.Status.time_limit and sol.extra["switch"] == "indicator"
+    assert sol.extra["indicator_rows"] == len(y)
+    assert sol.mip_gap > 1e-3 and sol.bound < sol.objective
+    start = sol.extra["warm_start"]
+    assert start["passed"].endswith(f"to {solver}_persistent")
+    assert sol.objective <= start["objective"] * (1 + 1e-9)
+    u = signs(y) * (X @ sol.w + sol.b)
+    assert np.all(u[np.setdiff1d(np.arange(len(y)), sol.given_up)] >= 1 - 1e-6)

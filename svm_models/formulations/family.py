@@ -11,7 +11,27 @@ the table has one, and that a module defines no hook function that its ``FAMILY`
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable
+from typing import Any, Callable, NamedTuple
+
+
+class IndicatorRow(NamedTuple):
+    """One row a binary switches, as a family's ``indicator_rows`` hook names it for
+    ``switch="indicator"`` (the solver layer reads the fields by name; it never imports
+    this class).
+
+    row : the Pyomo ConstraintData that holds the big-M row (left in the Pyomo model; the
+        solver interface replaces it in the native model only);
+    binary : its binary VarData;
+    on : the value of ``binary`` (0 or 1) at which the row is enforced;
+    terms : ``((VarData, coefficient), ...)``: the row's linear part without its M term;
+    rhs : the enforced row reads ``sum(coefficient * var) >= rhs``.
+    """
+
+    row: Any
+    binary: Any
+    on: int
+    terms: tuple
+    rhs: float
 
 
 @dataclass(frozen=True)
@@ -33,7 +53,13 @@ class Family:
         caller's: a fast continuous backend; a Solution, or an ``SVMError``), sets the
         block's variables to the start only when every row of the model holds there, and
         returns ``{"objective": ..., ...}`` -- or ``{"objective": None, "why": ...}``, the
-        variables untouched, when there is none.
+        variables untouched, when there is none;
+    indicator_rows : ``(svm) -> list[IndicatorRow]``, or None: the rows the family's
+        binaries switch with a proved big-M (the mixed-integer SVMs), each with its binary,
+        the binary's value that enforces it and the row without its M term -- what a backend
+        that takes indicator constraints solves in their place with ``switch="indicator"``
+        (called only on a model the record proves unchanged since it was built). A family
+        without it is refused ``switch="indicator"``.
     """
 
     extract: Callable
@@ -41,6 +67,8 @@ class Family:
     explain_failure: Callable | None = None
     licence_hint: Callable | None = None
     warm_start: Callable | None = None
+    indicator_rows: Callable | None = None
 
     #: the optional hooks, as a family module names its functions
-    HOOKS = ("check_before_solve", "explain_failure", "licence_hint", "warm_start")
+    HOOKS = ("check_before_solve", "explain_failure", "licence_hint", "warm_start",
+             "indicator_rows")

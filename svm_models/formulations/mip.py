@@ -21,7 +21,10 @@ bounds on ``w`` and ``b`` derived there are set as variable bounds.
 No fast path and no convex certificate: the Pyomo plugins (``gurobi_direct``, ``highs``,
 ``scip_direct``) solve the model with its binaries; the certificate is the gap between the
 objective of exactly the classifier returned (recomputed from ``w`` and ``b``) and the
-solver's best bound (:func:`extract`).
+solver's best bound (:func:`extract`). With ``switch="indicator"`` (Gurobi, SCIP) the
+solver gets native indicator constraints in place of the big-M rows the family names
+(:func:`indicator_rows`); the Pyomo model keeps its big-M rows, and both have the same
+optimum because every M is proved.
 """
 
 from __future__ import annotations
@@ -46,7 +49,7 @@ from ..postprocess import values_of
 from ..solution import MIPDetails, Solution
 from ..status import Status
 from ..tolerances import ACTIVE_MARGIN_REL, BINARY_ONE, SOLVER_TOL
-from .family import Family
+from .family import Family, IndicatorRow
 from .params import NORMS, document_parameters
 
 INF = float("inf")
@@ -489,6 +492,9 @@ def extract(block, ctx) -> Solution:
     if facts.loss == "hard":   # the rows kept must hold: their violation, in margin units
         kkt["primal_infeasibility"] = float(np.max(np.maximum(0.0, 1.0 - u[on]), initial=0.0))
     mip = ctx.extra.get("mip") or {}
+    # what was solved: the big-M rows as built, or (switch="indicator") native indicator
+    # constraints in their place, and how many
+    extra.update(ctx.extra.get("switch") or {})
     bound, incumbent = mip.get("bound"), mip.get("incumbent")
     tiny = np.finfo(float).tiny
     gap = None if bound is None else (objective - bound) / max(abs(objective), tiny)
@@ -677,4 +683,46 @@ def warm_start(svm, fit_convex) -> dict:
             "rounded": rounded}
 
 
-FAMILY = Family(extract=extract, check_before_solve=check_before_solve, warm_start=warm_start)
+# ---------------------------------------------------------------------------------------
+# Indicator constraints in place of the big-M rows (issue 29)
+
+
+def indicator_rows(svm) -> list[IndicatorRow]:
+    """The rows the binaries switch (the family's ``indicator_rows`` hook), for
+    ``switch="indicator"``: ``margin[i]`` (ramp and hard loss), enforced at ``z[i] = 0`` as
+    ``y_i (f_i + b) (+ xi_i) >= 1``; ``keep_hi[j]`` and ``keep_lo[j]`` (feature selection),
+    enforced at ``v[j] = 0`` as ``-w_j >= 0`` and ``w_j >= 0``. Each row without its M term
+    is read from the record (the matrices the builder wrote beside the Constraint): the
+    solver layer calls this only on a model the record proves unchanged since it was built,
+    where the record's rows are the model's. With ``M`` proved valid (``formulations/mip.md``)
+    the indicator model has the big-M model's optimum: it is the loss's own problem within
+    the proved bounds on ``w`` and ``b``, which keep an optimum."""
+    block, record, facts = svm.block, svm.record, svm.facts
+    if facts.loss == "features":
+        switched = [(block.keep_hi, block.v), (block.keep_lo, block.v)]
+    else:
+        switched = [(block.margin, block.z)]
+    vds = record.var_datas()
+    col = {id(vd): k for k, vd in enumerate(vds)}
+    M = facts.big_m["M"]
+    out = []
+    for comp, binary in switched:
+        group = next(g for g in record.rows if g.component is comp)
+        A = sp.csr_matrix(group.A)
+        lower, upper = group.sides(block)
+        for r, row in enumerate(group.datas):
+            z = binary[row.index()]
+            zc = col[id(z)]
+            cols = A.indices[A.indptr[r]:A.indptr[r + 1]]
+            vals = A.data[A.indptr[r]:A.indptr[r + 1]]
+            if list(vals[cols == zc]) != [M] or upper[r] != INF:
+                raise SVMError(f"{row.name} is not the big-M row the builder records "
+                               f"(... + {M:g} {z.name} >= lower)")
+            terms = tuple((vds[c], float(v)) for c, v in zip(cols.tolist(), vals.tolist())
+                          if c != zc)
+            out.append(IndicatorRow(row=row, binary=z, on=0, terms=terms, rhs=float(lower[r])))
+    return out
+
+
+FAMILY = Family(extract=extract, check_before_solve=check_before_solve, warm_start=warm_start,
+                indicator_rows=indicator_rows)

@@ -91,18 +91,27 @@ def values_of(var_datas) -> list:
 def teach_scip_lazy_types(*types) -> None:
     """Pyomo's SCIP interface (``pyomo.contrib.solver``) dispatches on exact node types
     through its private ``_operator_map``: map ``types`` (the lazy named expressions) to the
-    handler of Pyomo's own ``ExpressionData``. Nothing when that interface is absent."""
+    handler of Pyomo's own ``ExpressionData``. So does the model observer its persistent
+    interface (``scip_persistent``, ``switch="indicator"``) reads the model with
+    (``pyomo.contrib.observer.component_collector.collector_handlers``, whose fallback for a
+    subclass of a named expression finds no handler): taught likewise. Nothing where an
+    interface is absent."""
     try:
         from pyomo.contrib.solver.solvers.scip import base as scip_base
     except ImportError:
         return
-    table = getattr(scip_base, "_operator_map", None)
-    if table is None:
-        return
-    handler = table.get(ExpressionData)
-    if handler is not None:
-        for t in types:
-            table.setdefault(t, handler)
+    tables = [getattr(scip_base, "_operator_map", None)]
+    try:
+        from pyomo.contrib.observer import component_collector
+    except ImportError:
+        pass
+    else:
+        tables.append(getattr(component_collector, "collector_handlers", None))
+    for table in tables:
+        handler = None if table is None else table.get(ExpressionData)
+        if handler is not None:
+            for t in types:
+                table.setdefault(t, handler)
 
 
 @contextlib.contextmanager
@@ -121,3 +130,38 @@ def scip_capture_replaced(capture):
         yield
     finally:
         scip_direct.capture_output = original
+
+
+# --- persistent solver interfaces: the native model behind them ----------------------------
+# Pyomo has no indicator constraint (Pyomo issue #4019): ``switch="indicator"`` sets the
+# model on a persistent interface -- the legacy ``gurobi_persistent``
+# (pyomo.solvers.plugins.solvers) or the new ``scip_persistent`` (pyomo.contrib.solver) --
+# and replaces a big-M row in the native model it built. Both keep the native model in
+# ``_solver_model``, the native variable of each Pyomo variable in
+# ``_pyomo_var_to_solver_var_map`` and the native constraint of each Pyomo constraint in
+# ``_pyomo_con_to_solver_con_map``; the legacy one also the reverse map
+# ``_solver_con_to_pyomo_con_map``.
+
+
+def persistent_native(solver) -> tuple:
+    """``(native model, {Pyomo VarData: native variable})`` of a persistent interface set to
+    an instance (``set_instance``)."""
+    return solver._solver_model, solver._pyomo_var_to_solver_var_map
+
+
+def persistent_swap(solver, con, native) -> object:
+    """Make ``native`` (a constraint just added to the native model) the one that stands for
+    the Pyomo constraint ``con`` in the persistent interface's maps, and return the native
+    constraint that stood for it (for the caller to delete from the native model). The
+    interface's other bookkeeping -- which variables each constraint references (the legacy
+    interface loads only referenced variables; the new one deletes a variable no row
+    references) -- is left as it was: the indicator constraint references the same
+    variables as the row it replaces."""
+    cmap = solver._pyomo_con_to_solver_con_map
+    old = cmap[con]
+    cmap[con] = native
+    back = getattr(solver, "_solver_con_to_pyomo_con_map", None)
+    if back is not None:
+        back.pop(old, None)
+        back[native] = con
+    return old

@@ -31,6 +31,9 @@ from ..tolerances import SOLVER_TOL
 #: the problem classes, from the easiest (one list: model.standard_form.PROBLEM_CLASSES)
 ORDER = PROBLEM_CLASSES
 
+#: the values of the solve option ``switch`` (:class:`SolverOptions`), the default first
+SWITCHES = ("big_m", "indicator")
+
 #: every solve gets a time limit: this one unless the user sets another (math.inf: none)
 DEFAULT_TIME_LIMIT = 3600.0
 
@@ -60,6 +63,14 @@ class Backend:
     mip_options : ``SolverOptions -> dict``, the Pyomo plugin options added for a
     mixed-integer model (its relative gap and integrality tolerances: the defaults, a gap of
     1e-4, would end "optimal" short of the optimum); None: none to add;
+    indicator_plugin, add_indicators : a backend that takes indicator constraints
+    (``switch="indicator"``, see :class:`SolverOptions`): the Pyomo persistent plugin the
+    model is set on (``gurobi_persistent``, ``scip_persistent``), and ``(solver, rows) ->
+    int``, which replaces in that plugin's native model each big-M row of ``rows`` (the
+    family's ``indicator_rows``: ``row``, ``binary``, ``on``, ``terms``, ``rhs``) by a native
+    indicator constraint ``binary = on  =>  sum(coef * var) >= rhs`` and leaves every other
+    row as Pyomo put it there; it returns the number of indicator constraints added. None:
+    the backend takes none (``switch="indicator"`` is refused before anything runs);
     structured : a *structured* backend's adapter ``(Record, StandardForm, SolverOptions,
     state) -> MatrixResult``: it takes one structure a builder records
     (``Record.structure``, e.g. libsvm and the classic duals), only on a model the record
@@ -86,6 +97,8 @@ class Backend:
     dual_sign: dict = field(default_factory=dict)
     qcqp_form: str = "norm"
     mip_options: Callable | None = None
+    indicator_plugin: str | None = None
+    add_indicators: Callable | None = None
     structured: Callable | None = None
     structure_check: Callable | None = None
     install: str = ""
@@ -113,6 +126,14 @@ class SolverOptions:
            (every variable of a dense quadratic block scaled by the power of two nearest
            ``1/sqrt(Q_ii)``: a kernel whose diagonal spans many orders of magnitude, a poly
            kernel on badly scaled features, gets a unit diagonal; exact as well)
+    switch : how the binaries of a mixed-integer SVM switch its rows (``formulations/mip.md``):
+           ``"big_m"`` (the default: the model as built, its rows ``... + M z >= 1`` with the
+           proved M) or ``"indicator"`` (each such row handed to the solver as a native
+           indicator constraint ``z = 0 => ... >= 1``, without M; the Pyomo model keeps its
+           big-M rows). Only the backends with ``add_indicators`` (Gurobi, SCIP) take
+           ``"indicator"``, only for a model whose family names its switched rows, and only
+           when the record proves the model unchanged since it was built: anything else is
+           refused before a solve, never ignored
     """
 
     tol: float | None = None
@@ -123,6 +144,7 @@ class SolverOptions:
     options: dict = field(default_factory=dict)
     path: str = "auto"
     scaling: str = "auto"
+    switch: str = "big_m"
 
     @classmethod
     def from_kwargs(cls, **kw) -> "SolverOptions":
@@ -134,6 +156,11 @@ class SolverOptions:
             raise ParameterError("path must be 'auto', 'fast' or 'general'")
         if kw.get("scaling", "auto") not in ("auto", "on", "off", "diagonal"):
             raise ParameterError("scaling must be 'auto', 'on', 'off' or 'diagonal'")
+        switch = kw.get("switch", "big_m")
+        if not isinstance(switch, str) or switch not in SWITCHES:
+            raise ParameterError(f"switch must be one of {', '.join(map(repr, SWITCHES))} (how a "
+                                 "mixed-integer SVM's binaries switch its rows); got "
+                                 f"{plain(switch)!r}")
         for name in ("tol", "time_limit"):
             v = kw.get(name)
             if v is not None:

@@ -15,6 +15,10 @@
    (the caller's ``warm_start``: the mixed-integer SVMs' rounded convex solution) is
    computed only when the plugin takes one, and passed to it (``warmstart=True`` to
    ``gurobi_direct``, ``warmstart_discrete_vars`` to ``scip_direct``; ``highs`` takes none);
+   with ``switch="indicator"`` (Gurobi, SCIP; a model the record proves unchanged, whose
+   family names its switched rows) the model is set on the backend's persistent plugin and
+   each big-M row is replaced there by a native indicator constraint
+   (:func:`_indicator_rows`); anything else asked to switch so is refused before a solve;
 4. every solve runs with a time limit and with the backend's output drained to a file, so
    that no solve can hang on a full pipe;
 5. the status is checked before any value is read; duals are normalised to one convention --
@@ -34,7 +38,8 @@ import numpy as np
 
 from pyomo.common.collections import ComponentMap
 
-from ..errors import CapabilityError, SolverError, SVMError, plain
+from ..errors import (CapabilityError, ParameterError, SolverError, SolverUnavailableError,
+                      SVMError, plain)
 from ..model.pyomo_compat import load_values
 from ..model.mixed import Edits, assemble_edited, edits, objective_scale
 from ..model.reader import NotConvex, NotQuadratic, from_pyomo
@@ -47,8 +52,8 @@ from ..status import Status
 from ..tolerances import (PROXY_BOUND, PROXY_BOUND_MAX, PROXY_GROWTH, RETRY_ITER_LIMIT,
                           RETRY_TOL, RETRY_TOL_FACTOR)
 from .base import SolverOptions, drained_output, preserved_fpu
-from .table import (PROJECT_BACKENDS, backend, capable, check_capability, pyomo_plugin,
-                    structure_refusal)
+from .table import (BACKENDS, PROJECT_BACKENDS, backend, capable, check_capability,
+                    pyomo_plugin, structure_refusal)
 from .working_set import solve_with_working_set
 
 
@@ -63,7 +68,10 @@ class SolveInfo:
     and the objective of its incumbent (the model's own sense) and whether that incumbent
     is loaded in the model (also at a time limit) -- else None; ``warm_start``: of a
     mixed-integer model solved with a ``warm_start`` callable, its report (the start's
-    objective and how the plugin was given it, or why there was none)."""
+    objective and how the plugin was given it, or why there was none); ``switch``: of a
+    mixed-integer model, what was solved -- ``{"switch": "big_m"}`` (the rows as built) or
+    ``{"switch": "indicator", "indicator_rows": n}`` (n native indicator constraints in
+    place of the big-M rows)."""
 
     status: Status
     solver: str
@@ -81,36 +89,45 @@ class SolveInfo:
     scaling: dict | None = None
     mip: dict | None = None
     warm_start: dict | None = None
+    switch: dict | None = None
     objective_scale: float | None = 1.0
 
     def context(self, tol: float | None, certify_tol: float | None = None) -> Context:
         """What the extractor reads of this solve (:class:`~svm_models.postprocess.Context`):
         ``tol`` the tolerance the values were solved to, ``certify_tol`` the one asked for."""
+        extra = {} if self.mip is None else {"mip": dict(self.mip)}
+        if self.switch is not None:
+            extra["switch"] = dict(self.switch)
         return Context(solver=self.solver, interface=self.interface, path=self.path,
                        time=self.time, status=self.status, tol=tol, duals=self.duals,
                        verified=self.verified, reason=self.unproved, objective=self.objective,
-                       certify_tol=certify_tol, scale=self.objective_scale,
-                       extra={} if self.mip is None else {"mip": dict(self.mip)})
+                       certify_tol=certify_tol, scale=self.objective_scale, extra=extra)
 
 
 def solve_model(model, solver: str = "ipopt", *, record=None, problem_class=None,
                 options: SolverOptions | None = None, state: dict | None = None,
-                warm_start=None) -> SolveInfo:
+                warm_start=None, indicator_rows=None) -> SolveInfo:
     """Solve a Pyomo model with backend ``solver``; load values into it; return a SolveInfo.
 
     ``record`` is the builder's record (fast path when it proves the model); ``state`` keeps
     backend objects between calls for warm re-solves (parameter paths); ``warm_start``, for
     a mixed-integer model: a callable that sets the variables to a feasible start and
     returns its report (``{"objective": ...}``, or ``{"objective": None, "why": ...}``),
-    called only when the backend's plugin takes a start (:func:`_warm_start_route`). A
+    called only when the backend's plugin takes a start (:func:`_warm_start_route`);
+    ``indicator_rows``, for ``switch="indicator"``: a callable that returns the rows the
+    model's binaries switch (the family's ``indicator_rows`` hook; None: it has none). A
     non-optimal status is returned, not raised: the caller maps it to its typed error.
     """
 
     opts = options or SolverOptions()
     pclass = problem_class or (record.problem_class if record is not None else None)
+    if opts.switch == "indicator":
+        _refuse_indicator_backend(solver)
     b = check_capability(solver, None if backend(solver).structured else pclass)
     unproved = verify(record) if record is not None else "the model carries no builder record"
     mip = pclass in MIXED_INTEGER
+    indicators = (_indicator_rows(record, pclass, unproved, indicator_rows)
+                  if opts.switch == "indicator" else None)
     if b.structured is not None:
         _refuse_structure(b, record, pclass, opts, unproved)
         reason = None
@@ -142,7 +159,8 @@ def solve_model(model, solver: str = "ipopt", *, record=None, problem_class=None
         out = _solve_mixed(record, mixed, b, o) if mixed is not None else None
         if out is None:
             out = _solve_general(model, b, o, verified=unproved is None, mip=mip,
-                                 warm_start=warm_start if mip else None)
+                                 warm_start=warm_start if mip else None,
+                                 indicators=indicators)
         out.path_reason = reason
         return out
 
@@ -192,6 +210,47 @@ def solve_model(model, solver: str = "ipopt", *, record=None, problem_class=None
         # formulation's (a user minimising -E), or unreadable (None)
         info.objective_scale = objective_scale(record)
     return info
+
+
+def _indicator_backends() -> list[str]:
+    """The backends that take ``switch="indicator"`` (those with ``add_indicators``)."""
+    return [n for n, bk in BACKENDS.items() if bk.add_indicators is not None]
+
+
+def _refuse_indicator_backend(solver: str) -> None:
+    """``switch="indicator"`` with a backend that has no indicator constraints: a
+    CapabilityError before anything runs, naming those that have."""
+    b = backend(solver)
+    if b.add_indicators is None:
+        raise CapabilityError(
+            f"solver {b.name!r} does not take switch='indicator' (native indicator constraints "
+            f"in place of the big-M rows); the backends that do: "
+            f"{', '.join(_indicator_backends())}. Use one of them, or the default "
+            "switch='big_m'")
+
+
+def _indicator_rows(record, pclass, unproved, indicator_rows) -> list:
+    """The rows to switch by indicator constraints (``switch="indicator"``), or a
+    ParameterError before anything runs: the model must be a mixed-integer SVM whose family
+    names its switched rows, proved unchanged since it was built (an edited model -- a row
+    of the user's, a bound changed -- is not the model the rows were named for)."""
+    if record is None or pclass not in MIXED_INTEGER or indicator_rows is None:
+        what = f"a {pclass}" if pclass is not None else "a model without a builder record"
+        raise ParameterError(
+            f"switch='indicator' applies to the mixed-integer SVMs, whose binaries switch "
+            f"rows with a proved big-M (formulations/mip.md); this model ({what}) has no such "
+            "rows: solve it with the default switch='big_m'")
+    reason = unproved if unproved is not None else record.extension_reason()
+    if reason is not None:
+        raise ParameterError(
+            f"switch='indicator' replaces the big-M rows the builder made by indicator "
+            f"constraints, and is taken only on a model proved unchanged since it was built; "
+            f"this one was changed ({reason}): solve it with the default switch='big_m'")
+    rows = list(indicator_rows())
+    if not rows:
+        raise ParameterError("switch='indicator': this model has no row switched by a binary; "
+                             "solve it with the default switch='big_m'")
+    return rows
 
 
 def _run(fn, opts, *args):
@@ -435,7 +494,11 @@ def _start(solver, plugin: str, warm_start):
 
 
 def _solve_general(model, b, opts: SolverOptions, *, verified: bool,
-                   mip: bool = False, warm_start=None) -> SolveInfo:
+                   mip: bool = False, warm_start=None, indicators=None) -> SolveInfo:
+    """The model through the backend's Pyomo plugin (or, without one, read into matrices);
+    with ``indicators`` (``switch="indicator"``: the rows a mixed-integer SVM's binaries
+    switch), through its persistent plugin, each of those rows replaced there by a native
+    indicator constraint (:func:`_run_plugin`)."""
     if not b.plugins:
         return _solve_general_matrix(model, b, opts)
     import pyomo.environ as pyo
@@ -443,8 +506,11 @@ def _solve_general(model, b, opts: SolverOptions, *, verified: bool,
 
     if not verified:
         mip = _refuse_before_solving(model, b) in MIXED_INTEGER or mip
-    plugin = pyomo_plugin(b.name)
+    plugin = pyomo_plugin(b.name) if indicators is None else b.indicator_plugin
     solver = pyo.SolverFactory(plugin)
+    if indicators is not None and not _usable(solver):
+        raise SolverUnavailableError(f"switch='indicator' needs Pyomo's {plugin} plugin, which "
+                                     f"is not usable here ({b.install})")
     route = report = None
     if mip and warm_start is not None:
         route, report = _start(solver, plugin, warm_start)
@@ -464,13 +530,13 @@ def _solve_general(model, b, opts: SolverOptions, *, verified: bool,
     t0 = time.perf_counter()
     try:
         try:
-            results = _run_plugin(b, solver, plugin, model, options, opts, route)
+            results = _run_plugin(b, solver, plugin, model, options, opts, route, indicators)
         except Exception as exc:
             more = b.retry_options(exc) if b.retry_options else None
             if more is None:
                 raise
             results = _run_plugin(b, pyo.SolverFactory(plugin), plugin, model,
-                                  {**options, **more}, opts, route)
+                                  {**options, **more}, opts, route, indicators)
     except Exception as exc:  # map licence refusals and interface failures to clear errors
         if own_suffix:
             model.del_component("dual")
@@ -489,6 +555,8 @@ def _solve_general(model, b, opts: SolverOptions, *, verified: bool,
                      time=elapsed, message=str(tc), warm_start=report)
     if mip:
         info.mip = _mip_result(model, results, status)
+        info.switch = ({"switch": "big_m"} if indicators is None else
+                       {"switch": "indicator", "indicator_rows": len(indicators)})
     if status is Status.optimal or (info.mip is not None and info.mip["solution"]):
         if plugin != "cyipopt" and status is Status.optimal:
             model.solutions.load_from(results)
@@ -541,10 +609,24 @@ def _mip_result(model, results, status: Status) -> dict:
     return {"bound": number(bound), "incumbent": number(incumbent), "solution": found}
 
 
+def _usable(solver) -> bool:
+    """Whether a Pyomo plugin can run here (its ``available``, quietly)."""
+    with drained_output(False), preserved_fpu():
+        try:
+            return bool(solver.available(exception_flag=False))
+        except Exception:
+            return False
+
+
 def _run_plugin(b, solver, plugin: str, model, options: dict, opts: SolverOptions,
-                warm_start: str | None = None):
+                warm_start: str | None = None, indicators=None):
     """``solver.solve(model)`` with the options; ``warm_start`` (a route of
-    :func:`_warm_start_route`): the variables' current values handed over as a start."""
+    :func:`_warm_start_route`): the variables' current values handed over as a start;
+    ``indicators`` (``switch="indicator"``; ``solver`` the backend's persistent plugin): the
+    model is set on the plugin (``set_instance``: Pyomo builds the native model, big-M rows
+    included), then the backend's ``add_indicators`` replaces exactly those rows there by
+    native indicator constraints, and the plugin solves that native model (the Pyomo model
+    keeps its big-M rows)."""
     kwargs = {"tee": bool(opts.verbose)}
     if warm_start == "warmstart":
         kwargs["warmstart"] = True
@@ -558,6 +640,12 @@ def _run_plugin(b, solver, plugin: str, model, options: dict, opts: SolverOption
         kwargs["load_solutions"] = False
     guard = b.plugin_guard() if b.plugin_guard else contextlib.nullcontext()
     with guard, drained_output(opts.verbose), preserved_fpu():
+        if indicators is not None:
+            solver.set_instance(model)
+            added = b.add_indicators(solver, indicators)
+            if added != len(indicators):
+                raise SolverError(f"{plugin} took {added} of the {len(indicators)} indicator "
+                                  "constraints")
         return solver.solve(model, **kwargs)
 
 

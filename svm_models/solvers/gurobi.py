@@ -5,7 +5,9 @@ a quadratic part above 200 variables and any model above 2000 variables or 2000 
 constraints: mapped to :class:`~svm_models.errors.LicenseLimitError` with a message that
 says what fits. Gurobi's ``Pi``/``QCPi`` are d(objective)/d(rhs): the sensitivity convention
 as they are. Cones go in as quadratic rows in squared form (``sum u_r^2 <= u_0^2``,
-``u_0 >= 0``), which Gurobi recognises as second-order cones.
+``u_0 >= 0``), which Gurobi recognises as second-order cones. With ``switch="indicator"``
+a mixed-integer SVM is set on ``gurobi_persistent`` and its big-M rows are replaced by
+Gurobi's indicator constraints (:func:`add_indicators`).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import LicenseLimitError, SolverError
+from ..model.pyomo_compat import persistent_native, persistent_swap
 from ..model.standard_form import cones_as_rows
 from ..status import Status
 from ..tolerances import GUROBI_BARCONV_FLOOR, GUROBI_QCP_CONV_FLOOR, GUROBI_TOL_FLOOR
@@ -137,6 +140,25 @@ def explain_exception(exc, model):
     return None
 
 
+def add_indicators(solver, rows) -> int:
+    """``switch="indicator"``: on ``gurobi_persistent`` set to the instance, each big-M row of
+    ``rows`` replaced by Gurobi's indicator constraint ``addGenConstrIndicator(binary, on,
+    sum(coef * var) >= rhs)`` on the mapped variables; every other row stays as Pyomo put
+    it. Returns the number of indicator constraints added."""
+    import gurobipy as gp
+    from gurobipy import GRB
+
+    native, var = persistent_native(solver)
+    native.update()   # (the rows Pyomo added are pending until then)
+    for r in rows:
+        lhs = gp.LinExpr([c for _, c in r.terms], [var[v] for v, _ in r.terms])
+        ind = native.addGenConstrIndicator(var[r.binary], bool(r.on), lhs, GRB.GREATER_EQUAL,
+                                           float(r.rhs))
+        native.remove(persistent_swap(solver, r.row, ind))
+    native.update()
+    return len(rows)
+
+
 def retry_options(exc):
     """Gurobi refuses a non-convex quadratic model unless told to solve it globally."""
     return {"NonConvex": 2} if "NonConvex" in str(exc) else None
@@ -145,6 +167,7 @@ def retry_options(exc):
 BACKEND = Backend(
     name="gurobi", classes=frozenset(("LP", "QP", "SOCP", "QCQP", "MILP", "MIQP")),
     plugins=("gurobi_direct",), mip_options=mip_options,
+    indicator_plugin="gurobi_persistent", add_indicators=add_indicators,
     modules=("gurobipy",), matrix=solve, global_opt=True, max_vars=MAX_VARS,
     max_quadratic_vars=MAX_QUADRATIC_VARS, max_rows=MAX_ROWS, plugin_options=plugin_options,
     explain_exception=explain_exception, retry_options=retry_options,

@@ -14,7 +14,9 @@ Facts that shape how it is called:
   the pipe's 64 KiB the solve blocks forever at 0% CPU, time limit or not. Every SCIP solve
   therefore runs with that capture replaced by one into a temporary file
   (:func:`pipe_free_capture`), which never blocks a writer; the text reaches Pyomo's streams
-  (and the log, when ``verbose``) after the solve.
+  (and the log, when ``verbose``) after the solve;
+* with ``switch="indicator"`` a mixed-integer SVM is set on ``scip_persistent`` and its big-M
+  rows are replaced by SCIP's indicator constraints (:func:`add_indicators`).
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ import os
 import sys
 import tempfile
 
-from ..model.pyomo_compat import scip_capture_replaced
+from ..model.pyomo_compat import persistent_native, persistent_swap, scip_capture_replaced
 from ..tolerances import SCIP_GAP, SCIP_TOL_FLOOR
 from .base import ORDER, Backend
 
@@ -86,9 +88,25 @@ def mip_options(opts) -> dict:
     return {}
 
 
+def add_indicators(solver, rows) -> int:
+    """``switch="indicator"``: on ``scip_persistent`` set to the instance, each big-M row of
+    ``rows`` replaced by SCIP's indicator constraint ``addConsIndicator(sum(coef * var) >= rhs,
+    binary, activeone=on)`` on the mapped variables; every other row stays as Pyomo put it.
+    Returns the number of indicator constraints added."""
+    from pyscipopt import quicksum
+
+    native, var = persistent_native(solver)
+    for r in rows:
+        cons = quicksum(float(c) * var[v] for v, c in r.terms) >= float(r.rhs)
+        ind = native.addConsIndicator(cons, var[r.binary], activeone=bool(r.on))
+        native.delCons(persistent_swap(solver, r.row, ind))
+    return len(rows)
+
+
 BACKEND = Backend(
     name="scip", mip_options=mip_options, classes=frozenset(ORDER), plugins=("scip_direct",), modules=("pyscipopt",),
     duals=False, global_opt=True, proves_unbounded=False, plugin_options=plugin_options,
     plugin_guard=pipe_free_capture,
+    indicator_plugin="scip_persistent", add_indicators=add_indicators,
     qcqp_form="quadratic",
     install="pip install pyscipopt", note="spatial branch and bound (global); reports no duals")
