@@ -154,3 +154,26 @@ def test_scip_solves_a_model_loaded_in_a_fresh_process(tmp_path):
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          timeout=300).stdout.split()
     assert out[0] == "optimal" and abs(float(out[1]) - ref) <= 1e-6 * max(1.0, abs(ref))
+
+
+def test_persistent_interfaces_keep_the_native_model_and_maps():
+    """switch='indicator' (formulations/mip.md): the native model, the variable map and the
+    constraint map of gurobi_persistent and scip_persistent, as persistent_native and
+    persistent_swap read them; a swap makes the new native constraint stand for the row."""
+    from conftest import require
+
+    from svm_models.solvers.base import preserved_fpu
+
+    for plugin, backend in (("gurobi_persistent", "gurobi"), ("scip_persistent", "scip")):
+        require(backend)
+        m = _model()
+        m.z = pyo.Var(domain=pyo.Binary)
+        m.k = pyo.Constraint(expr=m.x[0] + 3 * m.z >= 1)
+        opt = pyo.SolverFactory(plugin)
+        with preserved_fpu():
+            opt.set_instance(m)
+        native, vmap = pc.persistent_native(opt)
+        assert native is not None and m.x[0] in vmap and m.z in vmap, plugin
+        old = opt._pyomo_con_to_solver_con_map[m.k]
+        assert pc.persistent_swap(opt, m.k, "stand-in") is old
+        assert opt._pyomo_con_to_solver_con_map[m.k] == "stand-in"
