@@ -343,10 +343,16 @@ class Solution:
         return cls.from_dict(doc)
 
     def summary(self) -> str:
-        gap = self.duality_gap if self.duality_gap is not None else float("nan")
+        """One line: formulation, backend and path, status, objective, b, support, the
+        certificate's gap -- the duality gap, a mixed-integer SVM's ``mip_gap``, or ``none``
+        where the form has no dual to measure it (the radius-margin SVMs' cone forms) --
+        and the time."""
+        mip = isinstance(self.details, MIPDetails)
+        gap = self.details.mip_gap if mip else self.duality_gap
+        shown = "none" if gap is None or not np.isfinite(gap) else f"{gap:.2e}"
         return (f"{self.formulation} [{self.solver}/{self.path}] status={self.status} "
                 f"objective={self.objective:.10g} b={self.b:.6g} support={self.n_support} "
-                f"gap={gap:.2e} time={self.time:.3f}s")
+                f"{'mip_gap' if mip else 'gap'}={shown} time={self.time:.3f}s")
 
     def __repr__(self) -> str:
         return f"Solution({self.summary()})"

@@ -266,3 +266,14 @@ def test_predict_on_the_golden_toy():
     np.testing.assert_array_equal(sol.predict(TOY_X), TOY_Y)
     assert sol.score(TOY_X, TOY_Y) == 1.0
     assert "soft_l1_dual" in repr(sol) and "optimal" in sol.summary()
+
+
+def test_the_summary_names_the_certificate_each_family_has():
+    """The one-line summary showed 'gap=nan' for a mixed-integer SVM (its certificate is the
+    MIP gap) and for the cone forms with no dual to measure (the book's pages printed it)."""
+    sol = sm.fit(TOY_X, TOY_Y, "soft_l1_dual", require("highs"), C=1.0)
+    assert f"gap={sol.duality_gap:.2e}" in sol.summary()
+    mip = sm.fit(TOY_X, TOY_Y, "ramp_loss_primal", require("scip"), C=1.0)
+    assert f"mip_gap={mip.mip_gap:.2e}" in mip.summary() and "nan" not in mip.summary()
+    cone = sm.fit(TOY_X, TOY_Y, "rsvm_mu_plus", require("clarabel"), C=1.0)
+    assert cone.duality_gap is None and "gap=none" in cone.summary()
