@@ -163,8 +163,15 @@ def _script_notebook(path: Path):
         first = tree.body[0]
         lines = text.splitlines(keepends=True)
         body = "".join(lines[first.end_lineno:]).lstrip("\n")
-    title, _, rest = doc.partition("\n")
-    md = f"# {path.stem.replace('_', ' ').capitalize()}\n\n{title.strip()}\n\n{rest.strip()}\n"
+    title, _, rest = doc.partition("\n\n")
+    title = " ".join(title.split())
+    # the docstring's first paragraph is "Title: what it does"; command-line options as code
+    # (the typographer would make "--quick" an en dash)
+    head, colon, lead = title.partition(":")
+    heading = head.strip() if colon else path.stem.replace("_", " ").capitalize()
+    text = re.sub(r"(?<![\w`-])(--[a-z][\w-]*)", r"`\1`",
+                  f"{(lead if colon else title).strip()}\n\n{rest.strip()}")
+    md = f"# {heading}\n\n{text[:1].upper()}{text[1:]}\n"
     nb = nbformat.v4.new_notebook()
     nb.cells = [nbformat.v4.new_markdown_cell(md),
                 nbformat.v4.new_code_cell(

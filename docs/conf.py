@@ -65,7 +65,9 @@ def _report(app, exception):
     if exception is None and app.builder.name == "html":
         out = Path(app.outdir)
         pages = [p for p in out.rglob("*.html") if not p.relative_to(out).parts[0].startswith("_")]
-        figures = list((out / "_images").glob("*")) if (out / "_images").exists() else []
+        text = "".join(p.read_text(errors="replace") for p in pages)
+        figures = [f for f in (out / "_images").glob("*") if f.name in text] \
+            if (out / "_images").exists() else []   # (an earlier build's stay in _images)
         print(f"book: {len(pages)} pages, {len(figures)} figures, "
               f"{time.perf_counter() - _STARTED:.0f} s")
 
