@@ -20,6 +20,7 @@ Notebooks are written without outputs: myst-nb executes every one during the bui
 from __future__ import annotations
 
 import ast
+import functools
 import json
 import re
 import shutil
@@ -130,6 +131,7 @@ plt.show()
 '''
 
 
+@functools.lru_cache(maxsize=None)   # (the page and its hand-outs: built once per generation)
 def formulation_page(source: Path, registered: bool) -> str:
     """The catalogue page ``source`` as a MyST notebook (a formulation's page gets the
     generated section before its Reference)."""
@@ -248,7 +250,7 @@ def handouts(root: Path) -> list[Path]:
         notebooks.append(_write_notebook(nb, out / f"{path.stem}.ipynb"))
     out = root / "formulations"
     out.mkdir(parents=True, exist_ok=True)
-    for name in _catalogue_pages(formulations()):
+    for name in _catalogue_pages():
         md = formulation_page(CATALOGUE / f"{name}.md", name in formulations())
         nb = jupytext.reads(md, fmt="md:myst")
         nb.metadata["kernelspec"] = dict(KERNELSPEC)
@@ -268,7 +270,7 @@ def _write_notebook(nb, path: Path) -> Path:
     return path
 
 
-def _catalogue_pages(registered) -> list[str]:
+def _catalogue_pages() -> list[str]:
     """The catalogue pages: the registered formulations and the family pages."""
     return [p.stem for p in sorted(CATALOGUE.glob("*.md")) if p.name != "README.md"]
 
@@ -289,8 +291,8 @@ def generate(docs: Path) -> None:
         (docs / sub).mkdir(parents=True)
     index = (CATALOGUE / "README.md").read_text()
     (docs / "formulations" / "index.md").write_text(_catalogue_links(index) + _toctree(
-        _catalogue_pages(registered), hidden=True))
-    for name in _catalogue_pages(registered):
+        _catalogue_pages(), hidden=True))
+    for name in _catalogue_pages():
         (docs / "formulations" / f"{name}.md").write_text(
             formulation_page(CATALOGUE / f"{name}.md", name in registered))
     for path in examples():

@@ -76,7 +76,7 @@ def test_the_two_handouts_of_a_page_are_the_same_program(generated):
     import jupytext
 
     pages = [("examples", p.stem) for p in book.examples()] + [
-        ("formulations", n) for n in book._catalogue_pages(sm.formulations())]
+        ("formulations", n) for n in book._catalogue_pages()]
     assert sorted((p.parent.name, p.stem) for p in (generated / "handouts").rglob("*.ipynb")) \
         == sorted(pages)
     for kind, name in pages:
