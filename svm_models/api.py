@@ -408,6 +408,8 @@ def _solve_once(model, solver, svm, f, opts, asked: SolverOptions, state, warm_s
         sol.extra["retry"] = info.retry
     if info.scaling is not None:
         sol.extra["scaling"] = info.scaling
+    if info.bounds is not None:
+        sol.extra["bounds"] = info.bounds
     if info.warm_start is not None:
         sol.extra["warm_start"] = info.warm_start
     solved_to = info.retry.get("tol", opts.tolerance) if info.retry else opts.tolerance

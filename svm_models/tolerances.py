@@ -176,6 +176,12 @@ PROXY_MARGIN = 0.5
 #: (beyond which the true bounds are solved): hard-margin alphas of 1e6-1e8 at C = 1e12
 PROXY_GROWTH = 1e3
 PROXY_BOUND_MAX = 1e10
+#: before the larger proxy, the far bounds are dropped altogether (an optimum within them is
+#: the original's: the hard margin at a C above its largest alpha); that solve may be
+#: unbounded, so it gets at most this many times the first proxy's time, at least
+#: RELAXED_TIME_MIN seconds
+RELAXED_TIME_FACTOR = 20.0
+RELAXED_TIME_MIN = 2.0
 
 # ---------------------------------------------------------------------------------------
 # Kernels and factors

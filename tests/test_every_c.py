@@ -249,6 +249,32 @@ def test_C_1e15_on_moons(solver):
     assert sol.time < 30
 
 
+@pytest.mark.parametrize("solver", ["highs", "clarabel", "ipm", "piqp"])
+@pytest.mark.parametrize("C", [1e7, 1e8, 1e10, 1e12])
+def test_a_box_far_above_the_hard_margin_is_dropped(solver, C):
+    """200 moons points, rbf gamma=0.5: the hard margin's largest alpha is 8.71e7. At C = 1e8
+    to 1e12 HiGHS, Clarabel and ipm refused (numerical_error after every retry; the box
+    [0, 1e9] of the second proxy stalled them) and PIQP took 3.5-7.8 s (its tolerance was
+    absolute only: 1e-9 on alphas of 1e8). The far bounds are now dropped first: the hard
+    margin, solved at once, lies within [0, C], so it is the answer at C. At C = 1e7 it does
+    not (8.71e7 > C): the box is solved, its alphas at C -- libsvm's classifier either way,
+    with libsvm's support vectors."""
+    require(solver)
+    X, y = make_moons(200, noise=0.2, random_state=0)
+    sol = sm.fit(X, y, solver=solver, C=C, kernel="rbf", gamma=0.5, time_limit=60)
+    assert_libsvm_classifier(sol, X, y, C)
+    if C >= 1e8:
+        assert sol.alpha.max() == pytest.approx(8.71e7, rel=1e-3)
+        assert sol.extra["bounds"] == {"dropped": 200}
+        assert len(sol.support) == 20
+    else:
+        assert sol.alpha.max() == pytest.approx(C, rel=1e-9)
+        assert "dropped" not in sol.extra.get("bounds", {})
+        # libsvm's 23 support vectors (ipm, retried at 1e-6, returned its alpha with 200:
+        # the polish from the cut-off of the tolerance asked now settles)
+        assert len(sol.support) == 23
+
+
 def _far_from_the_origin(seed):
     """30 points in 15 dimensions (the linear kernel's dense form: 15 + 1 >= 31 / 2), scaled
     and moved far from the origin -- the draws of the agreement generator that failed."""

@@ -22,7 +22,10 @@ Bounds far above the scale of the scaled problem (a 1-norm box at C = 1e15) are 
 hazard for an interior-point method; :func:`proxy_bounds` replaces them by a moderate bound,
 and :func:`proxy_inactive` checks afterwards that the answer stays well inside it -- the
 answer of the problem with the smaller box is then the answer of the original problem
-(a convex problem: the constraints that differ are not active).
+(a convex problem: the constraints that differ are not active). When it does not, the same
+bounds are dropped altogether (:func:`without_bounds`): an optimum of that relaxation which
+satisfies them (:func:`within_bounds`) is the original's optimum -- at a C above the hard
+margin's largest alpha, the hard margin is the answer at C.
 """
 
 from __future__ import annotations
@@ -238,6 +241,22 @@ def proxy_bounds(sf, bound: float = PROXY_BOUND):
     ux = np.where(big_u, bound, sf.ux)
     lx = np.where(big_l, -bound, sf.lx)
     return replace(sf, lx=lx, ux=ux), (big_l, big_u)
+
+
+def without_bounds(sf, moved):
+    """``sf`` with the bounds :func:`proxy_bounds` moved dropped altogether (made infinite).
+    Its optimum, when it lies within those bounds (:func:`within_bounds`), is the optimum of
+    ``sf`` itself: ``sf``'s feasible set is a subset of this one. A 1-norm box far above the
+    solution's scale (C = 1e10 on moons, alphas up to 8.7e7) is then solved as the hard
+    margin, which the backends that failed on the box [0, 1e9] answer at once."""
+    big_l, big_u = moved
+    return replace(sf, lx=np.where(big_l, -np.inf, sf.lx), ux=np.where(big_u, np.inf, sf.ux))
+
+
+def within_bounds(x: np.ndarray, sf, moved) -> bool:
+    """Whether ``x`` satisfies the bounds of ``sf`` that ``moved`` names (exactly)."""
+    big_l, big_u = moved
+    return bool(np.all(x[big_u] <= sf.ux[big_u]) and np.all(x[big_l] >= sf.lx[big_l]))
 
 
 def proxy_inactive(x: np.ndarray, moved, bound: float = PROXY_BOUND) -> bool:

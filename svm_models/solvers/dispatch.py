@@ -45,11 +45,13 @@ from ..model.mixed import Edits, assemble_edited, edits, objective_scale
 from ..model.reader import NotConvex, NotQuadratic, from_pyomo
 from ..model.record import verify
 from ..model.scaling import (diagonal_scaling, proxy_bounds, proxy_inactive, scale,
+                             within_bounds, without_bounds,
                              scaling_for)
 from ..model.standard_form import MIXED_INTEGER, assemble
 from ..postprocess import Context
 from ..status import Status
-from ..tolerances import (PROXY_BOUND, PROXY_BOUND_MAX, PROXY_GROWTH, RETRY_ITER_LIMIT,
+from ..tolerances import (PROXY_BOUND, PROXY_BOUND_MAX, PROXY_GROWTH, RELAXED_TIME_FACTOR,
+                          RELAXED_TIME_MIN, RETRY_ITER_LIMIT,
                           RETRY_TOL, RETRY_TOL_FACTOR)
 from .base import SolverOptions, drained_output, preserved_fpu
 from .table import (BACKENDS, PROJECT_BACKENDS, backend, capable, check_capability,
@@ -87,6 +89,8 @@ class SolveInfo:
     unproved: str | None = None
     retry: dict | None = None
     scaling: dict | None = None
+    #: far bounds solved in their place: {"proxy": bound, "moved": n} or {"dropped": n}
+    bounds: dict | None = None
     mip: dict | None = None
     warm_start: dict | None = None
     switch: dict | None = None
@@ -302,16 +306,25 @@ def solve_matrix(adapter, sf, sc, opts: SolverOptions, state=None):
     if state is not None:
         _rescale_state(state, sc, sf.n)
     bound = PROXY_BOUND
+    relaxed = False
     while True:
+        t_rung = time.perf_counter()
         proxied, moved = proxy_bounds(work, bound)
         res = solve_with_working_set(adapter, proxied, opts, state)
         if moved is None:
             break
         if res.status is Status.optimal and res.x is not None and proxy_inactive(res.x, moved,
                                                                                  bound):
-            res.extra["proxy_bounds"] = int(moved[0].sum() + moved[1].sum())
+            res.extra["bounds"] = {"proxy": bound, "moved": int(moved[0].sum() + moved[1].sum())}
             break
-        bound *= PROXY_GROWTH   # a moved bound is reached (or the solve failed): larger ones
+        if not relaxed:   # a moved bound is reached (or the solve failed): first without them
+            relaxed = True
+            free = _solve_without_bounds(adapter, work, moved, opts, state,
+                                         time.perf_counter() - t_rung)
+            if free is not None:
+                res = free
+                break
+        bound *= PROXY_GROWTH   # ... then larger ones
         if bound > PROXY_BOUND_MAX:   # ... up to the true bounds
             res = solve_with_working_set(adapter, work, opts, state)
             break
@@ -319,6 +332,24 @@ def solve_matrix(adapter, sf, sc, opts: SolverOptions, state=None):
         sc.unscale_result(res)
         if res.x is not None:
             res.objective = sf.objective(res.x)
+    return res
+
+
+def _solve_without_bounds(adapter, work, moved, opts: SolverOptions, state, spent: float):
+    """The result of ``work`` with the moved (far) bounds dropped, when it is optimal and
+    satisfies them -- then it is ``work``'s own optimum --, else None. Its time is capped
+    (:data:`~svm_models.tolerances.RELAXED_TIME_FACTOR` times the proxy's solve, at least
+    :data:`~svm_models.tolerances.RELAXED_TIME_MIN` s, within the time limit): without the
+    bounds the problem may be unbounded (an inseparable hard margin), which some backends
+    are slow to say."""
+    cap = max(RELAXED_TIME_MIN, RELAXED_TIME_FACTOR * spent)
+    if opts.seconds is not None:
+        cap = min(cap, opts.seconds)
+    res = solve_with_working_set(adapter, without_bounds(work, moved),
+                                 replace(opts, time_limit=cap), state)
+    if res.status is not Status.optimal or res.x is None or not within_bounds(res.x, work, moved):
+        return None
+    res.extra["bounds"] = {"dropped": int(moved[0].sum() + moved[1].sum())}
     return res
 
 
@@ -412,6 +443,7 @@ def _load_matrix_result(sf, res, info: SolveInfo) -> None:
     load_values(sf.var_datas, res.x.tolist())
     info.objective = sf.sense * res.objective
     info.scaling = res.extra.get("scaling")
+    info.bounds = res.extra.get("bounds")
     duals = ComponentMap()
     rows = None if res.row_duals is None else sf.sense * np.asarray(res.row_duals, dtype=float)
     if res.qrow_duals is not None:

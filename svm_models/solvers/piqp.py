@@ -46,7 +46,7 @@ def solve(sf, opts, state=None) -> MatrixResult:
     s = solver.settings
     tol = opts.tolerance
     s.eps_abs = tol
-    s.eps_rel = 0.0 if opts.tol is None else tol
+    s.eps_rel = tol
     s.verbose = bool(opts.verbose)
     # PIQP has no time limit: its iteration limit (default 250) bounds every solve
     for key, val in {**opts.limits(iterations="max_iter", threads="num_threads"),
