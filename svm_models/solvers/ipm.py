@@ -64,7 +64,10 @@ def solve(sf, opts, state=None) -> MatrixResult:
     work = sf.restrict(np.flatnonzero(~fixed), np.where(fixed, sf.lx, 0.0)) if fixed.any() else sf
     prob = _Problem(work)
     it_max = opts.iter_limit or IPM_MAX_ITER
-    out = _mehrotra(prob, opts.tolerance, it_max, opts.seconds, bool(opts.verbose))
+    # a step that divides by a zero slack is caught as a non-finite Newton step (status
+    # numerical_error), not shown to the user as numpy's RuntimeWarning
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        out = _mehrotra(prob, opts.tolerance, it_max, opts.seconds, bool(opts.verbose))
     status, message, v, y, iters = out
     res = MatrixResult(status=status, message=message,
                        interface=f"ipm ({prob.mode} mode, {prob.n_dense} dense unknowns)",
