@@ -160,6 +160,10 @@ def certificate_tolerance(solver_tol: float | None = None) -> float:
     return max(CERT_REL, CERT_PER_TOL * tol)
 
 
+#: postprocess.bias_minimising_primal: a slope of the 1-norm primal in b within this fraction
+#: of the total weight is flat (the minimum is an interval: its midpoint)
+BIAS_FLAT = 1e-12
+
 # ---------------------------------------------------------------------------------------
 # Exact scaling before a backend sees a problem (svm_models.model.scaling)
 

@@ -79,26 +79,17 @@ def test_toy_by_hand():
     np.testing.assert_allclose(clf.dual_coef_, [[-0.25, 0.25]], atol=1e-8)
 
 
-#: interior-point backends whose answer to scikit-learn's class-weight check is refused
-_CLASS_WEIGHT_REFUSED = ("piqp", "clarabel", "ipopt", "ipm", "scip")
-
-
 def _gurobis_licence(estimator):
     """The expected failures: Gurobi's checks that train on 300 points (beyond the
-    size-limited licence, a quadratic model of 302 variables: LicenseLimitError); and
-    ``check_class_weight_classifiers`` on the interior-point backends: class weights 1000 and
-    1e-4 make a degenerate optimum (alpha not unique, 36 candidate free points in 2-D) that
-    the active-set polish does not always settle from their central solution, so the
-    certificate refuses it (SolveFailedError, never a wrong answer) -- with OpenBLAS's Haswell
-    kernels; with Prescott's the polish settles and the check passes (non-strict xfail: either
-    outcome is right). auto, libsvm, HiGHS and Gurobi (active-set or vertex answers) pass it."""
+    size-limited licence, a quadratic model of 302 variables: LicenseLimitError).
+    ``check_class_weight_classifiers`` (class weights 1000 and 1e-4: a degenerate optimum,
+    36 candidate free points in 2-D) was refused on the interior-point backends with
+    OpenBLAS's Haswell kernels -- b read from the KKT conditions of their central alpha fell
+    short on the margins of the points of weight 1000 -- and passes on every backend since
+    the b that minimises the primal for that alpha is a candidate."""
     if estimator.solver == "gurobi":
         return {"check_classifiers_train": "Gurobi's size-limited licence: 302 quadratic "
                                            "variables"}
-    if estimator.solver in _CLASS_WEIGHT_REFUSED:
-        return {"check_class_weight_classifiers": "a degenerate optimum under class weights "
-                                                  "1e7 apart: refused (typed) with some BLAS "
-                                                  "kernels, never wrong"}
     return {}
 
 

@@ -151,3 +151,56 @@ def test_the_polish_solves_its_bordered_system_through_cholesky_as_lu_does():
     rhs = A @ x
     sol = _solve_free_system(A, rhs)
     assert sol is not None and np.abs(A @ sol - rhs).max() <= 1e-8 * np.abs(rhs).max()
+
+
+def test_b_minimising_the_1_norm_primal_on_hand_worked_values():
+    """phi(b) = sum_i C_i max(0, 1 - y_i (f_i + b)), y = (+1, +1, -1), f = (0, 0.5, 0): the
+    breakpoints y_i - f_i are 1, 0.5, -1. C = 1: phi = 2.5 - b on [-1, 0.5], 2 on [0.5, 1]
+    (flat), 1 + ... beyond: every b in [0.5, 1] is optimal, the midpoint 0.75 is returned.
+    C = (1, 1, 3): phi = 1.5 - 2b below -1, 4.5 + b on [-1, 0.5]: the kink b = -1. A point of
+    weight 0 (C = (0, 1, 1)) counts for nothing: phi = 1.5 on [-1, 0.5], midpoint -0.25."""
+    from svm_models.postprocess import bias_minimising_primal
+
+    y = np.array([1.0, 1.0, -1.0])
+    f = np.array([0.0, 0.5, 0.0])
+    assert bias_minimising_primal(y, f, 1.0) == pytest.approx(0.75, abs=1e-15)
+    assert bias_minimising_primal(y, f, np.array([1.0, 1.0, 3.0])) == pytest.approx(-1.0, abs=1e-15)
+    assert bias_minimising_primal(y, f, np.array([0.0, 1.0, 1.0])) == pytest.approx(-0.25, abs=1e-15)
+
+
+def test_b_minimising_the_1_norm_primal_against_a_scan():
+    """On 200 random problems (weights, some zero) the b returned is no worse than the best of
+    every breakpoint and a grid of 20,001 values (a convex piecewise-linear function: its
+    minimum is at a breakpoint)."""
+    from svm_models.postprocess import bias_minimising_primal
+
+    rng = np.random.default_rng(0)
+    for _ in range(200):
+        l = int(rng.integers(2, 30))
+        y = rng.choice([-1.0, 1.0], l)
+        f = rng.normal(size=l) * rng.uniform(0.1, 3)
+        C = rng.uniform(0, 2, l) * (rng.random(l) < 0.9)
+
+        def phi(b):   # (b: an array of values)
+            return np.sum(C * np.maximum(0.0, 1.0 - y * (f + np.asarray(b)[:, None])), axis=1)
+
+        b = bias_minimising_primal(y, f, C)
+        best = phi(np.concatenate([y - f, np.linspace(-10, 10, 20001)])).min()
+        assert phi([b])[0] <= best + 1e-12 * max(1.0, best)
+
+
+def test_balanced_scales_down_the_class_with_the_larger_sum():
+    """y = (+1, +1, -1), alpha = (0.5, 0.25, 0.5): the positives sum to 0.75 > 0.5, so they
+    are scaled by 0.5/0.75 = 2/3 -> (1/3, 1/6, 0.5), y'alpha = 0; the other way round the
+    negatives are; a balanced alpha is returned unchanged (a copy)."""
+    from svm_models.postprocess import balanced
+
+    y = np.array([1.0, 1.0, -1.0])
+    np.testing.assert_allclose(balanced(np.array([0.5, 0.25, 0.5]), y), [1 / 3, 1 / 6, 0.5],
+                               rtol=1e-15)
+    np.testing.assert_allclose(balanced(np.array([0.25, 0.25, 1.0]), y), [0.25, 0.25, 0.5],
+                               rtol=1e-15)
+    a = np.array([0.25, 0.25, 0.5])
+    out = balanced(a, y)
+    np.testing.assert_array_equal(out, a)
+    assert out is not a
