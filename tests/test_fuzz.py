@@ -357,17 +357,21 @@ VALID_SEEDS = range(60) if PROFILE == "fuzz" else range(6)
 @pytest.mark.parametrize("seed", VALID_SEEDS)
 def test_valid_problems_are_answered_right_or_refused(solver, seed):
     """Every random valid problem: libsvm's optimum, certified by brute force at the
-    classifier returned; or a typed refusal (capability, licence, no solution); or a typed
-    SolveFailedError -- never a wrong answer marked optimal."""
+    classifier returned; or a typed refusal (capability, licence, no solution) -- never a
+    wrong answer marked optimal. A typed SolveFailedError only where libsvm's own classifier
+    is far from optimal too ("libsvm too": a feature x1e6 under a cubic kernel, entries
+    1e19-1e66), or SCIP's time limit (a spatial branch and bound)."""
     if solver != "auto":
         require(solver)
     ag = agreement()
     # (SCIP, a spatial branch and bound, on problems of at most 12 points)
     out = ag.run_one(seed, solver, 30.0, max_points=12 if solver == "scip" else 120)
-    assert out["outcome"] in ("agreed", "refused", "failed"), out
-    if out["outcome"] == "failed":
+    assert out["outcome"] in ("agreed", "refused", "failed", "libsvm too"), out
+    if out["outcome"] in ("failed", "libsvm too"):
         # (never InfeasibleError: a soft margin is always feasible)
         assert out["error"].startswith("SolveFailedError"), out
+    if out["outcome"] == "failed":
+        assert solver == "scip" and "time_limit" in out["error"], out
 
 
 def test_a_soft_margin_called_infeasible_is_numerical_trouble():
