@@ -165,6 +165,26 @@ RULES += [
      "display only"),
     (r"x_alpha_scale", r"errstate|finfo\(None\)",
      "a warning filter, or np.finfo(None), which is float64's"),
+    # ---- postprocess: b minimising the primal, the balanced candidate, the certificate
+    (r"x_bias_minimising_primal|x_balanced",
+     r"dtype=None|np\.asarray\((y|C|f), \)|np\.array\(alpha, \)",
+     "a float array converted to float: y (svm.data.y), f, C and alpha are float arrays"),
+    (r"x_bias_minimising_primal|x_balanced|x_bias_from_kkt", r"y >= 0|y <= 0|y < 1\b|y > -1",
+     "the labels are exactly +1 and -1 (svm.data.y): none is 0 or between"),
+    (r"x_bias_minimising_primal",
+     r"BIAS_FLAT /|searchsorted\(right, -flat, \)|len\(knots\) \+ 1|abs\(right\[k\]\) < flat",
+     "the tolerance of a flat piece by a factor (a tie within 1e-12 of the weight), "
+     "searchsorted's default side ('left', as written), a cap never reached (at the last "
+     "knot the slope is the negatives' weight, >= 0), or a tie at the tolerance itself"),
+    (r"x_balanced", r"sp >= sn|sn >= sp",
+     "equal sums: the factor is 1 either way"),
+    (r"x_classic_certificate",
+     r"CERT_ROUNDOFF \* np\.sqrt\(l\) /|CERT_ROUNDOFF / np\.sqrt\(l\)"
+     r"|\(size \+ abs\(b\) - 1\.0\)|\(size - abs\(b\) \+ 1\.0\)|\(size \+ abs\(b\) \+ 2\.0\)"
+     r"|size = rd / float|einsum\(\"IJ,IJ->I\"|short\.max\(initial=None\)",
+     "the round-off allowance made smaller (a stricter certificate: more refusals, never "
+     "an acceptance more), or larger by CERT_ROUNDOFF sqrt(l) ~ 1e-15 of the margin; "
+     "einsum's indices renamed alike; initial= of a max over the l >= 1 shortfalls"),
 ]
 
 KEYS = ("killed", "survived", "timeout", "no tests", "not checked", "other")

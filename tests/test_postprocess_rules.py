@@ -41,6 +41,14 @@ def test_b_of_the_hard_margin_is_the_midpoint_of_its_interval():
     assert bias_from_kkt(HARD, alpha, y, f, None, 1e-6) == pytest.approx(0.1, abs=1e-15)
     # one class only: the average of y - f over the support vectors (1 - 0.3)
     assert bias_from_kkt(HARD, alpha[:2], y[:2], f[:2], None, 1e-6) == pytest.approx(0.7)
+    # ... or the other class only (-1 + 0.5)
+    assert bias_from_kkt(HARD, alpha[2:], y[2:], f[2:], None, 1e-6) == pytest.approx(-0.5)
+    # where the midpoint and the average over the support vectors differ (an inexact alpha):
+    # y = (+1, +1, -1), f = (0.5, 0.2, -0.4), support vectors 0 and 2: lo = max(0.5, 0.8) =
+    # 0.8, hi = -1 + 0.4 = -0.6, midpoint 0.1 -- the average (0.5 - 0.6) / 2 = -0.05 is not it
+    y3, f3 = np.array([1.0, 1.0, -1.0]), np.array([0.5, 0.2, -0.4])
+    assert bias_from_kkt(HARD, np.array([1.0, 0.0, 1.0]), y3, f3, None, 1e-6) == \
+        pytest.approx(0.1, abs=1e-15)
 
 
 def test_b_of_the_1_norm_averages_over_free_vectors():
@@ -166,6 +174,16 @@ def test_b_minimising_the_1_norm_primal_on_hand_worked_values():
     assert bias_minimising_primal(y, f, 1.0) == pytest.approx(0.75, abs=1e-15)
     assert bias_minimising_primal(y, f, np.array([1.0, 1.0, 3.0])) == pytest.approx(-1.0, abs=1e-15)
     assert bias_minimising_primal(y, f, np.array([0.0, 1.0, 1.0])) == pytest.approx(-0.25, abs=1e-15)
+    # ... even when its breakpoint lies inside the flat piece (f_0 = 1: breakpoint 0 in
+    # [-1, 0.5]; counted, it would split the piece and give -0.5)
+    f0 = np.array([1.0, 0.5, 0.0])
+    assert bias_minimising_primal(y, f0, np.array([0.0, 1.0, 1.0])) == pytest.approx(-0.25, abs=1e-15)
+    # no point of positive weight: nothing depends on b, 0 is returned
+    assert bias_minimising_primal(y, f, np.zeros(3)) == 0.0
+    # the mirror image, where the negatives weigh more: y = (-1, -1, +1), f = (0, -0.5, 0),
+    # breakpoints -1, -0.5, 1; phi = 2 on [-1, -0.5] (flat), 2.5 + b on [-0.5, 1]: -0.75
+    ym, fm = np.array([-1.0, -1.0, 1.0]), np.array([0.0, -0.5, 0.0])
+    assert bias_minimising_primal(ym, fm, 1.0) == pytest.approx(-0.75, abs=1e-15)
 
 
 def test_b_minimising_the_1_norm_primal_against_a_scan():
@@ -192,7 +210,8 @@ def test_b_minimising_the_1_norm_primal_against_a_scan():
 def test_balanced_scales_down_the_class_with_the_larger_sum():
     """y = (+1, +1, -1), alpha = (0.5, 0.25, 0.5): the positives sum to 0.75 > 0.5, so they
     are scaled by 0.5/0.75 = 2/3 -> (1/3, 1/6, 0.5), y'alpha = 0; the other way round the
-    negatives are; a balanced alpha is returned unchanged (a copy)."""
+    negatives are (y = (+1, -1, -1), alpha = (0.5, 0.5, 0.25) -> (0.5, 1/3, 1/6)); a
+    balanced alpha is returned unchanged (a copy)."""
     from svm_models.postprocess import balanced
 
     y = np.array([1.0, 1.0, -1.0])
@@ -200,7 +219,119 @@ def test_balanced_scales_down_the_class_with_the_larger_sum():
                                rtol=1e-15)
     np.testing.assert_allclose(balanced(np.array([0.25, 0.25, 1.0]), y), [0.25, 0.25, 0.5],
                                rtol=1e-15)
+    # two negatives summing to 0.75 > 0.5: both scaled by 2/3
+    np.testing.assert_allclose(balanced(np.array([0.5, 0.5, 0.25]), np.array([1.0, -1.0, -1.0])),
+                               [0.5, 1 / 3, 1 / 6], rtol=1e-15)
     a = np.array([0.25, 0.25, 0.5])
     out = balanced(a, y)
     np.testing.assert_array_equal(out, a)
     assert out is not a
+
+
+# ---------------------------------------------------------------------------------------
+# The certificate of exactly the classifier returned (postprocess.classic_certificate), on
+# the six-point toy (formulations/classic.md): x = (-2,-1), (-1,-1), (-1,-2) labelled -1 and
+# (1,1), (1,2), (2,1) labelled +1; the optimum alpha_1 = alpha_3 = 1/4, w = (1/2, 1/2), b = 0.
+
+_TOY_X = np.array([[-2, -1], [-1, -1], [-1, -2], [1, 1], [1, 2], [2, 1]], dtype=float)
+_TOY_Y = np.array([-1, -1, -1, 1, 1, 1])
+
+
+def _toy_svm(formulation, **params):
+    import svm_models as sm
+
+    model = sm.build(formulation, _TOY_X, _TOY_Y, **params)
+    svm = sm.api.the_svm_block(model)._svm
+    return svm, svm.facts.margin
+
+
+def _alpha(a1, a3):
+    a = np.zeros(6)
+    a[1], a[3] = a1, a3
+    return a
+
+
+def test_the_certificate_of_a_poor_classifier_is_its_gap():
+    """alpha_1 = alpha_3 = 0.05, b = 0, C = 0.1: w = (0.1, 0.1), |w|^2 = 0.02; y f = 0.2 at
+    points 1 and 3 (slack 0.8 each), 0.3 at the other four (slack 0.7 each): the slacks sum to
+    4.4, primal = 0.01 + 0.1 * 4.4 = 0.45, dual = 0.1 - 0.01 = 0.09, gap = 0.36 / 0.45 = 0.8
+    (relative to the larger of the two, both below 1), balance 0, worst 0.8. A shortfall
+    within round-off is forgiven, never added: no slack above its exact value."""
+    from svm_models.postprocess import classic_certificate
+
+    svm, margin = _toy_svm("soft_l1_dual", C=0.1)
+    cert = classic_certificate(svm, margin, _alpha(0.05, 0.05), 0.0, 0.1)
+    assert cert["primal"] == pytest.approx(0.45, rel=1e-12)
+    assert cert["dual"] == pytest.approx(0.09, rel=1e-12)
+    assert cert["gap"] == pytest.approx(0.8, rel=1e-12)
+    assert cert["balance"] == 0.0
+    assert cert["worst"] == pytest.approx(0.8, rel=1e-12)
+    exact = np.array([0.7, 0.8, 0.7, 0.8, 0.7, 0.7])
+    np.testing.assert_allclose(cert["slacks"], exact, rtol=0, atol=1e-13)
+    assert np.all(cert["slacks"] <= exact)
+
+
+def test_the_certificate_of_an_unbalanced_alpha():
+    """alpha_3 = 0.25 alone (y'alpha = 0.25 = sum alpha: balance 1), b = 0.5, C = 0.01:
+    w = (0.25, 0.25), |w|^2 = 0.125; y f = 0, 0.25, 0.25 at the negatives (slacks 1, 0.75,
+    0.75), >= 1 at the positives: primal = 0.0625 + 0.01 * 2.5 = 0.0875, dual = 0.25 - 0.0625
+    = 0.1875 -- above the primal, as only an infeasible alpha can be: gap = -0.1 / 0.1875.
+    worst = max(|gap|, balance) = 1."""
+    from svm_models.postprocess import classic_certificate
+
+    svm, margin = _toy_svm("soft_l1_dual", C=0.01)
+    cert = classic_certificate(svm, margin, _alpha(0.0, 0.25), 0.5, 0.01)
+    assert cert["primal"] == pytest.approx(0.0875, rel=1e-12)
+    assert cert["dual"] == pytest.approx(0.1875, rel=1e-12)
+    assert cert["gap"] == pytest.approx(-0.1 / 0.1875, rel=1e-12)
+    assert cert["balance"] == pytest.approx(1.0, rel=1e-15)
+    assert cert["worst"] == pytest.approx(1.0, rel=1e-15)
+
+
+def test_the_certificate_of_a_hard_margin_counts_its_shortfall():
+    """The optimal alpha with b = 0.5: the dual's w = (1/2, 1/2), so primal = dual = 0.25
+    (gap 0), but point 1 has y f = 0.5: a shortfall of 0.5 of its margin, the worst."""
+    from svm_models.postprocess import classic_certificate
+
+    svm, margin = _toy_svm("hard_dual")
+    cert = classic_certificate(svm, margin, _alpha(0.25, 0.25), 0.5, None)
+    assert cert["gap"] == pytest.approx(0.0, abs=1e-15)
+    assert cert["violation"] == pytest.approx(0.5, rel=1e-12)
+    assert cert["worst"] == pytest.approx(0.5, rel=1e-12)
+
+
+def test_the_certificate_of_a_linear_primals_own_w():
+    """The optimal alpha with w = (0.55, 0.45) of a primal (not X'(y alpha) = (1/2, 1/2)): every
+    margin still >= 1, primal = 0.505 / 2 = 0.2525, dual 0.25, gap 0.0025 / 0.2525; w is off
+    stationarity by |(0.05, -0.05)| / |(0.55, 0.45)| = 0.0995, the worst."""
+    from svm_models.postprocess import classic_certificate
+
+    svm, margin = _toy_svm("soft_l1_dual", C=1.0)
+    w = np.array([0.55, 0.45])
+    cert = classic_certificate(svm, margin, _alpha(0.25, 0.25), 0.0, 1.0, w)
+    assert cert["primal"] == pytest.approx(0.2525, rel=1e-12)
+    assert cert["gap"] == pytest.approx(0.0025 / 0.2525, rel=1e-12)
+    station = np.hypot(0.05, 0.05) / np.hypot(0.55, 0.45)
+    assert cert["stationarity"] == pytest.approx(station, rel=1e-12)
+    assert cert["worst"] == pytest.approx(station, rel=1e-12)
+
+
+def test_the_certificate_reads_a_linear_kernel_through_x():
+    """Ten points 1e6 from the origin (spread 1), a balanced alpha: alpha'K alpha through K
+    (entries 1e12) loses everything below 1e-4; through X (the factor, or K v as X(X'v)) it is
+    exact to the spread's round-off. The dual objective must be the latter."""
+    from svm_models.postprocess import classic_certificate
+
+    import svm_models as sm
+
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(10, 2)) + 1e6
+    y = np.array([-1, 1] * 5)
+    with pytest.warns(sm.BadScaleWarning):
+        model = sm.build("soft_l1_dual", X, y, C=1.0, quad_form="dense")
+    svm = sm.api.the_svm_block(model)._svm
+    a = np.array([0.5, 0.25, 0.25, 0.5, 0.125, 0.125, 0.375, 0.375, 0.25, 0.25])
+    assert float(svm.data.y @ a) == 0.0
+    w = (X - X.mean(axis=0)).T @ (svm.data.y * a)     # y'a = 0: the offset cancels exactly
+    cert = classic_certificate(svm, svm.facts.margin, a, 0.0, 1.0)
+    assert cert["dual"] == pytest.approx(a.sum() - 0.5 * w @ w, rel=1e-9)
