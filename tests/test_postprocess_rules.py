@@ -335,3 +335,84 @@ def test_the_certificate_reads_a_linear_kernel_through_x():
     w = (X - X.mean(axis=0)).T @ (svm.data.y * a)     # y'a = 0: the offset cancels exactly
     cert = classic_certificate(svm, svm.facts.margin, a, 0.0, 1.0)
     assert cert["dual"] == pytest.approx(a.sum() - 0.5 * w @ w, rel=1e-9)
+
+
+def test_the_edges_of_b_from_the_kkt_conditions():
+    """The branches no optimum of two classes reaches, each worked by hand. Hard margin, one
+    class and no support vector: 0. 1-norm without a free vector, the interval of b open on
+    one side: its finite end -- a positive at zero (r = 1 - 0.5) gives b >= 0.5, a negative at
+    zero (r = 1 - 0.5) gives b <= -0.5; no point that counts (every weight 0): 0."""
+    from svm_models.postprocess import live
+
+    one = np.array([1.0])
+    assert bias_from_kkt(HARD, np.zeros(1), one, np.array([0.5]), None, 1e-6) == 0.0
+    assert bias_from_kkt(SOFT_L1, np.zeros(1), one, np.array([0.5]), 1.0, 1e-6) == 0.5
+    assert bias_from_kkt(SOFT_L1, np.zeros(1), -one, np.array([-0.5]), 1.0, 1e-6) == -0.5
+    assert bias_from_kkt(SOFT_L1, np.zeros(2), np.array([1.0, -1.0]), np.array([0.5, -0.5]),
+                         np.zeros(2), 1e-6) == 0.0
+    # live: every point for one number C or the hard margin (None), else C_i > 0
+    np.testing.assert_array_equal(live(None, 3), [True, True, True])
+    np.testing.assert_array_equal(live(2.0, 3), [True, True, True])
+    np.testing.assert_array_equal(live(np.array([0.0, 1.0, 2.0]), 3), [False, True, True])
+
+
+@pytest.mark.parametrize("kernel", ["precomputed", "linear"])
+def test_the_round_off_allowance_is_the_products_own(kernel):
+    """A margin 1e-9 short is a slack, not round-off, when the products that make y_i f(x_i)
+    are of order one: the toy scaled so that alpha is 2.5e5 (data x 1e-3, the kernel matrix
+    given, read entry by entry) or 2.5e-7 (data x 1e3, the linear kernel through its factor
+    X), b = -1e-9 so point 3 falls short by 1e-9, C = 1e9: its slack is 1e-9 and costs 1 in
+    the primal. (The allowance computed from K's diagonal floored at 1, or from |x_i| / |w|,
+    was 2e-9 and forgave it.)"""
+    import warnings
+
+    import svm_models as sm
+    from svm_models.postprocess import classic_certificate
+
+    scale = 1e-3 if kernel == "precomputed" else 1e3
+    X = _TOY_X * scale
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", sm.BadScaleWarning)
+        data = X @ X.T if kernel == "precomputed" else X
+        model = sm.build("soft_l1_dual", data, _TOY_Y, C=1e9, kernel=kernel)
+    svm = sm.api.the_svm_block(model)._svm
+    a = _alpha(0.25, 0.25) / scale**2
+    cert = classic_certificate(svm, svm.facts.margin, a, -1e-9, 1e9)
+    assert cert["slacks"][3] == pytest.approx(1e-9, rel=1e-4)
+    assert np.count_nonzero(cert["slacks"]) == 1
+    assert cert["primal"] - cert["dual"] == pytest.approx(1.0, rel=1e-4)
+
+
+def test_the_certificate_of_nothing_and_of_nan():
+    """alpha = 0 and b = 0 on the hard margin: primal = dual = 0 (gap 0, not 0/0) and every
+    margin short by 1: worst 1. A NaN b: nothing is certified (worst infinite). ``live``
+    returns one mask entry per point for one number C."""
+    from svm_models.postprocess import classic_certificate, live
+
+    svm, margin = _toy_svm("hard_dual")
+    cert = classic_certificate(svm, margin, np.zeros(6), 0.0, None)
+    assert cert["gap"] == 0.0 and cert["violation"] == pytest.approx(1.0, rel=1e-12)
+    assert cert["worst"] == pytest.approx(1.0, rel=1e-12)
+    svm, margin = _toy_svm("soft_l1_dual", C=1.0)
+    assert classic_certificate(svm, margin, _alpha(0.25, 0.25), np.nan, 1.0)["worst"] == np.inf
+    assert live(2.0, 3).shape == (3,)
+
+
+def test_the_round_off_allowance_of_data_far_from_the_origin():
+    """The toy moved by (1e4, 1e4): w = (1/2, 1/2) as before, b = -1e4, |x_i| ~ 1.4e4. The
+    round-off of x_i.w through the factor X is eps |x_i| |w| ~ 1e-12; through K's diagonal it
+    would be eps |x_i| sum_j alpha_j |x_j| ~ 4e-7 (the offset does not cancel there). With
+    b 1e-9 below its optimum, point 3 falls short by 1e-9: a slack, counted."""
+    import warnings
+
+    import svm_models as sm
+    from svm_models.postprocess import classic_certificate
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", sm.BadScaleWarning)
+        model = sm.build("soft_l1_dual", _TOY_X + 1e4, _TOY_Y, C=1e3)
+    svm = sm.api.the_svm_block(model)._svm
+    cert = classic_certificate(svm, svm.facts.margin, _alpha(0.25, 0.25), -1e4 - 1e-9, 1e3)
+    # (less the allowance for b's own round-off, 8 eps sqrt(6) |b| ~ 9e-11)
+    assert 0.8e-9 <= cert["slacks"][3] <= 1e-9
+    assert np.count_nonzero(cert["slacks"]) == 1
