@@ -131,7 +131,7 @@ plt.show()
 '''
 
 
-@functools.lru_cache(maxsize=None)   # (the page and its hand-outs: built once per generation)
+@functools.lru_cache(maxsize=None)   # (the page and its hand-outs: built once; generate clears it)
 def formulation_page(source: Path, registered: bool) -> str:
     """The catalogue page ``source`` as a MyST notebook (a formulation's page gets the
     generated section before its Reference)."""
@@ -286,6 +286,7 @@ def generate(docs: Path) -> None:
     from svm_models import formulations
 
     registered = set(formulations())
+    formulation_page.cache_clear()   # (one generation: the catalogue as it is now)
     for sub in ("formulations", "examples", "handouts"):
         shutil.rmtree(docs / sub, ignore_errors=True)
         (docs / sub).mkdir(parents=True)

@@ -903,8 +903,9 @@ def _choose(svm, margin, C, cands, ctx):
         if cert["worst"] > accept and margin.box and not margin.ridge:
             # b from alpha's KKT conditions misses the precision the margins need (class
             # weights 1000 and 1e-4: a shortfall of 1e-9 on a point of C_i = 1000 is 2e-4 of
-            # the objective): the b that minimises the primal for this alpha
-            b_p = bias_minimising_primal(y, svm.kernel_times(y * alpha), C)
+            # the objective): the b that minimises the primal for this classifier's own
+            # decision values (the certificate's margins less b: w's where w is given)
+            b_p = bias_minimising_primal(y, y * cert["margins"] - b, C)
             primal_b = classic_certificate(svm, margin, alpha, b_p, C, w)
             if primal_b["worst"] < cert["worst"]:
                 name, b, cert = f"{name}, b minimising the primal", b_p, primal_b
