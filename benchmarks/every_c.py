@@ -1,9 +1,12 @@
 """Every C in the time of a moderate one (issue 31): the 1-norm dual from C = 1e-8 to 1e12 and
 ``math.inf`` on the six-point toy, moons and breast cancer (standardised), on every QP backend;
 each time as a ratio to the same backend's time at C = 1 (the target: at most 10), and whether
-the answer is libsvm's (certificate and dual objective, as tests/test_every_c.py checks).
+the answer is libsvm's (certificate and dual objective, as tests/test_every_c.py checks). A
+fourth data set, moons under the linear kernel (noise 0.3: inseparable), is the far end: at
+C = 1e12 its alphas are 1e12 and w of order one.
 
-Not a timed test. ``python benchmarks/every_c.py [--solvers piqp,highs] [--repeat 3]``.
+Not a timed test. ``python benchmarks/every_c.py [--solvers piqp,highs] [--repeat 3]
+[--data "moons200 linear"]``.
 """
 
 from __future__ import annotations
@@ -27,21 +30,27 @@ def datasets():
     toy = (np.array([[-2, -1], [-1, -1], [-1, -2], [1, 1], [1, 2], [2, 1]], float),
            np.array([-1, -1, -1, 1, 1, 1]), {})
     Xm, ym = make_moons(200, noise=0.2, random_state=0)
+    Xi, yi = make_moons(200, noise=0.3, random_state=0)   # inseparable under the linear kernel
     Xc, yc = load_breast_cancer(return_X_y=True)
     Xc = StandardScaler().fit_transform(Xc)[:190]
     return {"toy": toy, "moons200 rbf": (Xm, ym, {"kernel": "rbf", "gamma": 0.5}),
-            "cancer190 linear": (Xc, yc[:190], {})}
+            "cancer190 linear": (Xc, yc[:190], {}), "moons200 linear": (Xi, yi, {})}
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--solvers", default="piqp,clarabel,highs,ipopt,gurobi,ipm")
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--data", default=None,
+                    help="comma-separated data set names (default: all)")
     args = ap.parse_args(argv)
+    chosen = None if args.data is None else set(args.data.split(","))
     import svm_models as sm
 
     worst = {}
     for name, (X, y, kw) in datasets().items():
+        if chosen is not None and name not in chosen:
+            continue
         for solver in args.solvers.split(","):
             row, base = [], None
             for C in [1.0] + [c for c in CS if c != 1.0]:
@@ -69,6 +78,8 @@ def main(argv=None) -> int:
     print("largest ratio to C = 1:", f"{max(worst.values()):.1f}x" if worst else "-")
     # a C path from 1e-3 to 1e3 (13 values) against one fit at C = 1, the same backend
     for name, (X, y, kw) in datasets().items():
+        if chosen is not None and name not in chosen:
+            continue
         for solver in args.solvers.split(","):
             Cs = np.logspace(-3, 3, 13)
             try:

@@ -153,6 +153,11 @@ CERT_ROUNDOFF = 8 * 2.220446049250313e-16
 #: monomials computes it exactly.)
 CERT_ROUNDOFF_MAX = 1e-6
 
+#: the linear kernel's w read from alpha (``X'(y alpha)``) loses digits when the round-off of
+#: that sum exceeds this times |w| (alphas of 1e9 and w of order one: inseparable data at a
+#: large C): then w and b are first solved on the margin rows of the active set
+EXPANSION_LOSSY = 1e-9
+
 
 def certificate_tolerance(solver_tol: float | None = None) -> float:
     """What the certificate of a classic SVM's classifier must reach (see CERT_REL)."""

@@ -275,6 +275,55 @@ def test_a_box_far_above_the_hard_margin_is_dropped(solver, C):
         assert len(sol.support) == 23
 
 
+def _hinge_lp(X, yy):
+    """(w, b, total hinge loss) of the hinge-loss LP ``min sum xi`` s.t. ``y_i(x_i.w + b) >=
+    1 - xi_i``, ``xi >= 0``, by scipy's own linprog: on inseparable data the soft margin at
+    any C beyond a threshold is the LP's least-norm optimum (exact regularisation of linear
+    programs), here its only one."""
+    from scipy.optimize import linprog
+
+    l, d = X.shape
+    c = np.r_[np.zeros(d + 1), np.ones(l)]
+    A = -np.hstack([X * yy[:, None], yy[:, None], np.eye(l)])
+    r = linprog(c, A_ub=A, b_ub=-np.ones(l), bounds=[(None, None)] * (d + 1) + [(0, None)] * l,
+                method="highs")
+    assert r.status == 0
+    return r.x[:d], float(r.x[d]), float(r.fun)
+
+
+@pytest.mark.parametrize("solver,formulation", [
+    ("highs", "soft_l1_primal"), ("clarabel", "soft_l1_primal"), ("piqp", "soft_l1_primal"),
+    ("ipopt", "soft_l1_primal"), ("highs", "soft_l1_dual"), ("clarabel", "soft_l1_dual")])
+@pytest.mark.parametrize("C", [1e9, 1e12])
+def test_inseparable_linear_data_at_C_1e12(solver, formulation, C):
+    """Linear moons (200 points, noise 0.3: inseparable) at C = 1e12 were refused by every
+    backend: alpha is C times a fraction, w of order one, and neither the solver's alpha nor
+    its polish gives w closer than 1e-4 (the expansion X'(y alpha) of alphas of 1e12 has that
+    round-off), so stationarity failed. w and b are now solved on the margin rows of the
+    solver's active set (alpha from stationarity), and stationarity is measured less the
+    round-off of the sums X'(y alpha) themselves. References: the hinge-loss LP by scipy (its
+    unique optimum is the soft margin for every C above 10) and libsvm at C = 10 (tol 1e-10)
+    for the support vectors."""
+    require(solver)
+    X, y = make_moons(200, noise=0.3, random_state=0)
+    yy = 2.0 * y - 1.0
+    w_lp, b_lp, hinge = _hinge_lp(X, yy)
+    ref = SVC(kernel="linear", C=10.0, tol=1e-10).fit(X, y)
+    assert np.allclose(ref.coef_[0], w_lp, atol=1e-6)   # (the threshold is below 10)
+    sol = sm.fit(X, y, formulation=formulation, solver=solver, C=C, kernel="linear",
+                 time_limit=120)
+    assert sol.status is sm.Status.optimal
+    assert np.allclose(sol.w, w_lp, rtol=0, atol=1e-9)
+    assert sol.b == pytest.approx(b_lp, abs=1e-9)
+    assert sol.objective == pytest.approx(C * hinge + 0.5 * w_lp @ w_lp, rel=1e-7)
+    assert set(sol.support) == set(ref.support_)
+    # the certificate of the classifier returned, recomputed here: its hinge loss is the LP's
+    f = X @ sol.w + sol.b
+    assert np.maximum(0.0, 1.0 - yy * f).sum() == pytest.approx(hinge, rel=1e-9)
+    assert np.all(sol.alpha >= 0) and np.all(sol.alpha <= C)
+    assert abs(float(yy @ sol.alpha)) <= 1e-9 * float(sol.alpha.sum())
+
+
 def _far_from_the_origin(seed):
     """30 points in 15 dimensions (the linear kernel's dense form: 15 + 1 >= 31 / 2), scaled
     and moved far from the origin -- the draws of the agreement generator that failed."""

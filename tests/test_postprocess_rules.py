@@ -416,3 +416,70 @@ def test_the_round_off_allowance_of_data_far_from_the_origin():
     # (less the allowance for b's own round-off, 8 eps sqrt(6) |b| ~ 9e-11)
     assert 0.8e-9 <= cert["slacks"][3] <= 1e-9
     assert np.count_nonzero(cert["slacks"]) == 1
+
+
+def _line_svm(C):
+    """Six points on a line, two of them on the wrong side: +1 at 1, 2 and -0.5, -1 at -1, -2
+    and 0.5 (the linear kernel)."""
+    import svm_models as sm
+
+    X = np.array([[1.0], [-1.0], [-0.5], [0.5], [2.0], [-2.0]])
+    y = np.array([1, -1, 1, -1, 1, -1])
+    model = sm.build("soft_l1_dual", X, y, C=C, kernel="linear")
+    return sm.api.the_svm_block(model)._svm
+
+
+def test_polish_linear_primal_solves_w_and_b_on_the_margin_rows():
+    """Worked by hand: with 1 and -1 on their margins, w + b = 1 and w - b = 1 give w = 1,
+    b = 0; -0.5 and 0.5 have margin -0.5 (held at C), 2 and -2 margin 2 (alpha 0).
+    Stationarity w = a_1 + a_2 - C/2 - C/2 = 1 and balance a_1 - a_2 + C - C = 0 give
+    a_1 = a_2 = (1 + C)/2, within [0, C] for C >= 1: the optimum at every such C. At
+    C = 1e12 the point handed in (w and b 3e-7 off) comes back exact, alpha with it."""
+    from svm_models.postprocess import classic_certificate, polish_linear_primal
+
+    C = 1e12
+    svm = _line_svm(C)
+    y = svm.data.y
+    sign = y[0]   # (+1 when the builder keeps the labels' order)
+    alpha, w, b = polish_linear_primal(svm, SOFT_L1, np.array([sign * (1.0 + 3e-7)]),
+                                       sign * -2e-7, C, 1e-5)
+    assert w[0] == pytest.approx(sign * 1.0, abs=1e-15)
+    assert b == pytest.approx(0.0, abs=1e-15)
+    a = (1.0 + C) / 2.0
+    np.testing.assert_allclose(alpha, [a, a, C, C, 0.0, 0.0], rtol=1e-15, atol=0)
+    cert = classic_certificate(svm, SOFT_L1, alpha, b, C, w)
+    assert cert["worst"] <= 1e-13
+    # the point handed in is worse: its slacks at -0.5 and 0.5 are 1.5 + 3.5e-7 and
+    # 1.5 - 5e-8, i.e. C * 3e-7 = 3e5 more in a primal objective of 3 C: a gap of 1e-7
+    off = classic_certificate(svm, SOFT_L1, alpha, sign * -2e-7, C, np.array([sign * (1 + 3e-7)]))
+    assert off["gap"] == pytest.approx(1e-7, rel=1e-4)
+    # no margin rows within the tolerance (0): nothing to solve on
+    assert polish_linear_primal(svm, SOFT_L1, np.array([sign * (1.0 + 3e-7)]), sign * -2e-7,
+                                C, 0.0) is None
+    # one margin row only (+1 at 1 on its margin, -1 at -1 beyond it): rank 1 < d + 1 = 2
+    assert polish_linear_primal(svm, SOFT_L1, np.array([sign * 1.5]), sign * -0.5, C,
+                                1e-5) is None
+
+
+def test_stationarity_is_measured_less_the_round_off_of_the_expansion():
+    """The six points on a line at C = 1e12 (see above): alpha a little off its exact value
+    (by 1 in alphas of 5e11, the round-off of such numbers is 6e-5) leaves X'(y alpha) 1e-4
+    from w = 1 -- within the round-off bound eps sqrt(6) sum |x_i alpha_i| = 3e-3 of the sum,
+    so stationarity counts 0; 0.1 off w (beyond it) is counted, less that bound."""
+    from svm_models.postprocess import classic_certificate, expansion_roundoff
+
+    C = 1e12
+    svm = _line_svm(C)
+    y, X = svm.data.y, svm.data.X
+    sign = y[0]
+    a = (1.0 + C) / 2.0
+    alpha = np.array([a + 1e-4, a, C, C, 0.0, 0.0])
+    bound = expansion_roundoff(X, y * alpha)
+    # 8 eps sqrt(6) (a + a + C/2 + C/2) = 8 * 2.22e-16 * 2.449 * 2e12
+    assert bound[0] == pytest.approx(8 * 2.220446049250313e-16 * np.sqrt(6) * (2 * a + C + 1e-4),
+                                     rel=1e-12)
+    w = np.array([sign * 1.0])
+    assert classic_certificate(svm, SOFT_L1, alpha, 0.0, C, w)["stationarity"] == 0.0
+    far = np.array([sign * 1.1])
+    st = classic_certificate(svm, SOFT_L1, alpha, 0.0, C, far)["stationarity"]
+    assert st == pytest.approx((0.1 - 1e-4 - bound[0]) / 1.1, rel=1e-3)

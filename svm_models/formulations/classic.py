@@ -63,6 +63,8 @@ from ..postprocess import (
     dual_kkt_residual,
     margin_multipliers,
     polish_dual,
+    expansion_roundoff,
+    polish_linear_primal,
     ratio,
     recover_alpha,
     user_multiplier,
@@ -72,6 +74,7 @@ from ..solution import Solution
 from ..status import Status
 from ..tolerances import (
     ACTIVE_MARGIN_REL,
+    EXPANSION_LOSSY,
     HARD_MARGIN_VIOLATION,
     KKT_ACCEPT,
     SV_REL_MAX,
@@ -725,6 +728,14 @@ def _read_dual(svm, block, ctx, margin, C, extra) -> _Reading:
     if ctx.verified:
         f_raw = svm.kernel_times(y * raw)
         cands = _polished(svm, margin, raw, C, thr)
+        if svm.kernel.is_linear and not margin.ridge:
+            # w read from a large alpha carries its round-off: the margin rows give it exactly
+            # (first where that round-off costs digits of w, else after alpha's polish)
+            w_raw = data.X.T @ (y * raw)
+            on_rows = (lambda: _primal_polished(
+                svm, margin, w_raw, bias_from_kkt(margin, raw, y, f_raw, C, thr), C,
+                ACTIVE_MARGIN_REL * max(1.0, float(np.abs(f_raw).max(initial=0.0)))))
+            cands.insert(0 if _lossy(data.X, y * raw, w_raw) else len(cands), on_rows)
         # after a retry at a looser tolerance the cut-off is that tolerance's: the polish from
         # the cut-off of the tolerance asked comes after it (ipm at C = 1e7 on 200 moons points,
         # retried at 1e-6: the cut-off 1e-3 of the largest alpha held 5 of the 23 support
@@ -809,7 +820,15 @@ def _read_primal(svm, block, ctx, margin, C, extra) -> _Reading:
     if ctx.verified:
         cut = cut_alpha(raw, thr, Cb)
         w_s = cvals if svm.kernel.is_linear else None
-        read.cands = _polished(svm, margin, raw, C, thr) + [
+        read.cands = _polished(svm, margin, raw, C, thr)
+        if svm.kernel.is_linear and not margin.ridge:
+            # at C = 1e12 on inseparable data alpha is 1e12 in size, w of order one: the margin
+            # rows give w and the support exactly (first where alpha's expansion loses digits
+            # of w, else after alpha's polish)
+            tol_on = ACTIVE_MARGIN_REL * max(1.0, float(np.abs(fdec).max(initial=0.0)))
+            read.cands.insert(0 if _lossy(data.X, y * raw, cvals) else len(read.cands),
+                              lambda: _primal_polished(svm, margin, cvals, b_solver, C, tol_on))
+        read.cands += [
             ("solver's point, alpha's zeros and bounds made exact", cut, b_solver, w_s),
             ("solver's w, b from the KKT conditions of exact alpha", cut, None, w_s),
             ("solver's point and alpha", raw, b_solver, w_s)]
@@ -860,6 +879,25 @@ def _certified(svm, margin, form, C, read: _Reading, ctx, extra: dict, sol_kw: d
         if err is not None:  # some interfaces report "optimal" for the unbounded dual
             raise err
     return alpha, b, linear_w, xi, ww, objective
+
+
+def _lossy(X, ya, w) -> bool:
+    """Whether the linear kernel's ``X'(y alpha)`` is computed with a round-off beyond
+    EXPANSION_LOSSY of ``|w|``."""
+    return float(np.linalg.norm(expansion_roundoff(X, ya))) > \
+        EXPANSION_LOSSY * float(np.linalg.norm(w))
+
+
+def _primal_polished(svm, margin, w, b, C, tol_on) -> list:
+    """The candidate of the linear primal's polish in its own coordinates (a list of none or
+    one): w and b exact on the margin rows of the solver's active set, alpha from
+    stationarity (:func:`~svm_models.postprocess.polish_linear_primal`)."""
+    out = polish_linear_primal(svm, margin, w, b, C, tol_on)
+    if out is None:
+        return []
+    alpha, w_new, b_new = out
+    return [("w and b exact on the solver's margin rows, alpha from stationarity",
+             alpha, b_new, w_new)]
 
 
 def _polished(svm, margin, raw, C, thr) -> list:

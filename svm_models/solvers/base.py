@@ -220,7 +220,16 @@ class MatrixResult:
 
 
 def module_present(name: str) -> bool:
-    return importlib.util.find_spec(name) is not None
+    """Whether the module ``name`` can be imported; looked up once per process (the search of
+    the import path for a module not yet imported took a millisecond, and ``solver="auto"``
+    asks for every backend on every fit)."""
+    found = _PRESENT.get(name)
+    if found is None:
+        found = _PRESENT[name] = importlib.util.find_spec(name) is not None
+    return found
+
+
+_PRESENT: dict[str, bool] = {}
 
 
 # ---------------------------------------------------------------------------------------
