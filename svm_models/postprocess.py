@@ -492,14 +492,25 @@ def _bordered_solver(A: np.ndarray):
 POLISH_RELEASE = 1e-9
 
 
-def polish_linear_primal(svm, margin: Margin, w: np.ndarray, b: float, C, active_tol: float):
-    """The linear primal's KKT point on the active set of a solver's ``(w, b)``, computed in
-    the primal's own coordinates: the points whose margin ``y_i(x_i.w + b)`` is 1 within
-    ``active_tol`` are free, those below it held at ``C_i`` (1-norm), the rest at 0; ``(w, b)``
-    solve the free points' margin rows ``y_i(x_i.w + b) = 1`` (when those rows have rank
-    d + 1, they determine them) and alpha the stationarity ``X'(y alpha) = w``,
-    ``y'alpha = 0`` on that set (:func:`recover_alpha`). ``(alpha, w, b)``, or None when the
-    margin rows do not determine ``(w, b)``.
+def margin_sets(svm, margin: Margin, w: np.ndarray, b: float, C, active_tol: float) -> tuple:
+    """The active set of a linear classifier ``(w, b)`` read from its margins
+    ``y_i(x_i.w + b)``: ``(on, held)``, the points on the margin within ``active_tol`` and
+    (1-norm) those below it, whose alpha is ``C_i``."""
+    y, X = svm.data.y, svm.data.X
+    m = y * (X @ w + b)
+    on = np.abs(m - 1.0) <= active_tol
+    held = (m < 1.0 - active_tol) & live(C, len(y)) if margin.box else np.zeros(len(y), bool)
+    return on, held
+
+
+def polish_linear_primal(svm, margin: Margin, on: np.ndarray, held: np.ndarray, C):
+    """The linear SVM's KKT point on an active set, computed in the primal's own coordinates:
+    the points ``on`` free, the ``held`` at ``C_i`` (1-norm), the rest at 0; ``(w, b)`` solve
+    the free points' margin rows ``y_i(x_i.w + b) = 1`` (when those rows have rank d + 1,
+    they determine them) and alpha the stationarity ``X'(y alpha) = w``, ``y'alpha = 0`` on
+    that set (:func:`recover_alpha`). ``(alpha, w, b)``, or None when the margin rows do not
+    determine ``(w, b)``. The set comes from a solver's margins (:func:`margin_sets`) or
+    from its alpha.
 
     At a large C on inseparable data (``C = 1e12``, linear moons) alpha is ``C`` times a
     fraction, w of order one: read from alpha, or from a solver's tolerance on alpha, w and
@@ -507,10 +518,7 @@ def polish_linear_primal(svm, margin: Margin, w: np.ndarray, b: float, C, active
     round-off, and the certificate of the classifier ``(w, b)`` holds to 1e-13."""
     y, X = svm.data.y, svm.data.X
     l, d = X.shape
-    m = y * (X @ w + b)
-    on = np.abs(m - 1.0) <= active_tol
-    held = (m < 1.0 - active_tol) & live(C, l) if margin.box else np.zeros(l, dtype=bool)
-    F = np.flatnonzero(on & live(None if margin.hard else C, l))
+    F = np.flatnonzero(on & ~held & live(None if margin.hard else C, l))
     rows = np.hstack([X[F] * y[F, None], y[F, None]])
     if F.size < d + 1 or np.linalg.matrix_rank(rows) < d + 1:
         return None

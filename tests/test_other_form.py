@@ -86,11 +86,16 @@ def test_the_linear_primal_counts_the_round_off_of_its_own_products():
 def test_near_hard_margins_on_a_feature_x1e6_are_answered(seed, solver):
     """Seeds 80, 82 and 110 (74-110 points, a feature x1e6, C = 58-1.4e5): every backend
     failed the dual, and libsvm's own answer is not optimal (its dual objective is negative).
-    Answered through the primal and certified by brute force at (w, b)."""
+    Answered through the primal and certified by brute force at (w, b) -- or, since w and b
+    are also solved on the margin rows of the dual's active set (seed 110 on Clarabel: the
+    expansion X'(y alpha) of alphas up to 1.4e5 on a feature x1e6 loses digits of w), by the
+    dual itself."""
     require(solver)
     ag, X, y, params, K, yy, Phi = _problem(seed)
     sol = _fit(X, y, formulation="soft_l1_dual", solver=solver, time_limit=60, **params)
-    assert sol.formulation == "soft_l1_primal" and "retry_formulation" in sol.extra
+    assert (sol.formulation == "soft_l1_primal" and "retry_formulation" in sol.extra) or (
+        sol.formulation == "soft_l1_dual"
+        and sol.extra["b_source"].startswith("w and b exact on the solver's margin rows"))
     cert = ag.certificate(sol, K, yy, params["C"], Phi)
     assert abs(cert["gap"]) <= 1e-6 and cert["box"] <= 1e-6 and cert["balance"] <= 1e-6
     assert math.isfinite(sol.objective) and sol.objective == pytest.approx(cert["dual"], rel=1e-6)

@@ -434,15 +434,18 @@ def test_polish_linear_primal_solves_w_and_b_on_the_margin_rows():
     b = 0; -0.5 and 0.5 have margin -0.5 (held at C), 2 and -2 margin 2 (alpha 0).
     Stationarity w = a_1 + a_2 - C/2 - C/2 = 1 and balance a_1 - a_2 + C - C = 0 give
     a_1 = a_2 = (1 + C)/2, within [0, C] for C >= 1: the optimum at every such C. At
-    C = 1e12 the point handed in (w and b 3e-7 off) comes back exact, alpha with it."""
-    from svm_models.postprocess import classic_certificate, polish_linear_primal
+    C = 1e12 the active set read from a point 3e-7 off gives it back exact, alpha with it."""
+    from svm_models.postprocess import classic_certificate, margin_sets, polish_linear_primal
 
     C = 1e12
     svm = _line_svm(C)
     y = svm.data.y
     sign = y[0]   # (+1 when the builder keeps the labels' order)
-    alpha, w, b = polish_linear_primal(svm, SOFT_L1, np.array([sign * (1.0 + 3e-7)]),
-                                       sign * -2e-7, C, 1e-5)
+    w_off, b_off = np.array([sign * (1.0 + 3e-7)]), sign * -2e-7
+    on, held = margin_sets(svm, SOFT_L1, w_off, b_off, C, 1e-5)
+    np.testing.assert_array_equal(on, [True, True, False, False, False, False])
+    np.testing.assert_array_equal(held, [False, False, True, True, False, False])
+    alpha, w, b = polish_linear_primal(svm, SOFT_L1, on, held, C)
     assert w[0] == pytest.approx(sign * 1.0, abs=1e-15)
     assert b == pytest.approx(0.0, abs=1e-15)
     a = (1.0 + C) / 2.0
@@ -451,14 +454,24 @@ def test_polish_linear_primal_solves_w_and_b_on_the_margin_rows():
     assert cert["worst"] <= 1e-13
     # the point handed in is worse: its slacks at -0.5 and 0.5 are 1.5 + 3.5e-7 and
     # 1.5 - 5e-8, i.e. C * 3e-7 = 3e5 more in a primal objective of 3 C: a gap of 1e-7
-    off = classic_certificate(svm, SOFT_L1, alpha, sign * -2e-7, C, np.array([sign * (1 + 3e-7)]))
+    off = classic_certificate(svm, SOFT_L1, alpha, b_off, C, w_off)
     assert off["gap"] == pytest.approx(1e-7, rel=1e-4)
-    # no margin rows within the tolerance (0): nothing to solve on
-    assert polish_linear_primal(svm, SOFT_L1, np.array([sign * (1.0 + 3e-7)]), sign * -2e-7,
-                                C, 0.0) is None
+    # the margins within a tolerance of 0: no point on them, nothing to solve on
+    on0, held0 = margin_sets(svm, SOFT_L1, w_off, b_off, C, 0.0)
+    assert not on0.any() and held0.sum() == 2   # (1 + 1e-7 and 1 + 5e-7: beyond, alpha 0)
+    assert polish_linear_primal(svm, SOFT_L1, on0, held0, C) is None
     # one margin row only (+1 at 1 on its margin, -1 at -1 beyond it): rank 1 < d + 1 = 2
-    assert polish_linear_primal(svm, SOFT_L1, np.array([sign * 1.5]), sign * -0.5, C,
-                                1e-5) is None
+    on1, held1 = margin_sets(svm, SOFT_L1, np.array([sign * 1.5]), sign * -0.5, C, 1e-5)
+    assert on1.sum() == 1
+    assert polish_linear_primal(svm, SOFT_L1, on1, held1, C) is None
+    # a held point is never free, whatever ``on`` says (alpha's set: held wins)
+    alpha2, w2, b2 = polish_linear_primal(svm, SOFT_L1, on | held, held, C)
+    np.testing.assert_allclose(alpha2, alpha, rtol=1e-15, atol=0)
+    # the hard margin holds nobody at C: the same rows, alpha from stationarity alone
+    # (w = a_1 + a_2 + a_3 (-0.5) ... with -0.5 and 0.5 free: not this problem's optimum, but
+    # the margin rows still give w = 1, b = 0)
+    out = polish_linear_primal(svm, HARD, on, np.zeros(6, bool), None)
+    assert out is not None and out[1][0] == pytest.approx(sign * 1.0, abs=1e-15)
 
 
 def test_stationarity_is_measured_less_the_round_off_of_the_expansion():

@@ -64,6 +64,8 @@ from ..postprocess import (
     margin_multipliers,
     polish_dual,
     expansion_roundoff,
+    live,
+    margin_sets,
     polish_linear_primal,
     ratio,
     recover_alpha,
@@ -731,11 +733,12 @@ def _read_dual(svm, block, ctx, margin, C, extra) -> _Reading:
         if svm.kernel.is_linear and not margin.ridge:
             # w read from a large alpha carries its round-off: the margin rows give it exactly
             # (first where that round-off costs digits of w, else after alpha's polish)
-            w_raw = data.X.T @ (y * raw)
-            on_rows = (lambda: _primal_polished(
-                svm, margin, w_raw, bias_from_kkt(margin, raw, y, f_raw, C, thr), C,
-                ACTIVE_MARGIN_REL * max(1.0, float(np.abs(f_raw).max(initial=0.0)))))
-            cands.insert(0 if _lossy(data.X, y * raw, w_raw) else len(cands), on_rows)
+            # (alpha's own active set: at C = 1e12 its w is too far off for its margins to
+            # tell which points are on them)
+            held = (raw >= Cb - thr) & live(C, l) if margin.box else np.zeros(l, dtype=bool)
+            on = (raw > thr) & ~held
+            cands.insert(0 if _lossy(data.X, y * raw, data.X.T @ (y * raw)) else len(cands),
+                         lambda: _primal_polished(svm, margin, on, held, C))
         # after a retry at a looser tolerance the cut-off is that tolerance's: the polish from
         # the cut-off of the tolerance asked comes after it (ipm at C = 1e7 on 200 moons points,
         # retried at 1e-6: the cut-off 1e-3 of the largest alpha held 5 of the 23 support
@@ -825,9 +828,10 @@ def _read_primal(svm, block, ctx, margin, C, extra) -> _Reading:
             # at C = 1e12 on inseparable data alpha is 1e12 in size, w of order one: the margin
             # rows give w and the support exactly (first where alpha's expansion loses digits
             # of w, else after alpha's polish)
-            tol_on = ACTIVE_MARGIN_REL * max(1.0, float(np.abs(fdec).max(initial=0.0)))
+            on, held = margin_sets(svm, margin, cvals, b_solver, C, ACTIVE_MARGIN_REL * max(
+                1.0, float(np.abs(fdec).max(initial=0.0))))
             read.cands.insert(0 if _lossy(data.X, y * raw, cvals) else len(read.cands),
-                              lambda: _primal_polished(svm, margin, cvals, b_solver, C, tol_on))
+                              lambda: _primal_polished(svm, margin, on, held, C))
         read.cands += [
             ("solver's point, alpha's zeros and bounds made exact", cut, b_solver, w_s),
             ("solver's w, b from the KKT conditions of exact alpha", cut, None, w_s),
@@ -888,11 +892,11 @@ def _lossy(X, ya, w) -> bool:
         EXPANSION_LOSSY * float(np.linalg.norm(w))
 
 
-def _primal_polished(svm, margin, w, b, C, tol_on) -> list:
+def _primal_polished(svm, margin, on, held, C) -> list:
     """The candidate of the linear primal's polish in its own coordinates (a list of none or
     one): w and b exact on the margin rows of the solver's active set, alpha from
     stationarity (:func:`~svm_models.postprocess.polish_linear_primal`)."""
-    out = polish_linear_primal(svm, margin, w, b, C, tol_on)
+    out = polish_linear_primal(svm, margin, on, held, C)
     if out is None:
         return []
     alpha, w_new, b_new = out
