@@ -185,6 +185,33 @@ RULES += [
      "the round-off allowance made smaller (a stricter certificate: more refusals, never "
      "an acceptance more), or larger by CERT_ROUNDOFF sqrt(l) ~ 1e-15 of the margin; "
      "einsum's indices renamed alike; initial= of a max over the l >= 1 shortfalls"),
+    # ---- postprocess: the readers of the duals a user imported
+    (r"x_margin_multipliers",
+     r"^\+\s*of = None$|getattr\(None, \"of\", None\)|\(of is not None\) and False"
+     r"|if of is not None else None\n\+\s*mult = None$",
+     "the read of the margin rows as one run (DualMap.of) turned off: row by row "
+     "(ctx.dual) reads the same values, divided by the same scale"),
+    (r"x_margin_multipliers", r"np\.asarray\((vals|mult|reference), (dtype=None)?\)",
+     "a float array converted to float: the duals read (Python floats, DualMap's float64 "
+     "values) and the reference C weight_i e_i are float arrays"),
+    (r"x_margin_multipliers",
+     r"size = max\(float\(np\.sum\(np\.abs\(mult\)\)\), 1\.0\)|\) \* max\(size \+|"
+     r"max\(size - float|np\.abs\(ref\)\)\), 1\.0\)\)|-s \* mult\)\)\) \* size$",
+     "a positive factor common to both readings' violations (the size they are relative "
+     "to, or its floor): user_dual_sign compares the two only by their ratio and by > 0"),
+    (r"x_margin_multipliers",
+     r"return max\(0\.0, -s \* float\(np\.sum\(mult\)\)\) / size"
+     r"|if equality and reference is None and ctx\.verified|if equality or ref is not None",
+     "margin equalities without a reference, or inequalities with one: no caller (ls_svm_primal, "
+     "the one formulation whose margin rows are equalities, always passes its reference; "
+     "classic and l1_norm, inequalities, never do)"),
+    (r"x_margin_multipliers|x_user_multiplier",
+     r"^\+\s*what = None$|\(their sum\)\" if \(equality\) (and False|or True)|THEIR SUM"
+     r"|what=None,$",
+     "the text naming what was read, for the note on a flipped sign and the error message: "
+     "not an answer"),
+    (r"x_margin_multipliers|x_user_multiplier", r"mult / user_dual_sign|d / user_dual_sign",
+     "divided by the sign instead of multiplied: user_dual_sign returns exactly 1.0 or -1.0"),
 ]
 
 KEYS = ("killed", "survived", "timeout", "no tests", "not checked", "other")
