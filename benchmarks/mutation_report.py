@@ -185,6 +185,52 @@ RULES += [
      "the round-off allowance made smaller (a stricter certificate: more refusals, never "
      "an acceptance more), or larger by CERT_ROUNDOFF sqrt(l) ~ 1e-15 of the margin; "
      "einsum's indices renamed alike; initial= of a max over the l >= 1 shortfalls"),
+    # ---- postprocess: the readers of the duals a user imported
+    (r"x_margin_multipliers",
+     r"^\+\s*of = None$|getattr\(None, \"of\", None\)|\(of is not None\) and False"
+     r"|if of is not None else None\n\+\s*mult = None$",
+     "the read of the margin rows as one run (DualMap.of) turned off: row by row "
+     "(ctx.dual) reads the same values, divided by the same scale"),
+    (r"x_margin_multipliers", r"np\.asarray\((vals|mult|reference), (dtype=None)?\)",
+     "a float array converted to float: the duals read (Python floats, DualMap's float64 "
+     "values) and the reference C weight_i e_i are float arrays"),
+    (r"x_margin_multipliers",
+     r"size = max\(float\(np\.sum\(np\.abs\(mult\)\)\), 1\.0\)|\) \* max\(size \+|"
+     r"max\(size - float|np\.abs\(ref\)\)\), 1\.0\)\)|-s \* mult\)\)\) \* size$",
+     "a positive factor common to both readings' violations (the size they are relative "
+     "to, or its floor): user_dual_sign compares the two only by their ratio and by > 0"),
+    (r"x_margin_multipliers",
+     r"return max\(0\.0, -s \* float\(np\.sum\(mult\)\)\) / size"
+     r"|if equality and reference is None and ctx\.verified|if equality or ref is not None"
+     r"|ref = None if \(reference is None\) and False else",
+     "margin equalities without a reference, or inequalities with one (or with np.asarray(None), "
+     "which only the equalities' branch would read): no caller (ls_svm_primal, the one "
+     "formulation whose margin rows are equalities, always passes its reference; classic and "
+     "l1_norm, inequalities, never do)"),
+    (r"x_margin_multipliers|x_user_multiplier",
+     r"^\+\s*what = None$|\(their sum\)\" if \(equality\) (and False|or True)|THEIR SUM"
+     r"|what=None,$",
+     "the text naming what was read, for the note on a flipped sign and the error message: "
+     "not an answer"),
+    (r"x_margin_multipliers|x_user_multiplier", r"mult / user_dual_sign|d / user_dual_sign",
+     "divided by the sign instead of multiplied: user_dual_sign returns exactly 1.0 or -1.0"),
+    # ---- postprocess: the dual KKT residual and alpha recovered from a primal
+    (r"x_dual_kkt_residual", r"^\+\s*free = None$|free = ~lower \| ~upper",
+     "the free set taken larger (every point; or every point not both at 0 and at C): the "
+     "residuals of the points at 0 and at C are assigned after it, over the free one"),
+    (r"x_dual_kkt_residual", r"None if \(margin\.hard\) and False else C",
+     "the hard margin's C as the callers pass it, np.inf: live(inf) is every point, as "
+     "live(None) is"),
+    (r"x_recover_alpha", r"xi >= xi_thr",
+     "a strict for a non-strict comparison with the threshold xi_thr: they differ only on a "
+     "slack exactly equal to it"),
+    (r"x_recover_alpha", r"D = design / y\[None, :\]",
+     "the labels are exactly +1 and -1 (svm.data.y): dividing by y is multiplying by it"),
+    (r"x_recover_alpha", r"ub = C if \(margin\.box\) or True else np\.inf",
+     "the margin without a box that reaches here is the hard margin, whose C is None: "
+     "lsq_linear reads an upper bound None as no bound, as np.inf"),
+    (r"x_recover_alpha", r"lsmr_tol=None, method=\"bvls\"|bounds=\(0\.0, ub\), method=\"bvls\"",
+     "lsmr_tol is read only by the 'trf' method's LSMR solver, not by 'bvls'"),
 ]
 
 KEYS = ("killed", "survived", "timeout", "no tests", "not checked", "other")

@@ -496,3 +496,94 @@ def test_stationarity_is_measured_less_the_round_off_of_the_expansion():
     far = np.array([sign * 1.1])
     st = classic_certificate(svm, SOFT_L1, alpha, 0.0, C, far)["stationarity"]
     assert st == pytest.approx((0.1 - 1e-4 - bound[0]) / 1.1, rel=1e-3)
+
+
+# ---------------------------------------------------------------------------------------
+# The dual KKT residual (postprocess.dual_kkt_residual), point by point on margins chosen by
+# hand: f = y m - b makes y (f + b) = m, so each residual below is read off m.
+
+
+def _kkt(margin, alpha, y, m, b=0.5, C=1.0, thr=1e-3):
+    y, m, alpha = (np.atleast_1d(np.asarray(v, dtype=float)) for v in (y, m, alpha))
+    return dual_kkt_residual(margin, alpha, y, y * m - b, b, C, thr)
+
+
+def test_the_kkt_residual_at_zero_free_and_at_c_on_hand_worked_margins():
+    """1-norm, C = 1, thr = 1e-3: at alpha = 0 (or within thr of it, alpha = thr itself) the
+    margin must be >= 1 (0.7: residual 0.3; 1.5: 0), free it must be 1 (1.2 and 0.9: 0.2,
+    0.1), at C (or C - thr itself) <= 1 (1.4: 0.4; 0.5: 0). Several points: the largest."""
+    S = SOFT_L1
+    cases = [(0.0, 1, 0.7, 0.3), (0.0, -1, 1.5, 0.0), (1e-3, 1, 1.5, 0.0), (0.5, -1, 1.2, 0.2),
+             (0.5, 1, 0.9, 0.1), (1.0, 1, 1.4, 0.4), (1.0, -1, 0.5, 0.0), (1.0 - 1e-3, -1, 0.5, 0.0)]
+    for alpha, y, m, res in cases:
+        assert _kkt(S, alpha, y, m) == pytest.approx(res, abs=1e-12), (alpha, y, m)
+    alpha, y, m, res = (np.array(c) for c in zip(*cases))
+    assert _kkt(S, alpha, y, m) == pytest.approx(0.4, abs=1e-12)
+    assert _kkt(S, alpha[:5], y[:5], m[:5]) == pytest.approx(0.3, abs=1e-12)
+
+
+def test_the_kkt_residual_of_the_2_norm_and_the_hard_margin():
+    """2-norm, C = 2: the margin of a free point is y (f + b) + alpha / C (0.8 + 1/2 = 1.3:
+    residual 0.3) and alpha has no upper bound (alpha = 4 > C with margin 0.5: residual 0.5,
+    not "at C"); hard margin (C = inf, as the callers pass it): alpha = 5 is free (margins
+    0.5 and 1.5: 0.5 each), alpha = 0 needs a margin >= 1 (0.2: 0.8; 1.5: 0)."""
+    assert _kkt(SOFT_L2, 1.0, 1, 0.8, C=2.0) == pytest.approx(0.3, abs=1e-12)
+    assert _kkt(SOFT_L2, 1.0, -1, 0.8, C=np.array([2.0])) == pytest.approx(0.3, abs=1e-12)
+    assert _kkt(SOFT_L2, 4.0, -1, 0.5 - 2.0, C=2.0) == pytest.approx(0.5, abs=1e-12)
+    for alpha, m, res in [(5.0, 0.5, 0.5), (5.0, 1.5, 0.5), (0.0, 0.2, 0.8), (0.0, 1.5, 0.0)]:
+        assert _kkt(HARD, alpha, -1, m, C=np.inf) == pytest.approx(res, abs=1e-12), (alpha, m)
+
+
+# ---------------------------------------------------------------------------------------
+# alpha recovered from a primal without multipliers (postprocess.recover_alpha): the KKT
+# conditions solved as bounded least squares, on systems small enough to solve by hand.
+
+
+def test_alpha_recovered_on_the_toy_and_bounded_by_c():
+    """The six-point toy's optimum w = (1/2, 1/2): points 1 and 3 on their margins (y_i x_i
+    = (1, 1) both), so a_1 + a_3 = 1/2 and a_3 - a_1 = 0 (balance): 1/4 each. With C = 0.2
+    (one number or one per point) the same w asks for more than C: the bounded least squares
+    puts both at 0.2."""
+    from svm_models.postprocess import recover_alpha
+
+    active = np.isin(np.arange(6), [1, 3])
+    w, xi = np.array([0.5, 0.5]), np.zeros(6)
+    want = np.where(active, 0.25, 0.0)
+    got = recover_alpha(_TOY_Y.astype(float), SOFT_L1, _TOY_X.T, w, active, xi, 1.0, 1e-9)
+    np.testing.assert_allclose(got, want, rtol=0, atol=1e-14)
+    got = recover_alpha(_TOY_Y.astype(float), HARD, _TOY_X.T, w, active, xi, None, 1e-9)
+    np.testing.assert_allclose(got, want, rtol=0, atol=1e-14)
+    for C in (0.2, np.full(6, 0.2)):
+        got = recover_alpha(_TOY_Y.astype(float), SOFT_L1, _TOY_X.T, w, active, xi, C, 1e-9)
+        np.testing.assert_allclose(got, np.where(active, 0.2, 0.0), rtol=0, atol=1e-14)
+
+
+def test_alpha_recovered_with_points_at_their_own_c():
+    """1-D, C per point. x = (-1, 1, 0.5), y = (-1, +1, -1), C_i = (1, 1, 0.4), w = 1, b = 0:
+    point 2 has margin -0.5 (slack 1.5), so alpha_2 = C_2 = 0.4; the margin points 0 and 1
+    then need a_0 + a_1 - 0.5 * 0.4 = w = 1 and -a_0 + a_1 - 0.4 = 0: a = (0.4, 0.8, 0.4).
+    One unknown only: x = (-1, 1), y = (-1, +1), C_i = (0.3, 1), w = 0.6: point 0 at C (slack
+    0.8), a_1 = 0.3 by balance. None unknown: both at C."""
+    from svm_models.postprocess import recover_alpha
+
+    got = recover_alpha(np.array([-1.0, 1.0, -1.0]), SOFT_L1, np.array([[-1.0, 1.0, 0.5]]),
+                        np.array([1.0]), np.ones(3, dtype=bool), np.array([0.0, 0.0, 1.5]),
+                        np.array([1.0, 1.0, 0.4]), 1e-9)
+    np.testing.assert_allclose(got, [0.4, 0.8, 0.4], rtol=0, atol=1e-14)
+    y2, x2 = np.array([-1.0, 1.0]), np.array([[-1.0, 1.0]])
+    got = recover_alpha(y2, SOFT_L1, x2, np.array([0.6]), np.ones(2, dtype=bool),
+                        np.array([0.8, 0.0]), np.array([0.3, 1.0]), 1e-9)
+    np.testing.assert_allclose(got, [0.3, 0.3], rtol=0, atol=1e-14)
+    got = recover_alpha(y2, SOFT_L1, x2, np.array([0.6]), np.ones(2, dtype=bool),
+                        np.array([0.8, 0.2]), 0.3, 1e-9)
+    np.testing.assert_array_equal(got, [0.3, 0.3])
+
+
+def test_alpha_of_the_2_norm_is_c_times_the_slack():
+    """2-norm: alpha_i = C xi_i (stationarity in xi), a slack of round-off below 0 read as 0."""
+    from svm_models.postprocess import recover_alpha
+
+    xi = np.array([0.5, -1e-12, 0.25])
+    got = recover_alpha(np.array([1.0, -1.0, 1.0]), SOFT_L2, np.zeros((1, 3)), np.zeros(1),
+                        np.ones(3, dtype=bool), xi, 2.0, 1e-9)
+    np.testing.assert_array_equal(got, [1.0, 0.0, 0.5])

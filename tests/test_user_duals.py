@@ -26,7 +26,9 @@ import pytest
 import svm_models as sm
 from svm_models.errors import ParameterError
 from svm_models.model.mixed import objective_scale
+from svm_models.postprocess import user_dual_sign
 from svm_models.solvers.base import preserved_fpu
+from svm_models.tolerances import USER_SIGN_CLEAR
 
 from conftest import GUROBI_MAX_VARS, blobs, n_vars, require, separable
 
@@ -212,3 +214,99 @@ def test_least_squares_duals_of_a_changed_model_are_read_in_the_right_sign():
         got = sm.extract(m, duals=m.dual)
         ref = sm.solve(model(), "clarabel")
         np.testing.assert_allclose(got.alpha, ref.alpha, rtol=1e-5, atol=1e-6)
+
+
+# ---------------------------------------------------------------------------------------
+# The sign rule itself, on readings worked by hand (issue 31, make mutate)
+
+
+def test_the_sign_rule_takes_the_reading_at_most_a_tenth_as_infeasible():
+    """``user_dual_sign`` on hand-made violations of the two readings (as given, flipped):
+    the reading whose violation is at most 1/USER_SIGN_CLEAR of the other's (the other's
+    above 0) is taken -- a factor exactly 10 apart is enough, 9.99 is not; both 0 (two
+    dual-feasible readings that differ as answers) cannot be decided; not material (zero
+    multipliers): as given, whatever the readings say."""
+    def readings(keep, flip):
+        return lambda s: {1.0: keep, -1.0: flip}[s]   # (defined for s = +-1 only)
+
+    clear = USER_SIGN_CLEAR
+    for keep, flip, sign in [(0.0, 1e-12, 1.0), (1.0, clear, 1.0), (0.0, 0.5, 1.0),
+                             (1e-12, 0.0, -1.0), (clear, 1.0, -1.0), (0.5, 0.0, -1.0)]:
+        extra: dict = {}
+        got = user_dual_sign(readings(keep, flip), material=True, what="w", extra=extra)
+        assert got == sign and type(got) is float, (keep, flip)
+        assert ("dual_sign" in extra) == (sign < 0), (keep, flip)
+    for keep, flip in [(1.0, 0.999 * clear), (0.999 * clear, 1.0), (0.0, 0.0), (1.0, 0.5),
+                       (0.5, 1.0)]:
+        with pytest.raises(ParameterError, match="cannot be decided"):
+            user_dual_sign(readings(keep, flip), material=True, what="w", extra={})
+    extra = {}
+    assert user_dual_sign(readings(1.0, 0.0), material=False, what="w", extra=extra) == 1.0
+    assert extra == {}
+
+
+def test_a_changed_objective_c_times_the_svms_divides_the_multipliers_by_c():
+    """svm_models.solve of a soft_l1_primal whose objective the user replaced by ``c E``
+    (c = 2 minimised, c = -3 maximised): the duals of that model are c times the
+    formulation's, so alpha (the margin rows' multipliers, read as one run of rows) is fit's
+    only when they are divided by c -- not multiplied (4 and 9 times alpha)."""
+    X, y = data(5)
+    ref = reference("soft_l1_primal", 5)
+    for c in (2.0, -3.0):
+        m = sm.build("soft_l1_primal", X, y, C=C)
+        m.objective.deactivate()
+        m.scaled = pyo.Objective(expr=c * m.objective.expr,
+                                 sense=pyo.minimize if c > 0 else pyo.maximize)
+        sol = sm.solve(m, require("clarabel"))
+        assert sol.extra["alpha_source"] == "multipliers", "test design: the path tested"
+        np.testing.assert_allclose(sol.alpha, ref.alpha, rtol=0, atol=1e-6, err_msg=str(c))
+
+
+def test_least_squares_multipliers_of_both_signs_are_read_against_the_reference():
+    """ls_svm_primal with a user's row w_1 <= -10 (a changed model): its alpha = C e (the
+    multipliers of the margin equalities) has both signs in comparable measure (positive 72,
+    negative 99) and a negative sum (-26), so neither "no negative entries" nor "a sum >= 0"
+    reads them right; the sign is the one that matches C weight_i e_i at the values solved.
+    The multipliers given as solve's alpha or as its negative are read as that alpha."""
+    X, y = separable(4, l=20, d=2)
+    m = sm.build("ls_svm_primal", X, y, C=1.0)
+    m.push = pyo.Constraint(expr=m.w[1] <= -10.0)
+    alpha = sm.solve(m, require("clarabel")).alpha
+    e = np.array([m.e[i].value for i in m.e])
+    np.testing.assert_allclose(alpha, 1.0 * e, rtol=0, atol=1e-8)   # stationarity in e
+    pos, neg = alpha[alpha > 0].sum(), -alpha[alpha < 0].sum()
+    assert pos < neg < 2 * pos, "test design: both signs in comparable measure, sum < 0"
+    for s in (1.0, -1.0):
+        got = sm.extract(m, duals={m.margin[i]: s * a for i, a in zip(m.margin, alpha)})
+        assert got.extra["alpha_source"] == "multipliers of margin"
+        np.testing.assert_allclose(got.alpha, alpha, rtol=0, atol=1e-12, err_msg=str(s))
+        assert ("dual_sign" in got.extra) == (s < 0)
+
+
+def test_margin_multipliers_all_zero_are_read_as_zeros():
+    """Zero multipliers given for every margin row (inside a model of the user's): either
+    sign is the same answer, so it is not asked ("cannot be decided" would refuse duals that
+    are simply 0) -- alpha is 0, nothing flipped."""
+    m, _ = larger_model("soft_l1_primal", "min", seeds=(5,))
+    pyomo_solve(m, "highs", {})
+    sol = sm.extract(m.svm, duals={m.svm.margin[i]: 0.0 for i in m.svm.margin})
+    assert sol.extra["alpha_source"] == "multipliers"
+    np.testing.assert_array_equal(sol.alpha, np.zeros(len(sol.alpha)))
+    assert "dual_sign" not in sol.extra
+
+
+def test_margin_multipliers_with_round_off_of_the_wrong_sign_are_read_as_given():
+    """The multipliers of the optimum with every zero given as -1e-12 (round-off of the wrong
+    sign, as an interior point leaves it): the wrong sign's measure is 1e-12 per point against
+    sum(alpha) of the other, so they are read as given -- and, negated (+1e-12 on the
+    zeros), flipped. Measured by size, not by count or by 1/|multiplier| (which the 1e-12s
+    would dominate)."""
+    m, _ = larger_model("soft_l1_primal", "min", seeds=(5,))
+    pyomo_solve(m, "highs", {})
+    ref = reference("soft_l1_primal", 5)
+    assert np.sum(ref.alpha == 0) > len(ref.alpha) / 2, "test design: mostly zeros"
+    noisy = np.where(ref.alpha > 0, ref.alpha, -1e-12)
+    for s in (1.0, -1.0):
+        sol = sm.extract(m.svm, duals={m.svm.margin[i]: s * a for i, a in enumerate(noisy)})
+        assert ("dual_sign" in sol.extra) == (s < 0)
+        assert_agrees(sol, ref, f"round-off of the wrong sign, {s}")
