@@ -229,6 +229,9 @@ RULES += [
     (r"x_recover_alpha", r"ub = C if \(margin\.box\) or True else np\.inf",
      "the margin without a box that reaches here is the hard margin, whose C is None: "
      "lsq_linear reads an upper bound None as no bound, as np.inf"),
+    (r"x_recover_alpha", r"fixed_c = active & \(xi > xi_thr\) & live\(None, l\)",
+     "a point of weight 0 fixed at its C_i = 0 instead of left out of the unknowns: alpha 0 "
+     "either way"),
     (r"x_recover_alpha", r"lsmr_tol=None, method=\"bvls\"|bounds=\(0\.0, ub\), method=\"bvls\"",
      "lsmr_tol is read only by the 'trf' method's LSMR solver, not by 'bvls'"),
 ]

@@ -663,7 +663,9 @@ def recover_alpha(y: np.ndarray, margin: Margin, design: np.ndarray, target: np.
     if margin.box:
         fixed_c = active & (xi > xi_thr) & live(C, l)
         alpha[fixed_c] = C if np.ndim(C) == 0 else np.asarray(C)[fixed_c]
-    unknown = np.flatnonzero(active & ~fixed_c)
+    # a point of weight 0 (C_i = 0) has alpha 0: never an unknown (its box [0, 0] is one that
+    # lsq_linear refuses -- an active point of weight 0 raised ValueError from extract)
+    unknown = np.flatnonzero(active & ~fixed_c & live(C if margin.box else None, l))
     if unknown.size == 0:
         return alpha
     D = design * y[None, :]

@@ -310,3 +310,27 @@ def test_margin_multipliers_with_round_off_of_the_wrong_sign_are_read_as_given()
         sol = sm.extract(m.svm, duals={m.svm.margin[i]: s * a for i, a in enumerate(noisy)})
         assert ("dual_sign" in sol.extra) == (s < 0)
         assert_agrees(sol, ref, f"round-off of the wrong sign, {s}")
+
+
+def test_an_active_point_of_weight_0_is_read_without_multipliers():
+    """A point of weight 0 on the wrong side (C_i = 0), its slack exactly its shortfall (3):
+    without multipliers, extract recovers alpha from the KKT conditions -- that point was an
+    unknown with the box [0, 0], which scipy's lsq_linear refuses (ValueError from extract;
+    HiGHS and gurobi_direct). Its alpha is 0, the rest those of the six points without it
+    (worked by hand on the toy: alpha 1/4 on (-1, -1) and (1, 1), w = (1/2, 1/2), b = 0),
+    and PIQP's fit on the six points agrees."""
+    X = np.array([[-2, -1], [-1, -1], [-1, -2], [1, 1], [1, 2], [2, 1], [2, 2]], dtype=float)
+    y = np.array([-1, -1, -1, 1, 1, 1, -1])
+    weight = np.array([1, 1, 1, 1, 1, 1, 0.0])
+    m = sm.build("soft_l1_primal", X, y, C=1.0, sample_weight=weight)
+    with preserved_fpu():
+        pyo.SolverFactory("highs").solve(m)
+    assert m.xi[6].value == pytest.approx(3.0, abs=1e-9)   # (on its own margin row: active)
+    sol = sm.extract(m, solver="highs")
+    assert sol.status is sm.Status.optimal
+    assert sol.extra["alpha_source"] == "kkt_least_squares"
+    np.testing.assert_allclose(sol.alpha, [0, 0.25, 0, 0.25, 0, 0, 0], atol=1e-9)
+    np.testing.assert_allclose(sol.w, [0.5, 0.5], atol=1e-9)
+    assert sol.b == pytest.approx(0.0, abs=1e-9)
+    ref = sm.fit(X[:6], y[:6], "soft_l1_primal", "piqp", C=1.0)
+    np.testing.assert_allclose(sol.alpha[:6], ref.alpha, atol=1e-7)
