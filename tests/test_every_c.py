@@ -293,7 +293,8 @@ def _hinge_lp(X, yy):
 
 @pytest.mark.parametrize("solver,formulation", [
     ("highs", "soft_l1_primal"), ("clarabel", "soft_l1_primal"), ("piqp", "soft_l1_primal"),
-    ("ipopt", "soft_l1_primal"), ("highs", "soft_l1_dual"), ("clarabel", "soft_l1_dual")])
+    ("ipopt", "soft_l1_primal"), ("highs", "soft_l1_dual"), ("clarabel", "soft_l1_dual"),
+    ("piqp", "soft_l1_dual")])
 @pytest.mark.parametrize("C", [1e9, 1e12])
 def test_inseparable_linear_data_at_C_1e12(solver, formulation, C):
     """Linear moons (200 points, noise 0.3: inseparable) at C = 1e12 were refused by every
@@ -301,7 +302,9 @@ def test_inseparable_linear_data_at_C_1e12(solver, formulation, C):
     its polish gives w closer than 1e-4 (the expansion X'(y alpha) of alphas of 1e12 has that
     round-off), so stationarity failed. w and b are now solved on the margin rows of the
     solver's active set (alpha from stationarity), and stationarity is measured less the
-    round-off of the sums X'(y alpha) themselves. References: the hinge-loss LP by scipy (its
+    round-off of the sums X'(y alpha) themselves; from a dual, on alpha's own active set (the
+    margins of its w are too far off to tell: PIQP's dual was refused, then fit's fallbacks
+    took 82 s). References: the hinge-loss LP by scipy (its
     unique optimum is the soft margin for every C above 10) and libsvm at C = 10 (tol 1e-10)
     for the support vectors."""
     require(solver)
