@@ -234,6 +234,25 @@ RULES += [
      "either way"),
     (r"x_recover_alpha", r"lsmr_tol=None, method=\"bvls\"|bounds=\(0\.0, ub\), method=\"bvls\"",
      "lsmr_tol is read only by the 'trf' method's LSMR solver, not by 'bvls'"),
+    # ---- postprocess: the linear polish on the margin rows and the sets it reads
+    (r"x_margin_sets", r"held = \(m < 1\.0 - active_tol\) & live\(None, len\(y\)\)",
+     "a point of weight 0 below the margin held at its C_i = 0 or not held: alpha 0 either "
+     "way (recover_alpha never makes it an unknown; not on the margin, it is no margin row)"),
+    (r"x_polish_linear_primal", r"live\(None if \(margin\.hard\) and False else C, l\)",
+     "the hard margin's C as every caller passes it, None (point_C(None)): live(C) is "
+     "live(None), every point"),
+    (r"x_polish_linear_primal", r"rows = np\.hstack\(\[X\[F\] / y\[F, None\]",
+     "the labels are exactly +1 and -1 (svm.data.y): dividing by y is multiplying by it"),
+    (r"x_polish_linear_primal", r"if F\.size < d - 1 or np\.linalg",
+     "the rank test alone refuses fewer than d + 1 rows (rank <= number of rows; 0 for none): "
+     "the size test is a shortcut"),
+    (r"x_polish_linear_primal", r"wb = np\.linalg\.lstsq\(rows, np\.ones\(F\.size\), \)",
+     "lstsq's default rcond is None on NumPy >= 2 (constraints.txt: 2.4): the same call; on "
+     "1.x it is eps, below the cut-off eps max(M, N) of the largest singular value that the "
+     "rows passed in matrix_rank: no singular value is dropped either way"),
+    (r"x_polish_linear_primal", r"np\.where\(held, 2\.0, 0\.0\), C, 0\.5\)",
+     "the held points' slack handed to recover_alpha is only compared with xi_thr = 0.5 "
+     "(1-norm and hard margin; the 2-norm, which reads C xi, never reaches the linear polish)"),
 ]
 
 KEYS = ("killed", "survived", "timeout", "no tests", "not checked", "other")

@@ -474,6 +474,79 @@ def test_polish_linear_primal_solves_w_and_b_on_the_margin_rows():
     assert out is not None and out[1][0] == pytest.approx(sign * 1.0, abs=1e-15)
 
 
+def _line_svm_plus(C, x7, y7, weight7=1.0):
+    """The six points on a line and a seventh, ``x7`` labelled ``y7`` with sample weight
+    ``weight7`` (the others 1)."""
+    import svm_models as sm
+
+    X = np.array([[1.0], [-1.0], [-0.5], [0.5], [2.0], [-2.0], [x7]])
+    y = np.array([1, -1, 1, -1, 1, -1, y7])
+    kw = {} if weight7 == 1.0 else {"sample_weight": [1.0] * 6 + [weight7]}
+    model = sm.build("soft_l1_dual", X, y, C=C, kernel="linear", **kw)
+    return sm.api.the_svm_block(model)._svm
+
+
+def test_margin_sets_on_exact_margins_at_a_tie_and_for_the_hard_margin():
+    """The six points on a line at the optimum w = 1, b = 0: margins 1, 1, -0.5, -0.5, 2, 2,
+    every one exact in floating point (with w = 2, b = 1: 3, 1, 0, -2, 5, 3). At tolerance 0
+    the two on their margins are on them; at tolerance 1.5 every |m - 1| (0, 0, 1.5, 1.5, 1,
+    1) is within it -- the two at -0.5 are on it and not held (held is m < 1 - 1.5 = -0.5,
+    strictly: the sets never overlap). The hard margin holds nobody at C, even below the
+    margin: held is False at every point (a boolean per point, for ``~held``), and the polish
+    of those sets solves the margin rows, alpha from stationarity a_1 + a_2 = 1 and balance
+    a_1 - a_2 = 0 alone: 1/2, 1/2."""
+    from svm_models.postprocess import margin_sets, polish_linear_primal
+
+    C = 1e12
+    svm = _line_svm(C)
+    sign = svm.data.y[0]
+    w, b = np.array([sign * 1.0]), 0.0
+    on, held = margin_sets(svm, SOFT_L1, w, b, C, 0.0)
+    np.testing.assert_array_equal(on, [True, True, False, False, False, False])
+    np.testing.assert_array_equal(held, [False, False, True, True, False, False])
+    on, held = margin_sets(svm, SOFT_L1, w, b, C, 1.5)
+    np.testing.assert_array_equal(on, [True] * 6)
+    np.testing.assert_array_equal(held, [False] * 6)
+    # with b: w = 2, b = 1 gives the margins y(2x + 1) = 3, 1, 0, -2, 5, 3
+    on, held = margin_sets(svm, SOFT_L1, 2.0 * w, sign * 1.0, C, 1e-5)
+    np.testing.assert_array_equal(on, [False, True, False, False, False, False])
+    np.testing.assert_array_equal(held, [False, False, True, True, False, False])
+    on, held = margin_sets(svm, HARD, w, b, None, 1e-5)
+    np.testing.assert_array_equal(on, [True, True, False, False, False, False])
+    assert held.shape == (6,) and held.dtype == bool and not held.any()
+    alpha, w_h, b_h = polish_linear_primal(svm, HARD, on, held, None)
+    assert w_h[0] == pytest.approx(sign * 1.0, abs=1e-15) and b_h == pytest.approx(0.0, abs=1e-15)
+    np.testing.assert_allclose(alpha, [0.5, 0.5, 0.0, 0.0, 0.0, 0.0], rtol=1e-14, atol=1e-15)
+
+
+def test_polish_linear_primal_solves_on_live_rows_of_full_rank_only():
+    """A seventh point +1 at 0.9 of sample weight 0 has margin 0.9 at w = 1, b = 0: within
+    the tolerance 0.2 it is read as on its margin, but a point of weight 0 constrains nothing
+    and is no margin row -- w = 1, b = 0 exactly from the rows of 1 and -1 (with its row,
+    least squares would give w = 1.0236, b = 0.0262), alpha as for the six with 0 for it.
+    A seventh point +1 at 1, a copy of the first: the two on the margin give the same row
+    (1, 1), of rank 1 < d + 1 = 2: they do not determine (w, b), None."""
+    from svm_models.postprocess import margin_sets, polish_linear_primal
+
+    C = 1e12
+    svm = _line_svm_plus(C, 0.9, 1, weight7=0.0)
+    sign = svm.data.y[0]
+    Cp = svm.point_C(C)
+    np.testing.assert_array_equal(Cp, [C] * 6 + [0.0])
+    on, held = margin_sets(svm, SOFT_L1, np.array([sign * 1.0]), 0.0, Cp, 0.2)
+    np.testing.assert_array_equal(on, [True, True, False, False, False, False, True])
+    np.testing.assert_array_equal(held, [False, False, True, True, False, False, False])
+    alpha, w, b = polish_linear_primal(svm, SOFT_L1, on, held, Cp)
+    assert w[0] == pytest.approx(sign * 1.0, abs=1e-15)
+    assert b == pytest.approx(0.0, abs=1e-15)
+    a = (1.0 + C) / 2.0
+    np.testing.assert_allclose(alpha, [a, a, C, C, 0.0, 0.0, 0.0], rtol=1e-15, atol=0)
+    svm = _line_svm_plus(C, 1.0, 1)
+    on = np.array([True, False, False, False, False, False, True])
+    held = np.array([False, False, True, True, False, False, False])
+    assert polish_linear_primal(svm, SOFT_L1, on, held, C) is None
+
+
 def test_stationarity_is_measured_less_the_round_off_of_the_expansion():
     """The six points on a line at C = 1e12 (see above): alpha a little off its exact value
     (by 1 in alphas of 5e11, the round-off of such numbers is 6e-5) leaves X'(y alpha) 1e-4
