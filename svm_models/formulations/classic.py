@@ -61,11 +61,11 @@ from ..postprocess import (
     classic_certificate,
     cut_alpha,
     dual_kkt_residual,
-    margin_multipliers,
-    polish_dual,
     expansion_roundoff,
     live,
+    margin_multipliers,
     margin_sets,
+    polish_dual,
     polish_linear_primal,
     ratio,
     recover_alpha,
@@ -731,10 +731,10 @@ def _read_dual(svm, block, ctx, margin, C, extra) -> _Reading:
         f_raw = svm.kernel_times(y * raw)
         cands = _polished(svm, margin, raw, C, thr)
         if svm.kernel.is_linear and not margin.ridge:
-            # w read from a large alpha carries its round-off: the margin rows give it exactly
-            # (first where that round-off costs digits of w, else after alpha's polish)
-            # (alpha's own active set: at C = 1e12 its w is too far off for its margins to
-            # tell which points are on them)
+            # w read from a large alpha carries its round-off: the margin rows of alpha's own
+            # active set give it exactly (at C = 1e12 that w is too far off for its margins to
+            # tell which points are on them); first where the round-off costs digits of w,
+            # else after alpha's polish
             held = (raw >= Cb - thr) & live(C, l) if margin.box else np.zeros(l, dtype=bool)
             on = (raw > thr) & ~held
             cands.insert(0 if _lossy(data.X, y * raw, data.X.T @ (y * raw)) else len(cands),
