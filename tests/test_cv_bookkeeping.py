@@ -460,3 +460,26 @@ def test_the_defaults_are_the_1_norm_soft_margin_on_five_stratified_folds():
     np.testing.assert_array_equal([auto[f"split{k}_test_score"][0] for k in range(5)], expect)
     grid, fixed, _ = smcv._grid({"gamma": [0.5]})
     assert grid == {"gamma": [0.5]} and fixed == {}
+
+
+def test_tasks_of_a_setting_not_timed_yet_go_out_after_the_timed_ones():
+    """_longest_first with the fit time of one (setting, problem) known: its tasks first, then
+    the others (cost 0) in their order; every key once."""
+    keys = [(f, s, 0) for f in range(3) for s in range(3)]
+    cost: dict = {}
+    order = []
+    for key in smcv._longest_first(keys, cost):
+        order.append(key)
+        if len(order) == 3:
+            cost[(1, 0)] = 0.5
+    assert order[:3] == [(0, 0, 0), (0, 1, 0), (0, 2, 0)]
+    assert order[3:] == [(1, 1, 0), (2, 1, 0), (1, 0, 0), (2, 0, 0), (1, 2, 0), (2, 2, 0)]
+
+
+def test_a_client_needs_both_scatter_and_submit():
+    pytest.importorskip("distributed")
+    X, y = _binary()
+    half = type("ScatterOnly", (), {"scatter": lambda self, *a, **k: None})()
+    with pytest.raises(ParameterError, match="client must be a dask.distributed.Client; got "
+                                             "ScatterOnly"):
+        smcv.cross_validate(X, y, "soft_l1_dual", "highs", Cs=[1.0], cv=3, client=half)
