@@ -35,7 +35,7 @@ CV_FUNCTIONS = (r"x_(binary_problems|problem_points|combine|predicted_index|job_
                 r"cross_validate|best_index)__|x__(segments|hyperparameters|task|failed|note|"
                 r"run_serial|run_joblib|executor|shipped|refit|best_so_far|longest_first|"
                 r"run_dask|is_grid|check_Cs|folds|check_workers|grid|labelled|fold_weights|"
-                r"job|table)__|ǁ(Job|_Pool|_Speculation)ǁ")
+                r"job|table)__|xǁ(Job|_Pool|_Speculation)ǁ")
 
 RULES = [
     # ---- text and diagnostics: never an answer
