@@ -29,9 +29,17 @@ STATUS = {1: "killed", 3: "killed", 0: "survived", 5: "no tests", 33: "no tests"
 
 #: (function name regex, changed-lines regex, reason). The first rule that matches names the
 #: mutant equivalent. ``changed`` is the mutant's removed and added lines, joined.
+#: methods/cv.py's functions: their strings are keys of the table and of the refit's record,
+#: statuses and option names, not message text -- the generic text rule below skips them
+CV_FUNCTIONS = (r"x_(binary_problems|problem_points|combine|predicted_index|job_loads|"
+                r"cross_validate|best_index)__|x__(segments|hyperparameters|task|failed|note|"
+                r"run_serial|run_joblib|executor|shipped|refit|best_so_far|longest_first|"
+                r"run_dask|is_grid|check_Cs|folds|check_workers|grid|labelled|fold_weights|"
+                r"job|table)__|xǁ(Job|_Pool|_Speculation)ǁ")
+
 RULES = [
     # ---- text and diagnostics: never an answer
-    (r".", r"message=|\bXX|interface=|\"[A-Z][A-Z _']+\"",
+    (r"^(?!" + CV_FUNCTIONS + r")", r"message=|\bXX|interface=|\"[A-Z][A-Z _']+\"",
      "text of a message, an interface label or a reason string: not an answer"),
     (r".", r"extra=|\"rounds\"|\"working_set\"|iterations=|\"ROUNDS\"|\"WORKING_SET\"",
      "diagnostics (Solution.extra, iteration counts): not an answer"),
@@ -253,6 +261,144 @@ RULES += [
     (r"x_polish_linear_primal", r"np\.where\(held, 2\.0, 0\.0\), C, 0\.5\)",
      "the held points' slack handed to recover_alpha is only compared with xi_thr = 0.5 "
      "(1-norm and hard margin; the 2-norm, which reads C xi, never reaches the linear polish)"),
+]
+
+RULES += [
+    # ---- methods/cv.py: cross-validation's bookkeeping
+    (r"x__refit__|x__task__", r"threadpool_limits\(limits=(None|2)\)",
+     "the BLAS threads of a task or of the refit (speed: the matrices of a task are small, "
+     "and the tests compare scores and predictions, equal at any thread count)"),
+    (r"x__task__", r"fit_path\(.*progress=(None|True),|"
+                   r"fit_path\(Xtr, target, Cs, formulation, job\.solver, \*\*hyper, \*\*weights, \*\*options\)",
+     "fit_path's progress bar inside a task: display only (None, its default: a bar only "
+     "when stderr is a terminal)"),
+    (r"x__task__", r"fit_one\(Xtr, target, formulation, job\.solver, \*\*hyper, \*\*options\)",
+     "the weights of the single fit: cross_validate takes sample_weight only for a "
+     "formulation with C per point, which always has a C path (Cs is never empty for it), so "
+     "the single fit (hard margin, C tuning) never has weights"),
+    (r"x__task__", r"out\[\"C\"\]\[k\] = np\.nan if \(sol\.C is None\) and False",
+     "None stored into a float array is NaN: the same entry"),
+    (r"x__task__", r"out\[\"status\"\]\[k:k - m\] =",
+     "a failed segment's statuses inserted at k instead of written over k..k+m-1 (list slice "
+     "k:k-m is empty): the entries read, 0..n-1, are the same (the list grows past n)"),
+    (r"x__task__", r"^\+\s+k = m$",
+     "k = m for k += m after a failed segment: the first segment starts at k = 0 (the same "
+     "value) and none follows the second"),
+    (r"x__task__", r"^\+\s+k -= m$",
+     "after a failed C path, the C-tuning solve's failure is inserted (slice -m:0) instead of "
+     "written at m..: the row of C tuning then reads the path's failure, the same DataError "
+     "of the same training points (a path raises only for data the tuning solve refuses "
+     "too: a single class, bad data)"),
+    (r"x__table__", r"pending = np\.zeros\(\(len\(rows\), n_folds\), (dtype=None)?\)",
+     "the pending mask stored as floats 1.0/0.0: the same truth values (.any(), and "
+     "masked_array converts its mask to bool)"),
+    (r"x__table__", r"len\(parts\) > 2 else",
+     "no scheme has exactly two binary problems (two classes: one; k >= 3 classes: k or "
+     "k(k-1)/2 >= 3), so > 1 and > 2 agree"),
+    (r"x__table__", r"MaskedArray\(np\.empty\(len\(rows\), dtype=object\), (mask=(None|False))?\)",
+     "the mask a param_ column is created with: every row has every parameter (the "
+     "settings of a ParameterGrid share their names; C is in every row or none), so every "
+     "entry is assigned, which unmasks it"),
+    (r"x__table__", r"if \(not pending\.any\(\)\) and False else",
+     "the masked average with nothing masked: the same sum over the same count, bit for "
+     "bit (NaN scores of failed folds stay NaN either way)"),
+    (r"x_best_index__|x__best_so_far__",
+     r"np\.asarray\(table\[\"mean_test_score\"\], (dtype=None)?\)|np\.where\(complete, means, None\)",
+     "mean_test_score is a float array already; a None put in by np.where is read as NaN by "
+     "best_index (asarray(dtype=float))"),
+    (r"x_predicted_index__", r"astype\(None\)",
+     "the binary prediction as floats 0.0/1.0: its one use compares it with the class "
+     "indices 0/1 (pred == job.y[test])"),
+    (r"x__task__", r"^\+ {16}out\[\"fit_time\"\]\[k:k - m\] = \(|"
+                   r"^\+ {16}out\[\"fit_time\"\]\[k:k \+ m\] = \(time\.perf_counter\(\) - t0\) \* m$",
+     "the fit time of a segment that raised (left 0, or m^2 times its share of a failure's "
+     "few milliseconds): a timing, not an answer (the successful segments' times are checked "
+     "against the call's wall time)"),
+    (r"x__task__", r"m = len\(Cs\) if Cs else 2",
+     "m = 2 for a single fit: its fit time halved (a timing) and, on a failure, one status "
+     "more past the n read"),
+    (r"x__table__", r"table\[\"status\"\] = np\.array\(status, (dtype=None)?\)",
+     "the statuses as a str array instead of an object array: the same strings, compared "
+     "and read the same way"),
+    (r"x__table__", r"c_star\[~tuned_rows\] = None",
+     "None stored into a float array is NaN: the same entries"),
+    (r"x__table__", r"np\.nanmin\(means\) - 2 if|np\.isfinite\(means\)\.any\(\) else 1,",
+     "the value ranking a failed row: any value below the lowest finite mean ranks it last; "
+     "when no row has a mean, every row ties (rank 1) whatever the value"),
+    (r"x_best_index__", r"Cs\[i\] or 1\.0",
+     "the fallback of 'Cs[i] or 0.0' is read only for the C-tuning rows (C=None), which the "
+     "first key already puts last (the Cs are positive, never falsy)"),
+    (r"x__labelled__", r"as_matrix\(X, (name=(None|\"x\"))?\)",
+     "the name as_matrix gives X in its error messages: text only"),
+    (r"x__job__", r"ParameterGrid\(grid\)\) if \(grid\) or True else",
+     "ParameterGrid({}) is [{}] too: the same single setting"),
+    (r"x_cross_validate__", r"^\+\s+parallel = (None|n_jobs not in \(None, 2\))$",
+     "a run over processes made serial (n_jobs = 2): the table and the refit are the same bit "
+     "for bit either way (test_cv.py's joblib and Dask tests against the serial run)"),
+    (r"x_cross_validate__",
+     r"^\+\s+speculation = None$|speculation = _Speculation\(refit, table\) if \(parallel and "
+     r"refit is not None\) (and False|or True)|_Speculation\(None, table\)|"
+     r"if parallel or refit is not None else None|if parallel and refit is None else None|"
+     r"_Pool\(job, n_jobs\) if \(parallel\) and False|_run_joblib\(job, keys, pool, bar, (None)?\)|"
+     r"^\+\s+refitted = None$|refitted = speculation\.take\(row\) if \(speculation is not None\) "
+     r"and False|speculation\.take\(None\)|\"speculated\": list\(speculation\.futures\) if "
+     r"\(speculation\) and False",
+     "the speculative refit is a shortcut: without it (or with a refit that fails in the "
+     "worker) the refit is made in this process, the same call with the same result, bit "
+     "for bit; a _Speculation in a serial run is never given a worker; a parallel run made "
+     "serial gives the same table; 'speculated' (the rows refitted speculatively) is a "
+     "diagnostic"),
+    (r"x_cross_validate__", r"Progress\(len\(keys\), (label=None, )?(label=\"cross-validation\", )?"
+                            r"(enabled=(None|progress))?\)",
+     "the progress bar of the tasks (its label, or its default: a bar only when stderr is a "
+     "terminal): display only"),
+    (r"x__task__", r"\"status\": \[\"(XXoptimalXX|OPTIMAL)\"\] \* n,",
+     "the initial status of a task's solves: every one of the n entries is written after "
+     "(the segments' solves are n in all: the C path, then the C-tuning or single fit)"),
+    (r"x__task__", r"out\[\"(XXfit_timeXX|FIT_TIME)\"\]\[k:k \+ m\]",
+     "the fit time of a segment that raised, left 0: a timing, not an answer"),
+    (r"x_cross_validate__", r"label=\"XXcross-validationXX\"|solver: str = \"AUTO\"",
+     "the progress bar's label (display only), or the default solver spelt \"AUTO\" (the "
+     "backend names are read lower-cased: the same \"auto\")"),
+    (r"x_cross_validate__", r"\"(XXsourceXX|SOURCE)\": \"speculative\"|"
+                            r"\"source\": \"(XXspeculativeXX|SPECULATIVE)\"",
+     "where a speculative refit was made ('source', a diagnostic of parallel runs; the "
+     "refit is the same call with the same result wherever it runs)"),
+    (r"x__labelled__", r"as_matrix\(X, name=\"XXXXX\"\)",
+     "the name as_matrix gives X in its error messages: text only"),
+    (r"x__note__", r".",
+     "the note of a finished task on the progress bar (fold, problem, setting): display only"),
+    (r"x__failed__", r"\"(XXvaluesXX|VALUES)\": np\.full|np\.full\(\(n, len\(job\.folds\[key\[0\]\]\[1\]\)\), None\)",
+     "the decision values of a task that died: never read, for its statuses are all failures "
+     "(the table reads values only where a status is 'optimal')"),
+    (r"x__run_serial__", r"bar\.step\(None\)",
+     "the note of a finished task on the progress bar: display only"),
+    (r"x__check_workers__", r"if client is (not )?None (and|or) n_jobs (not )?in \(None, [12]\):|"
+                            r"effective_n_jobs\(None\)",
+     "how many processes to start: each of these makes a run over processes serial (n_jobs "
+     "None, or effective_n_jobs(None) = 1) or leaves it so; a serial run gives the same table "
+     "and refit bit for bit (test_cv.py's joblib and Dask tests against the serial run), and "
+     "a run with a client takes the Dask branch before n_jobs is read"),
+    (r"x__run_dask__", r"^\+.*client\.scatter\(job, (broadcast=(None|True|False), )?(hash=(None|True|False))?\)",
+     "how the job is scattered (to one worker, the others fetching it on first use, instead "
+     "of broadcast; its key from a hash of its content or random): the same job on every "
+     "worker (speed only)"),
+    (r"x__run_dask__", r"^\+.*client\.submit\(_task, shared, key, (pure=(None|True|False), )?(retries=(None|0))?\)",
+     "the tasks submitted as pure (each key is distinct, so nothing is merged) or with "
+     "retries=None (no retries, as 0)"),
+    (r"x__run_dask__", r"^\+.*client\.submit\(_task, shared, key, pure=False, retries=1\)",
+     "one retry of a task: _task never raises (it records every error in its result), so a "
+     "retry could only rerun a task lost with its worker, giving the same result; whether "
+     "such a task is lost is the scheduler's allowed_failures (KilledWorker either way in "
+     "test_cv.py's killed-worker test, planted by hand)"),
+    (r"x__run_dask__", r"^\+\s+client\.cancel\(None\)$",
+     "cancelling the futures left at the end: after a finished run none is left; after an "
+     "early stop (the caller's error) they are released with their references anyway"),
+    (r"x__run_dask__", r"^\+\s+bar\.step\(None\)$",
+     "the note of a finished task on the progress bar: display only"),
+    (r"x_problem_points__", r"np\.where\(yi\[keep\] == pos, (2, -1|1, -2)\)",
+     "the targets +2/-1 or +1/-2 for +1/-1: fit takes any two labels, the larger the "
+     "positive class (the same decision values, checked), and Platt's fit reads t > 0"),
 ]
 
 KEYS = ("killed", "survived", "timeout", "no tests", "not checked", "other")
