@@ -900,7 +900,8 @@ def _primal_polished(svm, margin, on, held, C) -> list:
     if out is None:
         return []
     alpha, w_new, b_new = out
-    return [("w and b exact on the solver's margin rows, alpha from stationarity",
+    return [("w and b exact on the margin rows of the solver's active set, alpha from "
+             "stationarity",
              alpha, b_new, w_new)]
 
 
