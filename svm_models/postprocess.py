@@ -364,7 +364,7 @@ def polish_dual(svm, margin: Margin, alpha: np.ndarray, C, thr, max_rounds: int 
     start = None  # residual of the solver's alpha, computed only if a candidate needs it
     tried = set()
     for _ in range(max_rounds):
-        key = free.tobytes()
+        key = free.tobytes() + fixed.tobytes()
         if key in tried:    # the active set cycles
             break
         tried.add(key)
