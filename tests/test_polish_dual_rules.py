@@ -499,3 +499,128 @@ def test_a_free_system_without_a_solution_gives_the_input_back():
     start = np.array([0.5, 0.3, 0.2])
     out, ok = polish_dual(_stub(K, y, X), SOFT_L1, start, 1.0, 1e-8)
     assert out is start and not ok
+
+
+def test_the_release_tolerance_is_1e_9_of_the_decision_values():
+    """A held point is released when its margin is below 1 by more than 1e-9 max(1, max |f| + |b|)
+    (f over every point, b the candidate's): here max |f| = 1.0570 (the ninth point's f is
+    nearly that of its neighbours), b = 0.0338, the tolerance 1.0908e-9. The ninth point 2% inside
+    it stays held (the candidate, the eight's optimum, is refused: its residual is larger than
+    the start's); 2% beyond it, it is released and the nine's optimum comes back."""
+    a8, b8 = _opt8("l1", 3.0)
+    K, y, _, X = _with_ninth(1e-9)
+    f = K @ (y * np.append(a8, 0.0))
+    scale = max(1.0, np.abs(f).max() + abs(b8))
+    assert scale == pytest.approx(1.0908, abs=1e-4)
+    for factor, released in ((0.98, False), (1.02, True)):
+        K, y, _, X = _with_ninth(factor * 1e-9 * scale)
+        a9, _ = _optimum(K, y, 3.0, False, _AT["l1", 3.0] + (1,))
+        start = a9.copy()
+        out, ok = polish_dual(_stub(K, y, X), SOFT_L1, start, 3.0, 1e-7)
+        if released:
+            assert ok
+            np.testing.assert_allclose(out, a9, rtol=0, atol=1e-13)
+        else:
+            assert out is start and not ok
+
+
+def test_a_cycle_of_the_active_set_gives_the_input_back():
+    """The hard margin on six points (Gaussian kernel): from this start the active set comes back
+    to one it had (the same free set, the same bounds): the polish stops there with the input,
+    not accepted. From a start near the optimum (every point but 1 a support vector) it is exact."""
+    X = np.array([[-2.0, 0.5], [1.0, 1.0], [1.5, 0.0], [1.0, 1.5], [1.0, 2.0], [1.5, 2.0]])
+    y = np.array([1.0, -1.0, 1.0, -1.0, 1.0, -1.0])
+    K = np.exp(-0.5 * ((X[:, None, :] - X[None, :, :]) ** 2).sum(-1))
+    svm = _stub(K, y, X)
+    start = np.array([0.25, 0.25, 0.0, 0.0, 1.0, 0.0])
+    out, ok = polish_dual(svm, HARD, start, None, 1e-8)
+    assert out is start and not ok
+    a, _ = _optimum(K, y, None, False, (1, 0, 1, 1, 1, 1))
+    assert [p for p, _ in _exact_dual(K, y)] and all(
+        np.allclose(p, a, rtol=0, atol=1e-12) for p, _ in _exact_dual(K, y))
+    out, ok = polish_dual(svm, HARD, a * 1.001, None, 1e-8)
+    assert ok
+    np.testing.assert_allclose(out, a, rtol=1e-12, atol=1e-15)
+
+
+def test_alphas_at_thr_and_at_c_minus_thr_are_held_and_one_round_settles():
+    """thr = 2^-7 (C - thr = 2.9921875 exactly): the optimum at C = 3 with point 3 (alpha 0)
+    started at thr and point 6 (alpha C) at C - thr: held at 0 and at C -- neither free -- so
+    the first round's free set is the optimum's and that round settles (max_rounds=1)."""
+    svm = _rbf8()
+    a, _ = _opt8("l1", 3.0)
+    thr = 2.0 ** -7
+    start = a + np.where((a > 0) & (a < 3), 1e-6, 0.0)
+    start[3], start[6] = thr, 3.0 - thr
+    assert start[6] == 2.9921875
+    out, ok = polish_dual(svm, SOFT_L1, start, 3.0, thr, max_rounds=1)
+    assert ok
+    np.testing.assert_allclose(out, a, rtol=0, atol=1e-12)
+
+
+def test_a_point_at_c_exactly_on_its_margin_is_not_released():
+    """The toy at C = 1/4: points 1 and 3 at C, margins exactly 1 (w = (1/2, 1/2), b = 0: 0.5 +
+    0.5), the others 1.5. Nothing to release: one round settles, the start itself accepted."""
+    svm = _toy("soft_l1_dual", C=0.25)
+    start = _toy_alpha(0.25, 0.25)
+    out, ok = polish_dual(svm, SOFT_L1, start, 0.25, 1e-6, max_rounds=1)
+    assert ok
+    np.testing.assert_array_equal(out, _toy_alpha(0.25, 0.25))
+
+
+def _pair(x, far=None):
+    """Points +1 at x[0] and -1 at x[1] (K = x x', linear), and a third, +1 at ``far``, beyond
+    the margin. With C below 1/(x_0 - x_1)^2 both alphas are at C (the dual on alpha_1 =
+    alpha_2 = s is 2s - s^2 (x_0 - x_1)^2 / 2, rising up to there), the third at 0."""
+    pts = np.array(list(x) + ([] if far is None else [far]), float)[:, None]
+    y = np.array([1.0, -1.0] + ([] if far is None else [1.0]))
+    return _stub(pts @ pts.T, y, pts), y, pts @ pts.T
+
+
+@pytest.mark.parametrize("x, far, C, eps, taken", [
+    # far from the origin (K_ii ~ 1e6): dual 0.375, its round-off allowance 1e-14 (sum a)^2
+    # max K_ii = 2.5e-9 over the support vectors (the third point, K = 1e10, is none); a start
+    # 2e-9 above C has a dual 0.25 eps = 5e-10 higher (within the allowance: taken), 2.4e-8
+    # above 6e-9 higher (refused)
+    ((1001.0, 999.0), 1e5, 0.25, 2e-9, True),
+    ((1001.0, 999.0), 1e5, 0.25, 2.4e-8, False),
+    # near it (K_ii = 1, C = 1e-6): dual 2e-6, allowance 1e-14 |dual| = 2e-20 (the size term is
+    # 4e-12 (1e-14)): 1e-15 above C is 2e-21 higher (taken), 1e-12 above 2e-18 (refused)
+    ((1.0, -1.0), None, 1e-6, 1e-15, True),
+    ((1.0, -1.0), None, 1e-6, 1e-12, False),
+    # K_ii = 0.01, C = 25: dual 37.5, allowance 3.75e-13; 1e-13 above C: 25 eps = 2.5e-12 higher
+    ((0.1, -0.1), None, 25.0, 1e-13, False),
+])
+def test_the_dual_objective_is_compared_within_its_round_off(x, far, C, eps, taken):
+    """A start above C (both alphas at C (1 + eps)) is held at C: the candidate is the optimum,
+    residual 0 like the start's (margins below 1 at C), with a dual objective lower by
+    D = 2 C eps (1 - C (x_0 - x_1)^2 / 2) (to first order). It is taken when D is within
+    POLISH_ROUNDOFF = 1e-14 of max((sum a)^2 max K_ii over the support vectors, |dual|)."""
+    svm, y, K = _pair(x, far)
+    n = len(y)
+    opt = np.array([C, C] + [0.0] * (n - 2))
+    start = np.array([C * (1 + eps), C * (1 + eps)] + [0.0] * (n - 2))
+    d = _dual(K, y, start) - _dual(K, y, opt)
+    dx2 = (x[0] - x[1]) ** 2
+    assert d == pytest.approx(2 * C * eps * (1 - C * dx2 / 2), rel=0.2)
+    allowance = 1e-14 * max((2 * C) ** 2 * max(x[0] ** 2, x[1] ** 2), abs(_dual(K, y, opt)))
+    assert (d <= allowance / 2) if taken else (d >= 2 * allowance)
+    out, ok = polish_dual(svm, SOFT_L1, start, C, 1e-3 * C)
+    if taken:
+        assert ok
+        np.testing.assert_array_equal(out, opt)
+    else:
+        assert out is start and not ok
+
+
+def test_the_balance_is_relative_to_sum_alpha():
+    """C = 1e-6, the pair at +-1 (both alphas at C): a start with alpha_1 1e-12 above C is
+    unbalanced by 1e-12 = 5e-7 of sum alpha (above POLISH_BALANCED = 1e-9 of it): its dual value,
+    2e-6 (1e-12) higher than the optimum's, is no dual objective -- the optimum is taken."""
+    svm, y, K = _pair((1.0, -1.0))
+    C = 1e-6
+    start = np.array([C + 1e-12, C])
+    assert _dual(K, y, start) > _dual(K, y, np.array([C, C])) + 0.5e-12
+    out, ok = polish_dual(svm, SOFT_L1, start, C, 1e-9)
+    assert ok
+    np.testing.assert_array_equal(out, [C, C])
