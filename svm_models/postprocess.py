@@ -313,8 +313,9 @@ POLISH_MAX_FREE = 1500
 #: its dual objective no lower than the solver's alpha's beyond round-off: this times the
 #: size of the terms that cancel in it
 POLISH_ROUNDOFF = 1e-14
-#: ...when the solver's alpha is balanced, ``|y'alpha| <= POLISH_BALANCED max(1, sum alpha)``
-#: (otherwise its dual value is not a dual objective: the residual alone decides)
+#: ...when the solver's alpha is balanced, ``|y'alpha| <= POLISH_BALANCED sum alpha`` (relative,
+#: as the certificate's balance; otherwise its dual value is not a dual objective: the residual
+#: alone decides)
 POLISH_BALANCED = 1e-9
 
 
