@@ -384,27 +384,37 @@ def test_a_candidate_with_a_lower_dual_objective_is_refused():
     np.testing.assert_array_equal(out, [0.4, 0.4])
 
 
-def _with_ninth(gap):
-    """The eight points and a ninth, -1 on the segment from (-0.5, 0) to (-0.5, 0.5), placed where
-    the eight's optimum at C = 3 puts its margin at ``1 - gap`` (bisection on the segment)."""
-    a, b = _opt8("l1", 3.0)
+def _gauss(X):
+    return np.exp(-0.5 * ((X[:, None, :] - X[None, :, :]) ** 2).sum(-1))
 
-    def margin(t):
-        p = np.array([-0.5, 0.0]) + t * np.array([0.0, 0.5])
-        k = np.exp(-0.5 * ((_X8 - p) ** 2).sum(-1))
-        return -(k @ (_Y8 * a) + b), p
+
+def _one_more(X, y, C, state, p0, p1, gap):
+    """The points X (labels y) and one more, -1 on the segment from p0 to p1, placed where the
+    optimum of X at C (on its active set ``state``) puts its margin at ``1 - gap`` (bisection
+    on the segment). Returns the K, y and X of all of them and that optimum's alpha and b."""
+    a, b = _optimum(_gauss(X), y, C, False, state)
+
+    def excess(t):
+        p = np.asarray(p0) + t * (np.asarray(p1) - np.asarray(p0))
+        k = np.exp(-0.5 * ((X - p) ** 2).sum(-1))
+        return -(k @ (y * a) + b) - (1 - gap), p
 
     lo, hi = 0.0, 1.0
-    assert (margin(lo)[0] - (1 - gap)) * (margin(hi)[0] - (1 - gap)) < 0
+    assert excess(lo)[0] * excess(hi)[0] < 0
     for _ in range(200):
         mid = (lo + hi) / 2
-        if (margin(mid)[0] - (1 - gap)) * (margin(lo)[0] - (1 - gap)) > 0:
+        if excess(mid)[0] * excess(lo)[0] > 0:
             lo = mid
         else:
             hi = mid
-    X = np.vstack([_X8, margin(lo)[1]])
-    y = np.append(_Y8, -1.0)
-    K = np.exp(-0.5 * ((X[:, None, :] - X[None, :, :]) ** 2).sum(-1))
+    X1 = np.vstack([X, excess(lo)[1]])
+    return _gauss(X1), np.append(y, -1.0), X1, a, b
+
+
+def _with_ninth(gap):
+    """The eight points and a ninth, -1 on the segment from (-0.5, 0) to (-0.5, 0.5), placed where
+    the eight's optimum at C = 3 puts its margin at ``1 - gap``."""
+    K, y, X, a, _ = _one_more(_X8, _Y8, 3.0, _AT["l1", 3.0], (-0.5, 0.0), (-0.5, 0.5), gap)
     return K, y, a, X
 
 
@@ -624,3 +634,33 @@ def test_the_balance_is_relative_to_sum_alpha():
     out, ok = polish_dual(svm, SOFT_L1, start, C, 1e-9)
     assert ok
     np.testing.assert_array_equal(out, [C, C])
+
+
+def test_the_release_tolerance_with_small_decision_values():
+    """Two points +1, four -1 (Gaussian kernel), C = 0.2: both +1 at C, the -1 free or at 0
+    (enumerated), b = -0.860, max |f| = 0.323: the release tolerance is 1e-9 max(1, 0.323 +
+    0.860) = 1.18e-9 (not 1e-9 (1 + |b|): |f| is not floored at 1). A seventh point, -1, 2%
+    inside it stays held (the start, the seven's optimum, comes back: the candidate's residual is
+    larger); 2% beyond it, it is released and the seven's optimum comes back."""
+    X = np.array([[0.0, 0.0], [0.5, 0.0], [2.0, 0.0], [2.0, 1.0], [3.0, 0.5], [1.5, -1.0]])
+    y = np.array([1.0, 1.0, -1.0, -1.0, -1.0, -1.0])
+    state = (2, 2, 1, 1, 1, 2)
+    a6, b6 = _optimum(_gauss(X), y, 0.2, False, state)
+    assert [np.allclose(p, a6, rtol=0, atol=1e-12) for p, _ in _exact_dual(_gauss(X), y, 0.2)] \
+        == [True]
+    K7, y7, _, _, _ = _one_more(X, y, 0.2, state, (2.5, 0.5), (1.0, 0.5), 1e-9)
+    f = K7 @ (y7 * np.append(a6, 0.0))
+    assert np.abs(f).max() < 0.33 and b6 == pytest.approx(-0.860, abs=1e-3)
+    scale = max(1.0, np.abs(f).max() + abs(b6))
+    for factor, released in ((0.98, False), (1.02, True)):
+        K7, y7, X7, _, _ = _one_more(X, y, 0.2, state, (2.5, 0.5), (1.0, 0.5),
+                                     factor * 1e-9 * scale)
+        a7, _ = _optimum(K7, y7, 0.2, False, state + (1,))
+        assert 0 < a7[6] < 1e-7   # (at most thr: held at 0 from the start)
+        start = a7.copy()
+        out, ok = polish_dual(_stub(K7, y7, X7), SOFT_L1, start, 0.2, 1e-7)
+        if released:
+            assert ok
+            np.testing.assert_allclose(out, a7, rtol=0, atol=1e-13)
+        else:
+            assert out is start and not ok
