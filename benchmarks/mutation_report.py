@@ -55,7 +55,9 @@ RULES = [
      "Newton step is caught before the next factorisation), and with the scan a non-finite "
      "input would raise ValueError, which factor() maps to numerical_error as well"),
     # ---- numpy calls whose mutated argument does not change the result
-    (r".", r"initial=",
+    # (not polish_dual: its lines with an initial= are round-off and release tolerances, and
+    # its rules below name the two mutants of initial= itself)
+    (r"^(?!x_polish_dual__)", r"initial=",
      "initial= of a max over an array that is never empty there (a model has a variable; "
      "the residuals of a row-less model are 0 either way) or a floor below the values"),
     (r"_choose", r"dtype=None|np\.zeros\(mk, \)",
@@ -261,6 +263,50 @@ RULES += [
     (r"x_polish_linear_primal", r"np\.where\(held, 2\.0, 0\.0\), C, 0\.5\)",
      "the held points' slack handed to recover_alpha is only compared with xi_thr = 0.5 "
      "(1-norm and hard margin; the 2-norm, which reads C xi, never reaches the linear polish)"),
+]
+
+RULES += [
+    # ---- postprocess: the polish of a dual solution (polish_dual, with residual and better)
+    (r"x_polish_dual__", r"max_rounds: int = 26",
+     "the default round limit one higher: a cost bound (O(|F|^3) a round); it differs only for a "
+     "polish that settles in exactly the 26th round, and when it is reached the input stands, "
+     "as at a cycle"),
+    (r"x_polish_dual__", r"abs\(float\(y @ a\)\) >= POLISH_BALANCED|new\[1\] > old\[1\] - max"
+                         r"|\(m <= 1\.0 - slack\)|\(m >= 1\.0 \+ slack\)",
+     "a strict for a non-strict comparison with a tolerance (the balance, the dual's round-off "
+     "allowance, the release tolerance): the two differ only on an exact tie at the threshold"),
+    (r"x_polish_dual__", r"np\.inf if \(C is None\) and False else C"
+                         r"|live\(None if \(margin\.hard\) and False else C, len\(new\)\)",
+     "the hard margin's C passed on as the callers give it, None (point_C(None)): "
+     "dual_kkt_residual reads C only under margin.box and margin.ridge (both False) and through "
+     "live(None if hard ...); live(None) is every point, as live(inf)"),
+    (r"x_polish_dual__", r"max\(size, abs\(dual\), \)\)",
+     "the floor 1e-300 of the round-off allowance: read only when size and the dual are both 0 "
+     "(alpha = 0), where an allowance of 0 or 1e-314 compares the same"),
+    (r"x_polish_dual__", r"if \(margin\.box\) or True else np\.zeros_like\(alpha\)",
+     "without a box Cb is inf: np.where(alpha >= inf - thr, inf, 0.0) is all zeros, as "
+     "np.zeros_like(alpha)"),
+    (r"x_polish_dual__", r"tried\.add\(None\)",
+     "the cycle guard turned off: the iteration is deterministic in (free, fixed), so an active "
+     "set met again repeats until max_rounds and the input comes back, as at the guard (cost "
+     "only; tests/test_polish_dual_rules.py's cycle)"),
+    (r"x_polish_dual__", r"H = KFF / np\.outer\(y\[F\], y\[F\]\)",
+     "the labels are exactly +1 and -1 (svm.data.y): dividing by y_i y_j is multiplying by it"),
+    (r"x_polish_dual__", r"low, high = aF <= 0\.0, aF > CbF|low, high = aF < 0\.0, aF >= CbF",
+     "a free component solved to exactly 0.0 or exactly C_i held at that value instead of left "
+     "free: the same alpha; a later round releases it if its margin asks, and the polish ends at "
+     "the same KKT point, judged against the same input"),
+    (r"x_polish_dual__", r"free\[F\[low \| high\]\] = None",
+     "None stored into a boolean array is False: the same free set"),
+    (r"x_polish_dual__", r"m = y \* \(f \+ b\) - \(ratio\(new, C\)"
+                         r"|\(ratio\(new, C\) if \(margin\.ridge\) and False else 0\.0\)",
+     "the 2-norm's term alpha_i / C_i in the margins: m is read only at the held points, which "
+     "without a box are all at 0, where the term is 0"),
+    (r"x_polish_dual__", r"np\.max\(np\.abs\(f\), initial=None\)|np\.max\(np\.abs\(f\), \)\)",
+     "f has an entry per point (l >= 1): the initial= of its max is never read"),
+    (r"x_polish_dual__", r"start = residual\(alpha\) if \(start is None\) or True else start",
+     "the input's residual computed again: the same value (it is read once, just before the "
+     "return)"),
 ]
 
 RULES += [

@@ -313,8 +313,9 @@ POLISH_MAX_FREE = 1500
 #: its dual objective no lower than the solver's alpha's beyond round-off: this times the
 #: size of the terms that cancel in it
 POLISH_ROUNDOFF = 1e-14
-#: ...when the solver's alpha is balanced, ``|y'alpha| <= POLISH_BALANCED max(1, sum alpha)``
-#: (otherwise its dual value is not a dual objective: the residual alone decides)
+#: ...when the solver's alpha is balanced, ``|y'alpha| <= POLISH_BALANCED sum alpha`` (relative,
+#: as the certificate's balance; otherwise its dual value is not a dual objective: the residual
+#: alone decides)
 POLISH_BALANCED = 1e-9
 
 
@@ -364,7 +365,7 @@ def polish_dual(svm, margin: Margin, alpha: np.ndarray, C, thr, max_rounds: int 
     start = None  # residual of the solver's alpha, computed only if a candidate needs it
     tried = set()
     for _ in range(max_rounds):
-        key = free.tobytes()
+        key = free.tobytes() + fixed.tobytes()
         if key in tried:    # the active set cycles
             break
         tried.add(key)
