@@ -224,9 +224,10 @@ def test_a_singular_consistent_system_gives_b_and_the_least_norm_alpha(calls):
 def test_an_inconsistent_system_is_refused_past_the_residual_test(s):
     """s [[1, 1, 1], [1, 1, 1], [1, 1, 0]] (two copies of one point): rows 1 and 2 ask for
     s(a_1 + a_2 + b) = s(1 + d) and = s. The least-squares answer (0, 0, 1 + d/2) misses
-    each by s d / 2; the test is |A x - rhs| <= POLISH_SOLVED s max(|rhs|/s, 1)
-    max(|x|, 1) = 1e-12 s (1 + d/2) -- relative to A's size s, also when s < 1: d = 3e-12
-    (a miss 1.5 s 1e-12) is refused, None; d = 1e-12 (0.5 s 1e-12) is taken. No warning."""
+    each by s d / 2; the test is |A x - rhs| <= POLISH_SOLVED |A| max(|rhs|, 1) max(|x|, 1)
+    with |A| = s, |rhs| = s (1 + d), |x| = 1 + d/2: 1e-12 s to within 1e-11 -- relative to
+    A's size s, also when s < 1: d = 3e-12 (a miss of 1.5e-12 s) is refused, None; d = 1e-12
+    (0.5e-12 s) is taken. No warning."""
     A = s * bordered(np.ones((2, 2)), np.ones(2))
     assert POLISH_SOLVED == 1e-12
     with warnings.catch_warnings():
