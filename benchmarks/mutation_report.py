@@ -50,14 +50,15 @@ RULES = [
     # ---- speed settings
     (r"_blas_threads|factor__", r"_blas_threads|threadpool_limits|IPM_THIN_ROWS",
      "BLAS thread count: speed only, the arithmetic is the same"),
-    (r".", r"check_finite",
+    (r"^(?!x__(solve_free_system|bordered_solver)__)", r"check_finite",
      "check_finite only scans the input for NaN/inf; the inputs are finite (a non-finite "
      "Newton step is caught before the next factorisation), and with the scan a non-finite "
      "input would raise ValueError, which factor() maps to numerical_error as well"),
     # ---- numpy calls whose mutated argument does not change the result
     # (not polish_dual: its lines with an initial= are round-off and release tolerances, and
-    # its rules below name the two mutants of initial= itself)
-    (r"^(?!x_polish_dual__)", r"initial=",
+    # its rules below name the two mutants of initial= itself; not _solve_free_system: its
+    # rules below name its initial= mutants one by one)
+    (r"^(?!x_polish_dual__|x__solve_free_system__)", r"initial=",
      "initial= of a max over an array that is never empty there (a model has a variable; "
      "the residuals of a row-less model are 0 either way) or a floor below the values"),
     (r"_choose", r"dtype=None|np\.zeros\(mk, \)",
@@ -263,6 +264,68 @@ RULES += [
     (r"x_polish_linear_primal", r"np\.where\(held, 2\.0, 0\.0\), C, 0\.5\)",
      "the held points' slack handed to recover_alpha is only compared with xi_thr = 0.5 "
      "(1-norm and hard margin; the 2-norm, which reads C xi, never reaches the linear polish)"),
+    # ---- postprocess: the polish's free system, its solvers, the kernel blocks, the objective
+    (r"x__solve_free_system", r"^\+.*\.max\(initial=None\)",
+     "initial= of a max over an array that is never empty (A, rhs, the solution: n + 1 >= 1 "
+     "entries)"),
+    (r"x__solve_free_system", r"max\(float\(np\.abs\(rhs\)\.max\(initial=1\.0\)\),|"
+                              r"max\(1\.0, float\(np\.abs\(sol\)\.max\(initial=1\.0\)\)\)",
+     "a floor of 1 under a max that max(., 1.0) floors at 1 already: the same number"),
+    (r"x__solve_free_system",
+     r"^\+.*np\.errstate\(invalid=\"ignore\", (over=None, divide=\"ignore\"|"
+     r"over=\"ignore\", divide=None|divide=\"ignore\"|over=\"ignore\", )\)",
+     "numpy's error state for overflow or division by zero in the solves: whether a "
+     "RuntimeWarning is printed, never the answer (a non-finite solution is refused either "
+     "way); and neither occurs on finite data of sensible size -- the one division, by "
+     "y'H^-1 y, is checked > 0 first, and it overflows only when |A| |rhs| does (1e308)"),
+    (r"x__solve_free_system", r"\) < POLISH_SOLVED \* scale",
+     "the residual test at equality: a residual exactly equal to the threshold (products "
+     "of round-off) is not met by any data"),
+    (r"x__solve_free_system", r"if \(A\.shape\[0\] > 1\) or True else None|"
+                              r"if A\.shape\[0\] >= 1 else None|if A\.shape\[1\] > 1 else None",
+     "A is square (shape[1] = shape[0]); a 1 x 1 system (never built: the polish solves "
+     "only for a free point or more, 2 x 2 and up) through the bordered solver has an empty "
+     "H and a border y'H^-1 y = 0, which it refuses, and LU answers as before"),
+    (r"x__solve_free_system",
+     r"^\+.*(check_finite=(None|True)\)|lu_factor\(A, \)|lu_solve\(lu, r, \))",
+     "check_finite only scans LU's input for NaN/inf: A is finite, and a non-finite "
+     "right-hand side (a non-finite solution in the refinement) raises ValueError, which "
+     "the except around LU takes to least squares, as the NaN answer it replaces is"),
+    (r"x__solve_free_system", r"^\+\s+sol = \"\"$",
+     "the value left after an exception of lu_factor or lu_solve, which raise only for "
+     "malformed arrays (not square, a wrong length), never for the polish's square finite "
+     "A: the except is not entered"),
+    (r"x__solve_free_system", r"np\.linalg\.lstsq\(A, r, \)",
+     "lstsq's default rcond is None on NumPy >= 2 (constraints.txt: 2.4): the same call"),
+    (r"x__solve_free_system", r"np\.abs\(A\)\.sum\(axis=1\)\.max\(\)",
+     "the norm handed to dgecon: A is symmetric ([[H, y], [y', 0]], H = G(K)), so its "
+     "largest row sum is its largest column sum, the same 1-norm"),
+    (r"x__solve_free_system", r"np\.abs\(A\)\.sum\(axis=None\)\.max\(\)",
+     "the norm handed to dgecon as the sum of all |A_ij|, at most n + 1 times the 1-norm: "
+     "the estimate of A's reciprocal condition number smaller by that factor, which moves "
+     "no measured system across eps (singular free systems: below 1e-17; nonsingular ones "
+     "above 1e-12); one within that factor of eps is singular to n rounding errors, and "
+     "least squares answers it instead of LU, within the same residual test"),
+    (r"x__solve_free_system", r"\)\[0\] > np\.finfo\(float\)\.eps:",
+     "the singularity test at equality: a reciprocal condition number exactly eps"),
+    (r"x__solve_free_system", r"np\.finfo\(None\)",
+     "np.finfo(None) is float64's, as np.finfo(float)"),
+    (r"x__bordered_solver", r"^\+\s+raise np\.linalg\.LinAlgError\(",
+     "the message of a LinAlgError that refined() catches (and turns into None): not an "
+     "answer"),
+    (r"x__bordered_solver", r"^\+.*(cho_factor\(H, check_finite=(None|True)\)|cho_factor\(H, \)|"
+                            r"cho_solve\(cho, yF, (check_finite=(None|True))?\)|"
+                            r"cho_solve\(cho, r\[:-1\], check_finite=None\))",
+     "check_finite only scans the input for NaN/inf: H and its border are finite (the "
+     "Gram matrix of finite points); a scan that raised would be caught with the "
+     "factorisation's own LinAlgError, and LU answers either way"),
+    (r"x__kernel_diagonal", r"np\.asarray\(svm\.K\[idx, idx\], (dtype=None)?\)",
+     "the diagonal of K as the float array it is already (K is float: SignedGram or a "
+     "validated precomputed matrix)"),
+    (r"x__kernel_diagonal", r"np\.einsum\(\"IJ,IJ->I\"",
+     "einsum's subscripts in upper case: the same labels, the same sum"),
+    (r"x_block_objective", r"active=True, \)\)$",
+     "descend_into's default is True: the same objectives"),
 ]
 
 RULES += [

@@ -445,6 +445,7 @@ def _solve_free_system(A: np.ndarray, rhs: np.ndarray) -> np.ndarray | None:
             * max(1.0, float(np.abs(sol).max(initial=0.0))) else None
 
     from scipy.linalg import lu_factor, lu_solve   # (one factorisation for the refinement)
+    from scipy.linalg.lapack import dgecon
 
     sol = refined(_bordered_solver(A)) if A.shape[0] > 1 else None
     if sol is None:
@@ -452,7 +453,12 @@ def _solve_free_system(A: np.ndarray, rhs: np.ndarray) -> np.ndarray | None:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")   # (a singular matrix: the least squares below)
                 lu = lu_factor(A, check_finite=False)
-            sol = refined(lambda r: lu_solve(lu, r, check_finite=False))
+            # A singular to working precision (LAPACK's test: reciprocal condition number
+            # below eps): LU's answer is one of many, its alpha up to 1/eps off the
+            # least-norm one and still within the residual test, which grows with the
+            # answer (seven free points of a rank-2 kernel: alpha 58 off) -- least squares
+            if dgecon(lu[0], float(np.abs(A).sum(axis=0).max()))[0] >= np.finfo(float).eps:
+                sol = refined(lambda r: lu_solve(lu, r, check_finite=False))
         except (ValueError, np.linalg.LinAlgError):
             sol = None
     if sol is None:
