@@ -67,6 +67,8 @@ class Threads:
         self.broken_calls = set(broken_calls)   # indices of submits whose future breaks
         self.refuse_once = refuse_once
         self.handed_out = 0       # times _executor() was called
+        self.asked = []           # the n_workers of each call of _executor()
+        self.in_flight_at_refit = []   # tasks in flight when each refit was submitted
 
     def submit(self, fn, *args):
         if self.refuse_once:
@@ -74,6 +76,7 @@ class Threads:
             raise BrokenExecutor("broke since it was handed out")
         index = len(self.calls)
         if args[1].__name__ == "_refit":    # a speculative refit: release the held call
+            self.in_flight_at_refit.append(self.in_flight)
             self.gate.set()
         self.calls.append((args[1].__name__, args[2:], args[0]))   # _shipped(path, fn, *a)
         if index in self.broken_calls:
@@ -81,7 +84,7 @@ class Threads:
             fut.set_exception(BrokenExecutor("a worker died"))
             return fut
         if index == self.hold_before:
-            self.pool.submit(self.gate.wait, 60)
+            self.pool.submit(self.gate.wait, 10)
         with self.lock:
             self.in_flight += 1
             self.most = max(self.most, self.in_flight)
@@ -107,6 +110,7 @@ def threads(monkeypatch):
 
         def executor(n_workers):
             ex.handed_out += 1
+            ex.asked.append(n_workers)
             ex.n_workers = n_workers
             return ex
         monkeypatch.setattr(smcv, "_executor", executor)
@@ -170,6 +174,7 @@ def test_a_submit_to_a_broken_executor_is_made_again_on_a_new_one(serial, thread
     assert_same_table(par, serial)
     assert len(ex.calls) == 6
     assert ex.handed_out == 7   # one per submit, plus the one after the refusal
+    assert ex.asked == [2] * 7  # the new executor has the pool's workers too
 
 
 def test_the_refit_is_made_speculatively_by_an_idle_worker(threads):
@@ -199,6 +204,7 @@ def test_the_refit_is_made_speculatively_by_an_idle_worker(threads):
     assert (info2["source"], info2["speculated"]) == ("speculative", [1])
     assert [(name, args[1:]) for name, args, _ in ex.calls if name == "_refit"] == [
         ("_refit", ({"C": 1.0},))]
+    assert ex.in_flight_at_refit == [1]   # given to the worker left idle, not before
 
 
 def test_stopping_early_cancels_the_calls_still_queued(threads):
@@ -207,11 +213,7 @@ def test_stopping_early_cancels_the_calls_still_queued(threads):
     held between the two calls, so that the second waits in the queue)."""
     X, y = _data()
     ex = threads(workers=1, hold_before=1)
-    A, yy, classes, y_index = smcv._labelled(X, y)
-    grid, fixed, solve_kw = smcv._grid({"kernel": "rbf", "gamma": 0.5})
-    job = smcv._job(smcv.lookup("soft_l1_dual"), A, y_index, classes,
-                    folds=smcv._folds(3, A, yy), multi_class="ovr", grid=grid, fixed=fixed,
-                    Cs=(1.0,), solver="piqp", solve_kw=solve_kw, weight=None)
+    job = _small_job(X, y)
     keys = [(0, 0, 0), (1, 0, 0), (2, 0, 0)]
     with smcv._Pool(job, 2) as pool:
         runs = smcv._run_joblib(job, keys, pool, _Bar())
@@ -222,6 +224,75 @@ def test_stopping_early_cancels_the_calls_still_queued(threads):
     assert [args[0] for _, args, _ in ex.calls] == keys[:2]
     assert ex.futures[0].done() and not ex.futures[0].cancelled()
     assert ex.futures[1].cancelled()
+
+
+def _small_job(X, y):
+    A, yy, classes, y_index = smcv._labelled(X, y)
+    grid, fixed, solve_kw = smcv._grid({"kernel": "rbf", "gamma": 0.5})
+    return smcv._job(smcv.lookup("soft_l1_dual"), A, y_index, classes,
+                     folds=smcv._folds(3, A, yy), multi_class="ovr", grid=grid, fixed=fixed,
+                     Cs=(1.0,), solver="piqp", solve_kw=solve_kw, weight=None)
+
+
+def _identity(job, *args):
+    return job, args
+
+
+def test_a_worker_loads_the_job_once_memory_mapped_and_keeps_it():
+    """_shipped, called as a worker calls it: the first call loads the pool's file (once:
+    job_loads() one up), memory-mapped (X a numpy memmap, equal to the job's X), the next
+    call gets the same job object without loading; the file is removed with the pool."""
+    X, y = _data()
+    job = _small_job(X, y)
+    with smcv._Pool(job, 2) as pool:
+        assert os.path.exists(pool.path)
+        before = smcv.job_loads()
+        first, args = smcv._shipped(pool.path, _identity, 5, "a")
+        again, _ = smcv._shipped(pool.path, _identity)
+        assert smcv.job_loads() - before == 1
+    assert not os.path.exists(pool.path)
+    assert args == (5, "a") and again is first
+    assert isinstance(first.X, np.memmap)
+    np.testing.assert_array_equal(first.X, job.X)
+    np.testing.assert_array_equal(first.y, job.y)
+
+
+def test_speculation_refits_the_best_row_once_counts_the_running_and_takes_the_final(
+        serial, threads):
+    """_Speculation with a table so far given: no refit while no row has a score; the best
+    row's refit submitted once however often asked (running() 1 while it runs); a new best
+    row gets a refit of its own (running() 2); take(row) cancels the others still queued
+    and gives the row's refit; running() counts only the refits not finished."""
+    X, y = _data()
+    ex = threads(workers=1)
+    release = threading.Event()
+
+    def refit(X, labels, params):
+        release.wait(10)
+        return dict(params)
+
+    best = smcv.best_index(serial)
+    other = (best + 1) % len(serial["params"])
+    boosted = {**serial, "mean_test_score": np.where(np.arange(6) == other, 1.0,
+                                                     serial["mean_test_score"])}
+    tables = iter([{**serial, "mean_test_score": np.full(6, np.nan)}, serial, serial,
+                   boosted])
+    spec = smcv._Speculation(refit, lambda: next(tables))
+    with smcv._Pool(_small_job(X, y), 1) as pool:
+        spec.submit(pool)                     # no score yet: nothing
+        assert spec.futures == {} and spec.running() == 0
+        spec.submit(pool)
+        spec.submit(pool)                     # the same best row: not again
+        assert list(spec.futures) == [best] and spec.running() == 1
+        spec.submit(pool)                     # a new best row: queued behind the first
+        assert list(spec.futures) == [best, other] and spec.running() == 2
+        assert [args[1:] for name, args, _ in ex.calls] == [
+            (serial["params"][best],), (serial["params"][other],)]
+        threading.Timer(0.2, release.set).start()
+        got = spec.take(best)
+        assert spec.futures[other].cancelled()
+        assert got["params"] == got["result"] == serial["params"][best]
+        assert spec.running() == 0
 
 
 class _Bar:
