@@ -505,6 +505,25 @@ RULES += [
      "early stop (the caller's error) they are released with their references anyway"),
     (r"x__run_dask__", r"^\+\s+bar\.step\(None\)$",
      "the note of a finished task on the progress bar: display only"),
+    # ---- cv.py's parallel bookkeeping on threads (tests/test_cv_threads.py, thirteenth session)
+    (r"x__run_joblib__", r"^\+\s+bar\.step\(None\)$",
+     "the note of a finished task on the progress bar: display only"),
+    (r"x__run_joblib__", r"cost\[key\[2:\]\] = ",
+     "the fit times of finished tasks keyed by problem instead of (setting, problem): only "
+     "the order in which the tasks left are given out (_longest_first) changes -- speed; "
+     "each task still runs once and its result is stored under its own key"),
+    (r"x__run_joblib__", r"pool\.n_workers - len\(running\) \+ speculation\.running\(\) > 0",
+     "a further speculative refit while one runs, only when the best row so far has changed "
+     "(submit makes one refit per row): a worker's time, not an answer -- the refit taken is "
+     "the final best row's, made in this process when no worker made it"),
+    (r"xǁ_Poolǁ__enter____", r"^\+\s+\)$|TemporaryDirectory\((prefix=None,|ignore_cleanup_errors=True\)|"
+                             r"prefix=\"(XXsvm_models_cv_XX|SVM_MODELS_CV_)\",|\s*\)$)|"
+                             r"ignore_cleanup_errors=(None|False)\)|"
+                             r"os\.path\.join\(self\._dir\.name, \"(XXjob\.pklXX|JOB\.PKL)\"\)",
+     "the name of the job's temporary directory and file (any name: the workers are handed "
+     "the path), or cleanup errors raised instead of ignored (removing a file a worker still "
+     "maps does not fail on POSIX; test_cv.py's killed-worker test finds the workers by the "
+     "prefix, a detail of that test)"),
     (r"x_problem_points__", r"np\.where\(yi\[keep\] == pos, (2, -1|1, -2)\)",
      "the targets +2/-1 or +1/-2 for +1/-1: fit takes any two labels, the larger the "
      "positive class (the same decision values, checked), and Platt's fit reads t > 0"),
