@@ -117,6 +117,12 @@ RULES = [
     (r"solve_with_working_set", r"adapter\(sf, opts, (None)?\)|dtype=None|np\.array\(res\.x, \)",
      "the full solve without the backend's warm start (speed only; the objective is "
      "recomputed from x), or x stored as the float array it already is"),
+    (r"solve_with_working_set", r"if state is not None and res\.status is Status\.optimal or "
+                                r"res\.x is not None:",
+     "the objective recomputed from x (the form's own) on a first solve or a failed one too: "
+     "on a first solve the backend's objective is that of the same form at the same x (equal "
+     "to its precision; the certificate recomputes what it reports), and a failed solve's "
+     "objective is never reported as an optimum"),
     (r"_previous_bounds", r".",
      "which variables count as at a bound (a tolerance changed by a factor of order one, "
      "or the start point not clipped to a bound it is then set to): every answer is then "
