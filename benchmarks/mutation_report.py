@@ -173,9 +173,14 @@ RULES += [
      "the matrix adapters report row duals only with an optimal status (checked on a chain "
      "re-solved with iter_limit=1: ipm, HiGHS, PIQP and Clarabel end iteration_limit with "
      "none), so 'or' and 'and' take the same branch"),
+    (r"x_per_point_threshold", r"np\.asarray\(box, (dtype=None)?\)",
+     "the boxes C_i kept in their own dtype: they are floats (C times the weights), and an "
+     "integer array would be promoted by the product with the float thr / scale -- the same "
+     "numbers"),
     (r"x_fit_path", r"def fit_path",
      "a default argument the tests always give (formulation, solver)"),
-    (r"x_fit_path", r"C=Cs\[1\]|build\(formulation, X, y, \*\*params\)",
+    (r"x_fit_path", r"C=Cs\[1\]|build\(formulation, X, y, \*\*params\)|"
+                    r"build\(formulation, X, y, \*\*params_for_backend\(",
      "the C the model is built with: every solve sets C first (blk.C.set_value)"),
     (r"x_fit_path", r"len\(Cs\) >|len\(Cs\) >=|progress = None$",
      "the default bar also needs stderr to be a terminal, never the case under pytest: "
