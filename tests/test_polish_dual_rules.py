@@ -515,8 +515,7 @@ def test_the_release_tolerance_is_1e_9_of_the_decision_values():
     """A held point is released when its margin is below 1 by more than 1e-9 max(1, max |f| + |b|)
     (f over every point, b the candidate's): here max |f| = 1.0570 (the ninth point's f is
     nearly that of its neighbours), b = 0.0338, the tolerance 1.0908e-9. The ninth point 2% inside
-    it stays held (the candidate, the eight's optimum, is refused: its residual is larger than
-    the start's); 2% beyond it, it is released and the nine's optimum comes back."""
+    it stays held at 0; 2% beyond it, it is released and the nine's optimum comes back."""
     a8, b8 = _opt8("l1", 3.0)
     K, y, _, X = _with_ninth(1e-9)
     f = K @ (y * np.append(a8, 0.0))
@@ -526,12 +525,16 @@ def test_the_release_tolerance_is_1e_9_of_the_decision_values():
         K, y, _, X = _with_ninth(factor * 1e-9 * scale)
         a9, _ = _optimum(K, y, 3.0, False, _AT["l1", 3.0] + (1,))
         start = a9.copy()
-        out, ok = polish_dual(_stub(K, y, X), SOFT_L1, start, 3.0, 1e-7)
+        # judge=False: the release rule alone decides (the start is the optimum itself, so
+        # judging the candidate against it compares two residuals of round-off, which flips
+        # with the BLAS kernels: OPENBLAS_CORETYPE=Prescott)
+        out, ok = polish_dual(_stub(K, y, X), SOFT_L1, start, 3.0, 1e-7, judge=False)
+        assert ok
         if released:
-            assert ok
+            assert out[-1] > 0.0
             np.testing.assert_allclose(out, a9, rtol=0, atol=1e-13)
         else:
-            assert out is start and not ok
+            assert out[-1] == 0.0   # held at 0
 
 
 def test_a_cycle_of_the_active_set_gives_the_input_back():
@@ -640,8 +643,8 @@ def test_the_release_tolerance_with_small_decision_values():
     """Two points +1, four -1 (Gaussian kernel), C = 0.2: both +1 at C, the -1 free or at 0
     (enumerated), b = -0.860, max |f| = 0.323: the release tolerance is 1e-9 max(1, 0.323 +
     0.860) = 1.18e-9 (not 1e-9 (1 + |b|): |f| is not floored at 1). A seventh point, -1, 2%
-    inside it stays held (the start, the seven's optimum, comes back: the candidate's residual is
-    larger); 2% beyond it, it is released and the seven's optimum comes back."""
+    inside it stays held at 0; 2% beyond it, it is released and the seven's optimum comes
+    back."""
     X = np.array([[0.0, 0.0], [0.5, 0.0], [2.0, 0.0], [2.0, 1.0], [3.0, 0.5], [1.5, -1.0]])
     y = np.array([1.0, 1.0, -1.0, -1.0, -1.0, -1.0])
     state = (2, 2, 1, 1, 1, 2)
@@ -658,9 +661,11 @@ def test_the_release_tolerance_with_small_decision_values():
         a7, _ = _optimum(K7, y7, 0.2, False, state + (1,))
         assert 0 < a7[6] < 1e-7   # (at most thr: held at 0 from the start)
         start = a7.copy()
-        out, ok = polish_dual(_stub(K7, y7, X7), SOFT_L1, start, 0.2, 1e-7)
+        # judge=False: the release rule alone decides (see the test above)
+        out, ok = polish_dual(_stub(K7, y7, X7), SOFT_L1, start, 0.2, 1e-7, judge=False)
+        assert ok
         if released:
-            assert ok
+            assert out[-1] > 0.0
             np.testing.assert_allclose(out, a7, rtol=0, atol=1e-13)
         else:
-            assert out is start and not ok
+            assert out[-1] == 0.0   # held at 0
