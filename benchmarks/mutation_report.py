@@ -113,6 +113,14 @@ RULES = [
     (r"_mehrotra", r"isfinite\(dv\)\) or",
      "the non-finite-step check weakened: a non-finite step makes the next residuals NaN, "
      "which the stopping test never accepts (the divergence check ends the run)"),
+    (r"ipm\.x_solve__|^x_solve__", r"np\.errstate\((divide=(None|\"ignore\"), )?(invalid=(None|\"ignore\"), )?"
+                              r"(over=(None|\"ignore\"))?\)",
+     "numpy's error state in the iteration: whether a division by zero, an invalid value or "
+     "an overflow prints a RuntimeWarning (numpy's default: warn, never raise), not the "
+     "iterates -- a non-finite step ends the run as numerical trouble either way"),
+    (r"x__lu__", r"simplefilter\(\"ignore\", (None)?\)",
+     "every warning silenced inside the LU factorisation instead of scipy's LinAlgWarning "
+     "alone: what is printed, never the factors"),
     # ---- working set
     (r"solve_with_working_set", r"adapter\(sf, opts, (None)?\)|dtype=None|np\.array\(res\.x, \)",
      "the full solve without the backend's warm start (speed only; the objective is "

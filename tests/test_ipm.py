@@ -181,3 +181,23 @@ def test_models_without_rows_or_with_one():
     assert info.status == "optimal"
     assert (pyo.value(m.x), pyo.value(m.y)) == pytest.approx((1.5, -0.5), abs=1e-7)
     assert info.duals[m.c] == pytest.approx(-1.0, abs=1e-6)   # d(optimum)/d(rhs)
+
+
+def test_a_matrix_made_indefinite_by_round_off_is_factored_by_lu():
+    """_factor_spd: a positive definite matrix by Cholesky alone; one that is not (here
+    [[1, 2], [2, 1]], eigenvalues 3 and -1: as the reduced system becomes when round-off
+    makes it indefinite) by LU, whose solution satisfies M x = r (checked against numpy);
+    an empty one by neither."""
+    import scipy.linalg as la
+
+    spd = np.array([[2.0, 1.0], [1.0, 2.0]])
+    chol, lu = ipm._factor_spd(spd)
+    assert lu is None
+    np.testing.assert_allclose(la.cho_solve(chol, [3.0, 0.0]), [2.0, -1.0], rtol=1e-14)
+    M = np.array([[1.0, 2.0], [2.0, 1.0]])
+    chol, lu = ipm._factor_spd(M)
+    assert chol is None
+    x = la.lu_solve(lu, [1.0, 0.0])
+    np.testing.assert_allclose(x, np.linalg.solve(M, [1.0, 0.0]), rtol=1e-14)
+    np.testing.assert_allclose(x, [-1.0 / 3.0, 2.0 / 3.0], rtol=1e-14)
+    assert ipm._factor_spd(np.zeros((0, 0))) == (None, None)
