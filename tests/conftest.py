@@ -273,6 +273,16 @@ def decision_values(sol, X_eval, K_eval=None):
     return sol.decision_function(K_eval if sol.kernel.name == "precomputed" else X_eval)
 
 
+def assert_same_table(a, b):
+    """Two cross-validation tables (methods.cv) equal: every column but the timings, bit for
+    bit."""
+    assert a.keys() == b.keys()
+    assert a["params"] == b["params"]
+    for k in a:
+        if "time" not in k and k != "params":
+            np.testing.assert_array_equal(np.asarray(a[k]), np.asarray(b[k]), err_msg=k)
+
+
 def assert_same_classifier(s1, s2, X_eval, *, K_eval=None, obj_rtol=1e-6, atol=1e-5,
                            compare_alpha=True):
     """Two Solutions of the same problem: objective (relative), w, b, decision values

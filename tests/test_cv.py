@@ -30,7 +30,7 @@ from svm_models.errors import ParameterError, SVMError
 from svm_models.estimator import SVMClassifier, SVMClassifierCV
 from svm_models.methods import cv as smcv
 
-from conftest import blobs, require
+from conftest import assert_same_table, blobs, require
 
 CS = [0.1, 1.0, 10.0]
 GAMMAS = [0.1, 1.0]
@@ -48,15 +48,6 @@ SCORES = scores()
 def _data(n=80):
     return make_classification(n, 4, n_informative=3, n_redundant=0, flip_y=0.1,
                                random_state=1)
-
-
-def assert_same_table(a, b):
-    """Every column but the timings equal, bit for bit."""
-    assert a.keys() == b.keys()
-    assert a["params"] == b["params"]
-    for k in a:
-        if "time" not in k and k != "params":
-            np.testing.assert_array_equal(np.asarray(a[k]), np.asarray(b[k]), err_msg=k)
 
 
 @pytest.fixture(scope="module")

@@ -23,7 +23,7 @@ from sklearn.datasets import make_classification
 
 from svm_models.methods import cv as smcv
 
-from conftest import require
+from conftest import assert_same_table, require
 
 CS = [0.1, 1.0, 10.0]
 GAMMAS = [0.2, 1.0]
@@ -39,14 +39,6 @@ def _run(**kw):
     X, y = _data()
     return smcv.cross_validate(X, y, "soft_l1_dual", require("piqp"), Cs=CS, cv=3,
                                kernel="rbf", gamma=GAMMAS, **kw)
-
-
-def assert_same_table(a, b):
-    assert a.keys() == b.keys()
-    assert a["params"] == b["params"]
-    for k in a:
-        if "time" not in k and k != "params":
-            np.testing.assert_array_equal(np.asarray(a[k]), np.asarray(b[k]), err_msg=k)
 
 
 class Threads:

@@ -521,20 +521,11 @@ def test_the_release_tolerance_is_1e_9_of_the_decision_values():
     f = K @ (y * np.append(a8, 0.0))
     scale = max(1.0, np.abs(f).max() + abs(b8))
     assert scale == pytest.approx(1.0908, abs=1e-4)
-    for factor, released in ((0.98, False), (1.02, True)):
+
+    def ninth(factor):
         K, y, _, X = _with_ninth(factor * 1e-9 * scale)
-        a9, _ = _optimum(K, y, 3.0, False, _AT["l1", 3.0] + (1,))
-        start = a9.copy()
-        # judge=False: the release rule alone decides (the start is the optimum itself, so
-        # judging the candidate against it compares two residuals of round-off, which flips
-        # with the BLAS kernels: OPENBLAS_CORETYPE=Prescott)
-        out, ok = polish_dual(_stub(K, y, X), SOFT_L1, start, 3.0, 1e-7, judge=False)
-        assert ok
-        if released:
-            assert out[-1] > 0.0
-            np.testing.assert_allclose(out, a9, rtol=0, atol=1e-13)
-        else:
-            assert out[-1] == 0.0   # held at 0
+        return K, y, X, _optimum(K, y, 3.0, False, _AT["l1", 3.0] + (1,))[0]
+    _check_release_rule(ninth, 3.0)
 
 
 def test_a_cycle_of_the_active_set_gives_the_input_back():
@@ -655,17 +646,29 @@ def test_the_release_tolerance_with_small_decision_values():
     f = K7 @ (y7 * np.append(a6, 0.0))
     assert np.abs(f).max() < 0.33 and b6 == pytest.approx(-0.860, abs=1e-3)
     scale = max(1.0, np.abs(f).max() + abs(b6))
-    for factor, released in ((0.98, False), (1.02, True)):
+
+    def seventh(factor):
         K7, y7, X7, _, _ = _one_more(X, y, 0.2, state, (2.5, 0.5), (1.0, 0.5),
                                      factor * 1e-9 * scale)
-        a7, _ = _optimum(K7, y7, 0.2, False, state + (1,))
-        assert 0 < a7[6] < 1e-7   # (at most thr: held at 0 from the start)
-        start = a7.copy()
-        # judge=False: the release rule alone decides (see the test above)
-        out, ok = polish_dual(_stub(K7, y7, X7), SOFT_L1, start, 0.2, 1e-7, judge=False)
+        return K7, y7, X7, _optimum(K7, y7, 0.2, False, state + (1,))[0]
+    _check_release_rule(seventh, 0.2)
+
+
+def _check_release_rule(one_more, C):
+    """A last point placed 2% inside and 2% beyond the release tolerance (``one_more(factor)``:
+    K, y, X and that problem's optimum, whose last alpha is below the cut-off 1e-7, so the
+    polish starts with the point held at 0): the polish from that optimum keeps it held at 0
+    at 0.98 and releases it at 1.02, the optimum coming back. judge=False: the release rule
+    alone decides (the start is the optimum itself, so judging the candidate against it would
+    compare two residuals of round-off, which flips with the BLAS kernels:
+    OPENBLAS_CORETYPE=Prescott)."""
+    for factor, released in ((0.98, False), (1.02, True)):
+        K, y, X, opt = one_more(factor)
+        assert 0 < opt[-1] < 1e-7
+        out, ok = polish_dual(_stub(K, y, X), SOFT_L1, opt.copy(), C, 1e-7, judge=False)
         assert ok
         if released:
             assert out[-1] > 0.0
-            np.testing.assert_allclose(out, a7, rtol=0, atol=1e-13)
+            np.testing.assert_allclose(out, opt, rtol=0, atol=1e-13)
         else:
             assert out[-1] == 0.0   # held at 0
