@@ -131,8 +131,7 @@ def the_svm_block(model):
 
 def _error_for(svm, f, status: Status, message: str) -> SolveFailedError:
     """The typed error of a failed solve (the formulation may know the cause)."""
-    explain = f.hooks.explain_failure
-    err = explain(svm, status, message) if explain is not None else None
+    err = f.explain_failure(svm, status, message)
     if err is not None:
         return err
     if status in (Status.infeasible, Status.infeasible_or_unbounded) and not f.hard_margin:
@@ -196,9 +195,7 @@ def solve(model, solver: str = "auto", *, raise_on_failure: bool = True, _state=
     svm.data.check_unchanged()
     f = lookup(svm.formulation)
     b = backend(solver)
-    check = f.hooks.check_before_solve
-    if check is not None:
-        check(svm, proves_unbounded=b.proves_unbounded)
+    f.check_before_solve(svm, proves_unbounded=b.proves_unbounded)
     first = None
     tried = []
     t0 = time.perf_counter()
@@ -370,8 +367,7 @@ def _warm_starter(svm, f, opts: SolverOptions):
     it, within the solve's time limit."""
     from .solvers.table import available
 
-    hook = f.hooks.warm_start
-    if hook is None:
+    if not f.has("warm_start"):
         return None
 
     def fit_convex(name, X, y, **params):
@@ -382,26 +378,25 @@ def _warm_starter(svm, f, opts: SolverOptions):
         raise SolverError(f"no continuous backend installed takes the {pclass} {name} "
                           f"(one of {', '.join(WARM_START_BACKENDS)})")
 
-    return lambda: hook(svm, fit_convex)
+    return lambda: f.warm_start(svm, fit_convex)
 
 
 def _solve_once(model, solver, svm, f, opts, asked: SolverOptions, state, warm_start=None):
     """One solve and its extraction: ``(info, Solution or None, why refused or None)``."""
     try:
-        hook = f.hooks.indicator_rows   # (switch="indicator": the rows the binaries switch)
+        # (switch="indicator": the rows the binaries switch)
+        rows = (lambda: f.indicator_rows(svm)) if f.has("indicator_rows") else None
         info = solve_model(model, solver, record=svm.record, problem_class=svm.record.problem_class,
-                           options=opts, state=state, warm_start=warm_start,
-                           indicator_rows=None if hook is None else (lambda: hook(svm)))
+                           options=opts, state=state, warm_start=warm_start, indicator_rows=rows)
     except LicenseLimitError as exc:
-        hint = f.hooks.licence_hint
-        raise LicenseLimitError(str(exc) + (hint(svm) if hint is not None else "")) from None
+        raise LicenseLimitError(str(exc) + f.licence_hint(svm)) from None
     incumbent = (info.status is Status.time_limit and info.mip is not None
                  and info.mip["solution"])
     if info.status is not Status.optimal and not incumbent:
         return info, None, None
     tol = info.retry.get("tol", opts.tol) if info.retry else opts.tol
     ctx = info.context(tol, certify_tol=asked.tolerance)
-    sol = f.extractor(svm.block, ctx)
+    sol = f.extract(svm.block, ctx)
     if info.path_reason is not None:
         sol.extra["general_path_reason"] = info.path_reason
     if info.retry is not None:
@@ -679,7 +674,7 @@ def extract(block, *, solver: str = "", duals=None, tol=None) -> Solution:
     scale = 1.0 if unproved is None else objective_scale(svm.record)
     ctx = Context(solver=solver, interface="user", path="user", tol=tol, duals=duals,
                   verified=unproved is None, reason=unproved, scale=scale)
-    sol = f.extractor(blk, ctx)
+    sol = f.extract(blk, ctx)
     if unproved is None:   # the formulation itself: its certificate must hold, as after solve()
         sol = _refuse_uncertified(sol, svm, f, 1e-9 if tol is None else tol, False)
     if sol.status is Status.optimal and not math.isfinite(sol.b):

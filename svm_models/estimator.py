@@ -11,6 +11,8 @@ multiclass problems the same way (:func:`~svm_models.methods.cv.binary_problems`
 
 from __future__ import annotations
 
+import inspect
+
 import warnings
 from collections.abc import Mapping
 from functools import partial
@@ -23,10 +25,10 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .data import as_weights, check_scale
 from .errors import BadScaleWarning, DataError, ParameterError
-from .formulations import check_params
+from .formulations import LISTENERS, check_params, hyperparameters
 from .formulations import get as lookup
+from .formulations.params import PARAMS
 from .methods.cv import (
-    HYPERPARAMETERS,
     best_index,
     binary_problems,
     combine,
@@ -38,6 +40,37 @@ from .solvers import SolverOptions
 
 #: ``probability=True``: the folds of the internal cross-validation (as libsvm)
 PROBABILITY_FOLDS = 5
+
+#: :class:`SVMClassifier`'s own parameters (after the hyperparameters) and their defaults
+ESTIMATOR_PARAMS = {"solver_options": None, "multi_class": None, "class_weight": None,
+                    "decision_function_shape": "ovr", "probability": False,
+                    "random_state": None}
+
+
+def _parameter_names() -> tuple[str, ...]:
+    """:class:`SVMClassifier`'s parameters after ``formulation`` and ``solver``: every
+    registered hyperparameter, then :data:`ESTIMATOR_PARAMS`."""
+    return hyperparameters() + tuple(ESTIMATOR_PARAMS)
+
+
+def _derive_parameters(formulation=None) -> None:
+    """Keep :class:`SVMClassifier`'s signature (what scikit-learn's ``get_params`` reads) and
+    its docstring's Parameters equal to the registry: called once here and again by the
+    registry for each formulation registered later (:data:`svm_models.formulations.LISTENERS`)."""
+    P = inspect.Parameter
+    params = [P("self", P.POSITIONAL_OR_KEYWORD),
+              P("formulation", P.POSITIONAL_OR_KEYWORD, default="soft_l1_dual"),
+              P("solver", P.POSITIONAL_OR_KEYWORD, default="auto")]
+    params += [P(n, P.KEYWORD_ONLY, default=ESTIMATOR_PARAMS.get(n)) for n in _parameter_names()]
+    SVMClassifier.__init__.__signature__ = inspect.Signature(params)
+    doc = SVMClassifier.__doc__
+    head, tail = doc.split("\n    Attributes\n", 1)
+    missing = [n for n in hyperparameters() if f"\n    {n} : " not in head]
+    for n in missing:   # a hyperparameter no entry above describes: its declaration's words
+        p = PARAMS[n]
+        head += (f"    {n} : {p.domain} or None, default=None\n        {p.doc[0].upper()}"
+                 f"{p.doc[1:]}; None: the formulation's default.\n")
+    SVMClassifier.__doc__ = head + "\n    Attributes\n" + tail
 
 #: What ``solver_options`` may hold: the solve options, and ``batch`` (constraint generation).
 SOLVER_OPTION_KEYS = tuple(SolverOptions.__dataclass_fields__) + ("batch",)
@@ -253,36 +286,28 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
     (array([[0.5, 0.5]]), array([0.]))
     """
 
-    def __init__(self, formulation="soft_l1_dual", solver="auto", C=None, kernel=None,
-                 gamma=None, degree=None, coef0=None, lam=None, kernels=None, pairs=None,
-                 radius=None, g_bounds=None, form=None, quad_form=None, solver_options=None,
-                 multi_class=None, kernel_rank=None, class_weight=None,
-                 decision_function_shape="ovr", probability=False, random_state=None,
-                 k=None, norm=None, feature_cost=None):
+    # The parameters are derived: ``formulation`` and ``solver``, every hyperparameter a
+    # registered formulation takes (:func:`svm_models.formulations.hyperparameters`, each
+    # None: the formulation's default), then the estimator's own (:data:`ESTIMATOR_PARAMS`).
+    # The signature scikit-learn reads (``get_params``, ``clone``) is kept equal to that list
+    # as formulations are registered (:func:`_derive_parameters`).
+    def __init__(self, formulation="soft_l1_dual", solver="auto", **params):
         self.formulation = formulation
         self.solver = solver
-        self.C = C
-        self.kernel = kernel
-        self.gamma = gamma
-        self.degree = degree
-        self.coef0 = coef0
-        self.kernel_rank = kernel_rank
-        self.lam = lam
-        self.kernels = kernels
-        self.pairs = pairs
-        self.radius = radius
-        self.g_bounds = g_bounds
-        self.form = form
-        self.quad_form = quad_form
-        self.solver_options = solver_options
-        self.multi_class = multi_class
-        self.class_weight = class_weight
-        self.decision_function_shape = decision_function_shape
-        self.probability = probability
-        self.random_state = random_state
-        self.k = k
-        self.norm = norm
-        self.feature_cost = feature_cost
+        names = _parameter_names()
+        unknown = sorted(set(params) - set(names))
+        if unknown:
+            raise TypeError(f"{type(self).__name__}.__init__() got an unexpected keyword "
+                            f"argument {unknown[0]!r} (its parameters: formulation, solver, "
+                            f"{', '.join(names)})")
+        for name in names:
+            setattr(self, name, params.get(name, ESTIMATOR_PARAMS.get(name)))
+
+    def __getattr__(self, name):
+        # a hyperparameter registered after this estimator was made: its default, None
+        if not name.startswith("_") and name in hyperparameters():
+            return None
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -293,7 +318,7 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
     def _formulation_params(self) -> dict:
         """The hyperparameters set (not None) that the formulation takes; ParameterError for
         any other, or a value outside its domain (:func:`~svm_models.formulations.check_params`)."""
-        given = {k: getattr(self, k) for k in HYPERPARAMETERS}
+        given = {k: getattr(self, k) for k in hyperparameters()}
         if callable(self.kernel):   # solved on its Gram matrix (see _gram)
             given["kernel"] = "precomputed"
         return check_params(self.formulation, given)
@@ -466,14 +491,12 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
             return np.array([np.nan if v is None else v for v in values], dtype=float)
 
         self.C_ = per_class([s.C for s in sols])
-        learned = lookup(self.formulation).learned
-        if "g" in learned:
-            self.g_ = per_class([s.details.g for s in sols])
-        if "lam" in learned:
-            self.lam_ = per_class([s.details.lam for s in sols])
-            self.r_ = per_class([s.details.r for s in sols])
-            if sols[0].details.mu is not None:
-                self.mu_ = per_class([np.asarray(s.details.mu) for s in sols])
+        for name in lookup(self.formulation).learned:   # g_, lam_, r_, mu_, rho_, ...
+            values = [getattr(s.details, name) for s in sols]
+            if values[0] is not None:
+                setattr(self, name + "_", per_class(
+                    [np.asarray(v) if isinstance(v, (list, tuple, np.ndarray)) else v
+                     for v in values]))
 
     # prediction -------------------------------------------------------------------------
     def _solutions(self) -> list:
@@ -620,6 +643,10 @@ def _refit(X, y, params: dict, *, formulation, solver, multi_class, solver_optio
     return best, tuned.C_
 
 
+_derive_parameters()
+LISTENERS.append(_derive_parameters)
+
+
 class SVMClassifierCV(ClassifierMixin, BaseEstimator):
     """:class:`SVMClassifier` with C and other hyperparameters chosen by k-fold
     cross-validation (as scikit-learn's ``LogisticRegressionCV``), then refitted on all data.
@@ -726,7 +753,7 @@ class SVMClassifierCV(ClassifierMixin, BaseEstimator):
     def set_params(self, **params):
         """Set parameters; a hyperparameter not given to the constructor is added."""
         for k in params:
-            if k in HYPERPARAMETERS and k not in self._param_names:
+            if k in hyperparameters() and k not in self._param_names:
                 setattr(self, k, None)
                 self._param_names += (k,)
         return super().set_params(**params)
@@ -766,12 +793,12 @@ class SVMClassifierCV(ClassifierMixin, BaseEstimator):
         X, y = _validate(self, X, y)
         _check_targets(y)
         params = {k: getattr(self, k) for k in self._param_names}
-        unknown = sorted(set(params) - set(HYPERPARAMETERS) | ({"C"} & set(params)))
+        unknown = sorted(set(params) - set(hyperparameters()) | ({"C"} & set(params)))
         if unknown:
             raise ParameterError(
                 f"SVMClassifierCV takes no parameter(s) {unknown}: the values of C go in "
                 "Cs=[...], solve options in solver_options={...}, and the other "
-                f"hyperparameters are {', '.join(HYPERPARAMETERS[1:])}")
+                f"hyperparameters are {', '.join(hyperparameters()[1:])}")
         for name in ("best_estimator_", "solution_", "estimators_", "C_", "C_star_", "refit_time_",
                      "refit_source_"):
             self.__dict__.pop(name, None)  # learned by an earlier fit

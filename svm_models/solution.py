@@ -94,6 +94,8 @@ class MIPDetails:
     big_m: Any = None
 
 
+#: the details types by name, for :meth:`Solution.from_json`: these, and each registered
+#: formulation's :attr:`~svm_models.formulations.Formulation.details`
 DETAILS = {cls.__name__: cls for cls in (CTuningDetails, RadiusDetails, MIPDetails)}
 
 

@@ -101,7 +101,7 @@ from ..tolerances import (
     alpha_scale,
     support_threshold,
 )
-from .family import Family
+from .base import Formulation, register
 from .params import FORMS, document_parameters
 
 VARIANTS = ("standard", "general", "general_nonneg")
@@ -869,4 +869,33 @@ def explain_failure(svm, status: Status, message: str):
     return None
 
 
-FAMILY = Family(extract=extract, explain_failure=explain_failure)
+ORDER = 10
+
+
+class CTuning(Formulation):
+    """A variant of the convex tuning of C: it learns ``g*`` (so ``C*``), not given a C."""
+
+    family = "c_tuning"
+    form = "dual"
+    problem_class = "SOCP"
+    learns_C = True
+    classic_at_learned_C = "soft_l2_dual"
+    learned = ("g",)
+    details = CTuningDetails
+
+    def extract(self, block, ctx) -> Solution:
+        return extract(block, ctx)
+
+    def explain_failure(self, svm, status, message: str):
+        return explain_failure(svm, status, message)
+
+
+register(CTuning(name="c_tuning_standard", builder=c_tuning_standard,
+                 summary="Convex tuning of C, standard variant: g in [0, 1], i.e. C in "
+                         "(0, inf] (SOCP)."))
+register(CTuning(name="c_tuning_general", builder=c_tuning_general,
+                 summary="Convex tuning of C, general variant: g in [g_min, g_max], the PSD "
+                         "range (SOCP)."))
+register(CTuning(name="c_tuning_general_nonneg", builder=c_tuning_general_nonneg,
+                 summary="Convex tuning of C, general variant with the weight of K kept >= 0: "
+                         "g in [g_min, 1] (SOCP)."))

@@ -29,7 +29,7 @@ import pyomo.environ as pyo
 
 from ..errors import NotSeparableError, ParameterError, SolveFailedError
 from ..kernels import check_rank, exact_factor_dim, kernel_factor
-from ..model.built import BuiltSVM, LazySignedGram, SignedGram
+from ..model.built import BuiltSVM, SignedGram
 from ..model.forms import MARGINS, DualSVM, Margin, QuadBlock
 from ..model.lazy import LazyObjective, linear_form
 from ..model.pieces import (
@@ -41,9 +41,8 @@ from ..model.pieces import (
     check_sample_weight,
     add_margin,
     add_points,
-    add_quadratic_form,
+    add_signed_kernel_form,
     choose_form,
-    declare_factor,
     gram_if_needed,
     kernel_scale,
     low_rank,
@@ -85,7 +84,7 @@ from ..tolerances import (
     per_point_threshold,
     support_threshold,
 )
-from .family import Family
+from .base import Formulation, register
 from .params import document_parameters
 
 FAMILIES = tuple(MARGINS)   # hard, soft_l1, soft_l2
@@ -165,26 +164,7 @@ def build_dual(X, y, family: str, *, C=1.0, kernel="linear", gamma="scale", degr
     layout = Layout()
     apos = layout.add(b.alpha)
     yv = data.y
-    doc = "alpha' G(K) alpha with G_ij = y_i y_j K_ij"
-    if form == "factor":
-        # a'G(K)a = ||F a||^2 with F = L' D_y, K = L L' (L = X for the linear kernel)
-        Lf = kernel_factor(kern, data.X, K) if L is None else L
-        if not kern.is_linear:
-            L = Lf   # (kept: K = L L' is what post-processing reads, K itself not formed)
-        declare_factor(b, Lf.shape[1])
-        layout.add(b.z)
-        qf = add_quadratic_form(b, layout, "quad", b.alpha, L=Lf, y=yv, doc=doc)
-    else:
-        # the kernel matrix is kept once, as G = D_y K D_y: the user's precomputed matrix
-        # signed (the dataset keeps it anyway), else evaluated where it is read (the support
-        # vectors' columns; the whole of it only for a backend that takes the dense matrix)
-        if kern.name == "precomputed":
-            G = K * yv[:, None]
-            G *= yv[None, :]
-        else:
-            G = LazySignedGram(kern, data.X, yv)
-            K = SignedGram(G, yv)
-        qf = add_quadratic_form(b, layout, "quad", b.alpha, M=G, doc=doc)
+    qf, K, L, Lf = add_signed_kernel_form(b, layout, b.alpha, data, kern, K, form, L)
     rows = qf.rows + [add_balance(b, layout, b.alpha, yv)]
     quadratic = [QuadTerm(q, Scale(-0.5)) for q in qf.blocks]
     if margin.ridge:
@@ -1029,5 +1009,45 @@ def _support_vectors(svm, support):
     return svm.data.X[support]
 
 
-FAMILY = Family(extract=extract, check_before_solve=check_before_solve,
-                explain_failure=explain_failure, licence_hint=licence_hint)
+# ---------------------------------------------------------------------------------------
+# The six formulations
+
+#: listed first
+ORDER = 0
+
+
+class ClassicSVM(Formulation):
+    """A classic SVM: its margin (``family``: hard, 1-norm or 2-norm soft) and its form."""
+
+    problem_class = "QP"
+
+    def __init__(self, family: str, form: str, summary: str):
+        soft = family != "hard"
+        super().__init__(name=f"{family}_{form}", builder=globals()[f"{family}_{form}"],
+                         family=family, form=form, summary=summary, hard_margin=not soft,
+                         hard_at_infinite_C=f"hard_{form}" if soft else None,
+                         other_form=f"{family}_{'primal' if form == 'dual' else 'dual'}")
+
+    def extract(self, block, ctx) -> Solution:
+        return extract(block, ctx)
+
+    def check_before_solve(self, svm, *, proves_unbounded: bool) -> None:
+        check_before_solve(svm, proves_unbounded=proves_unbounded)
+
+    def explain_failure(self, svm, status, message: str):
+        return explain_failure(svm, status, message)
+
+    def licence_hint(self, svm) -> str:
+        return licence_hint(svm)
+
+
+for _family, _form, _summary in [
+        ("hard", "primal", "Hard-margin SVM, primal form (convex QP)."),
+        ("hard", "dual", "Hard-margin SVM, dual form (convex QP)."),
+        ("soft_l1", "primal", "1-norm soft-margin SVM, primal form (convex QP)."),
+        ("soft_l1", "dual", "1-norm soft-margin SVM, dual form (convex QP; the problem libsvm "
+                            "solves)."),
+        ("soft_l2", "primal", "2-norm soft-margin SVM, primal form (convex QP)."),
+        ("soft_l2", "dual", "2-norm soft-margin SVM, dual form (convex QP): a hard margin with "
+                            "kernel K + I/C.")]:
+    register(ClassicSVM(_family, _form, _summary))

@@ -24,7 +24,7 @@ from ..model.record import LinearTerm, Record, Scale
 from ..postprocess import block_objective, linear_primal_values, margin_multipliers
 from ..solution import Solution
 from ..tolerances import ACTIVE_MARGIN_REL, alpha_scale, support_threshold
-from .family import Family
+from .base import Formulation, register
 from .params import document_parameters
 
 
@@ -157,4 +157,17 @@ def extract(block, ctx) -> Solution:
                     interface=ctx.interface, path=ctx.path, extra=extra)
 
 
-FAMILY = Family(extract=extract)
+ORDER = 20
+
+
+@register
+class L1NormSVM(Formulation):
+    name = "l1_norm_primal"
+    builder = l1_norm_primal
+    family = "l1_norm"
+    problem_class = "LP"
+    summary = ("1-norm SVM: the soft margin with ||w||_1, a linear program whose w is sparse "
+               "(linear kernel).")
+
+    def extract(self, block, ctx) -> Solution:
+        return extract(block, ctx)

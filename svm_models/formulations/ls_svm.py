@@ -29,7 +29,7 @@ from ..model.record import QuadTerm, Record, Scale, members
 from ..postprocess import block_objective, linear_primal_values, margin_multipliers, values_of
 from ..solution import Solution
 from ..tolerances import alpha_scale, support_threshold
-from .family import Family
+from .base import Formulation, register
 from .params import document_parameters
 
 
@@ -192,4 +192,17 @@ def extract(block, ctx) -> Solution:
                     interface=ctx.interface, path=ctx.path, extra=extra)
 
 
-FAMILY = Family(extract=extract)
+ORDER = 40
+
+
+@register
+class LeastSquaresSVM(Formulation):
+    name = "ls_svm_primal"
+    builder = ls_svm_primal
+    family = "ls_svm"
+    problem_class = "QP"
+    summary = ("Least-squares SVM: the squared errors of equality margin rows, a QP whose "
+               "optimality conditions are one linear system (linear kernel).")
+
+    def extract(self, block, ctx) -> Solution:
+        return extract(block, ctx)

@@ -49,7 +49,7 @@ from ..postprocess import values_of
 from ..solution import MIPDetails, Solution
 from ..status import Status
 from ..tolerances import ACTIVE_MARGIN_REL, BINARY_ONE, SOLVER_TOL
-from .family import Family, IndicatorRow
+from .base import Formulation, IndicatorRow, register
 from .params import NORMS, document_parameters
 
 INF = float("inf")
@@ -724,5 +724,38 @@ def indicator_rows(svm) -> list[IndicatorRow]:
     return out
 
 
-FAMILY = Family(extract=extract, check_before_solve=check_before_solve, warm_start=warm_start,
-                indicator_rows=indicator_rows)
+ORDER = 60
+
+
+class MixedIntegerSVM(Formulation):
+    """A mixed-integer SVM: big-M rows proved from the data, the MIP gap as its certificate,
+    a rounded convex start, the big-M rows a backend may take as indicator constraints."""
+
+    details = MIPDetails
+
+    def extract(self, block, ctx) -> Solution:
+        return extract(block, ctx)
+
+    def check_before_solve(self, svm, *, proves_unbounded: bool) -> None:
+        check_before_solve(svm, proves_unbounded=proves_unbounded)
+
+    def warm_start(self, svm, fit_convex) -> dict:
+        return warm_start(svm, fit_convex)
+
+    def indicator_rows(self, svm) -> list[IndicatorRow]:
+        return indicator_rows(svm)
+
+
+register(MixedIntegerSVM(
+    name="ramp_loss_primal", builder=ramp_loss_primal, family="ramp_loss", problem_class="MIQP",
+    summary="Ramp-loss SVM (Brooks 2011): the hinge loss capped at 2, robust to outliers; a "
+            "MIQP whose binaries z give points up (linear or kernel)."))
+register(MixedIntegerSVM(
+    name="hard_loss_primal", builder=hard_loss_primal, family="hard_loss", problem_class="MIQP",
+    summary="Hard-margin-loss SVM (Brooks 2011): each point inside its margin costs C once; a "
+            "MIQP whose binaries z give points up (linear or kernel)."))
+register(MixedIntegerSVM(
+    name="feature_selection", builder=feature_selection, family="feature_selection",
+    problem_class="MILP",
+    summary="Feature selection with a budget k (Maldonado et al. 2014): binaries v keep "
+            "features; a MILP with ||w||_1 (MIQP with norm='l2'; linear kernel)."))

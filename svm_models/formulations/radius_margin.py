@@ -103,7 +103,7 @@ from ..postprocess import bias_from_kkt, block_objective, polish_dual, var_array
 from ..solution import RadiusDetails, Solution
 from ..status import Status
 from ..tolerances import ACTIVE_MARGIN_REL, alpha_scale, support_threshold
-from .family import Family
+from .base import Formulation, register
 from .params import C_OR_NONE_DOC, PAIRS, RADIUS, document_parameters
 
 INF = float("inf")
@@ -1048,4 +1048,37 @@ def explain_failure(svm, status: Status, message: str):
     return None
 
 
-FAMILY = Family(extract=extract, explain_failure=explain_failure)
+ORDER = 30
+
+
+class RadiusMarginSVM(Formulation):
+    """A radius-margin SVM: ``C=None`` (or ``inf``) builds its own hard margin; it learns the
+    radius term (and R-SVM_mu+ the weights ``mu``) beside w and b."""
+
+    family = "radius_margin"
+    C_none_is_hard = True
+    learned = ("lam", "r", "mu")
+    details = RadiusDetails
+
+    def extract(self, block, ctx) -> Solution:
+        return extract(block, ctx)
+
+    def explain_failure(self, svm, status, message: str):
+        return explain_failure(svm, status, message)
+
+
+register(RadiusMarginSVM(
+    name="rsvm_mu_plus", builder=rsvm_mu_plus, problem_class="SOCP",
+    summary="R-SVM_mu+: radius-margin SVM learning a feature weighting (or kernel combination) "
+            "mu, jointly convex (SOCP)."))
+register(RadiusMarginSVM(
+    name="rsvm_plus_primal", builder=rsvm_plus_primal, problem_class="QCQP",
+    summary="R-SVM+: radius-margin SVM, primal form (QCQP; linear radius rows per pair)."))
+register(RadiusMarginSVM(
+    name="rsvm_plus_dual", builder=rsvm_plus_dual, form="dual", problem_class="SOCP",
+    all_pairs_default=True,
+    summary="R-SVM+: radius-margin SVM, dual form with auxiliary t_k (SOCP)."))
+register(RadiusMarginSVM(
+    name="rsvm_plus_kernel", builder=rsvm_plus_kernel, problem_class="QP",
+    summary="Kernelized R-SVM+ by the representer theorem: compact radius (QP, default) or "
+            "literal pairwise rows (QCQP)."))

@@ -51,9 +51,6 @@ from ..status import Status
 from .paths import fit_path
 from .radius import fit as fit_one
 
-#: The hyperparameters passed to the formulation (those it takes): derived from the registry
-#: (every builder parameter but per-point data and ``max_vars``, which ``fit`` sets).
-HYPERPARAMETERS = hyperparameters()
 #: Multiclass schemes: one-vs-rest and one-vs-one.
 MULTI_CLASS = ("ovr", "ovo")
 #: ``Cs=None``: as scikit-learn's ``LogisticRegressionCV(Cs=10)``.
@@ -482,11 +479,14 @@ def _is_grid(name: str, value) -> bool:
 
 
 def _check_Cs(Cs, formulation):
+    """The values of C each model's path walks: none for a formulation that takes no C (the
+    hard margin, the nu-SVM: its grid is over its own hyperparameters) or learns it (C
+    tuning, whose C* is reported beside the grid)."""
     f = lookup(formulation)
-    if f.hard_margin:
+    if "C" not in f.params and not f.learns_C:
         if Cs is not None:
             raise ParameterError(f"{formulation} has no C: leave Cs None (or choose a "
-                                 "soft-margin formulation)")
+                                 "formulation that takes C)")
         return ()
     if Cs is None:
         return () if f.learns_C else DEFAULT_CS
@@ -614,7 +614,8 @@ def cross_validate(X, y, formulation: str = "soft_l1_dual", solver: str = "auto"
     results: dict = {}  # key -> the task's result, as they finish
 
     def table() -> dict:  # of the tasks finished so far
-        return _table(job, classes.size, multi_class, results, points, not f.hard_margin)
+        return _table(job, classes.size, multi_class, results, points,
+                      "C" in f.params or f.learns_C)
 
     parallel = n_jobs not in (None, 1)
     speculation = _Speculation(refit, table) if parallel and refit is not None else None
@@ -667,10 +668,10 @@ def _grid(params: dict) -> tuple[dict, dict, dict]:
     solve_kw = split_solve_options(params)
     if "batch" in params:   # constraint generation's batch size (radius-margin fit)
         solve_kw["batch"] = params.pop("batch")
-    unknown = sorted(set(params) - set(HYPERPARAMETERS))
+    unknown = sorted(set(params) - set(hyperparameters()))
     if unknown:
         raise ParameterError(f"cross_validate takes no parameter(s) {unknown}; hyperparameters "
-                             f"are {', '.join(HYPERPARAMETERS[1:])} (C as Cs=[...]), solver "
+                             f"are {', '.join(hyperparameters()[1:])} (C as Cs=[...]), solver "
                              "options tol, time_limit, iter_limit, threads, options")
     grid = {k: v for k, v in params.items() if _is_grid(k, v)}
     if any(len(v) == 0 for v in grid.values()):

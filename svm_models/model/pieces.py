@@ -29,6 +29,7 @@ from ..kernels import (
     check_psd,
     exact_factor_dim,
     incomplete_cholesky,
+    kernel_factor,
     low_rank_kernel,
     make_kernel,
 )
@@ -423,6 +424,41 @@ def add_quadratic_form(b, layout: Layout, name: str, var, *, M: np.ndarray | Non
     expr = sum_of_squares(b, name, b.z, doc=doc + " (factor form: sum_k z_k^2)")
     return QuadraticForm(expr, [QuadBlock(layout.pos["z"], diag=np.ones(len(b.z)))], [row],
                          "factor")
+
+
+def add_signed_kernel_form(b, layout: Layout, alpha, data: Dataset, kern: Kernel, K, form: str,
+                           L: np.ndarray | None = None):
+    """``quad = alpha' G(K) alpha`` (``G_ij = y_i y_j K_ij``) for a dual's variable ``alpha``
+    (declared last in ``layout``), in the ``form`` :func:`choose_form` chose; returns
+    ``(QuadraticForm, K, L, Lf)`` -- ``K`` what the model keeps of the Gram matrix (a
+    :class:`~svm_models.model.built.SignedGram` of the lazily evaluated ``G``, the user's
+    precomputed matrix, or None in the factor form), ``L`` the factor post-processing reads
+    (``K = L L'``; None for the linear kernel, whose factor is X), ``Lf`` the factor of the
+    factor form (None in the dense form).
+
+    Factor form: ``a'G(K)a = ||F a||^2`` with ``F = L' D_y``, ``K = L L'`` (``L = X`` for the
+    linear kernel, else ``L`` as given or the kernel's factor), ``z`` declared here. Dense
+    form: the kernel matrix is kept once, as ``G = D_y K D_y``: the user's precomputed matrix
+    signed (the dataset keeps it anyway), else evaluated where it is read (the support
+    vectors' columns; the whole of it only for a backend that takes the dense matrix)."""
+    from .built import LazySignedGram, SignedGram
+
+    yv = data.y
+    doc = "alpha' G(K) alpha with G_ij = y_i y_j K_ij"
+    if form == "factor":
+        Lf = kernel_factor(kern, data.X, K) if L is None else L
+        if not kern.is_linear:
+            L = Lf   # (kept: K = L L' is what post-processing reads, K itself not formed)
+        declare_factor(b, Lf.shape[1])
+        layout.add(b.z)
+        return add_quadratic_form(b, layout, "quad", alpha, L=Lf, y=yv, doc=doc), K, L, Lf
+    if kern.name == "precomputed":
+        G = K * yv[:, None]
+        G *= yv[None, :]
+    else:
+        G = LazySignedGram(kern, data.X, yv)
+        K = SignedGram(G, yv)
+    return add_quadratic_form(b, layout, "quad", alpha, M=G, doc=doc), K, L, None
 
 
 def add_factor_rows(b, layout: Layout, var, L: np.ndarray, y: np.ndarray) -> RowGroup:
