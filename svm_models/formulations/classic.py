@@ -28,7 +28,7 @@ import numpy as np
 import pyomo.environ as pyo
 
 from ..errors import NotSeparableError, ParameterError, SolveFailedError
-from ..kernels import check_rank, exact_factor_dim, kernel_factor
+from ..kernels import check_rank
 from ..model.built import BuiltSVM, SignedGram
 from ..model.forms import MARGINS, DualSVM, Margin, QuadBlock
 from ..model.lazy import LazyObjective, linear_form
@@ -36,7 +36,7 @@ from ..model.pieces import (
     Layout,
     add_balance,
     add_C,
-    add_features,
+    add_normal,
     add_weights,
     check_sample_weight,
     add_margin,
@@ -243,7 +243,6 @@ def build_primal(X, y, family: str, *, C=1.0, kernel="linear", gamma="scale", de
                  coef0=0.0, kernel_rank=None, block=None, sample_weight=None):
     """Fill ``block`` (or a new ConcreteModel) with the primal of the ``family`` SVM."""
     margin = Margin.of(family)
-    linear = kernel == "linear"
     rank = None if kernel_rank is None else check_rank(kernel_rank, kernel)
     data, kern, K = prepare(X, y, kernel=kernel, gamma=gamma, degree=degree, coef0=coef0,
                             need_gram=False)
@@ -258,23 +257,8 @@ def build_primal(X, y, family: str, *, C=1.0, kernel="linear", gamma="scale", de
         add_C(b, C)
         add_weights(b, weight)
     layout = Layout()
-    L = None
-    if linear:
-        add_features(b, data.n_features)
-        b.w = pyo.Var(b.J, initialize=0.0, doc="normal vector w of the separating hyperplane")
-        coef, M = b.w, data.X
-    else:
-        # the kernel's exact features where it has them (a poly kernel's monomials: K = L L'
-        # exactly, where the Gram matrix evaluated entry by entry is indefinite at its
-        # round-off), else pivoted Cholesky of K (full column rank)
-        if rank is None and K is None and exact_factor_dim(kern, *data.X.shape) is None:
-            K = kern.gram(data.X)
-        L = kernel_factor(kern, data.X, K) if rank is None else lr.L
-        b.R = pyo.Set(initialize=range(L.shape[1]), ordered=True,
-                      doc="factor components k (K = L L')")
-        b.v = pyo.Var(b.R, initialize=0.0,
-                      doc="coordinates of w in the basis L spans: w = sum_j beta_j phi(x_j), v = L' beta")
-        coef, M = b.v, L
+    coef, M, L, K = add_normal(b, data, kern, K, None if rank is None else lr.L)
+    linear = kern.is_linear
     cpos = layout.add(coef)
     b.b = pyo.Var(initialize=0.0, doc="bias b")
     layout.add(b.b)

@@ -32,7 +32,7 @@ import numpy as np
 from pyomo.common.gc_manager import PauseGC
 from pyomo.core.base.constraint import ConstraintData, IndexedConstraint, ScalarConstraint
 from pyomo.core.base.expression import ExpressionData, IndexedExpression, ScalarExpression
-from pyomo.core.base.objective import ObjectiveData, ObjectiveSense, ScalarObjective
+from pyomo.core.base.objective import ObjectiveSense, ScalarObjective
 from pyomo.core.base.param import IndexedParam
 from pyomo.core.expr.numeric_expr import (
     LinearExpression,

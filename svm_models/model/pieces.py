@@ -215,6 +215,30 @@ def linear_primal(X, y, name: str, C, sample_weight, block) -> LinearPrimal:
     return LinearPrimal(data, kern, weight, b, layout, wpos)
 
 
+def add_normal(b, data: Dataset, kern: Kernel, K, L: np.ndarray | None = None):
+    """The variables of a primal's normal vector: ``w[j]`` over the features ``J`` (linear
+    kernel), else the coordinates ``v[k]`` of w over the components ``R`` of a factor
+    ``K = L L'`` (``L`` as given -- a low-rank factor --, else the kernel's exact features
+    where it has them -- a poly kernel's monomials: ``K = L L'`` exactly, where the Gram
+    matrix evaluated entry by entry is indefinite at its round-off --, else pivoted Cholesky
+    of K, of full column rank). Returns ``(var, M, L, K)``: the variable, the matrix whose
+    rows give ``f_i = M_i . var`` (X or L), the factor (None for the linear kernel) and the
+    Gram matrix if one was formed."""
+    if kern.is_linear:
+        add_features(b, data.n_features)
+        b.w = pyo.Var(b.J, initialize=0.0, doc="normal vector w of the separating hyperplane")
+        return b.w, data.X, None, K
+    if L is None:
+        if K is None and exact_factor_dim(kern, *data.X.shape) is None:
+            K = kern.gram(data.X)
+        L = kernel_factor(kern, data.X, K)
+    b.R = pyo.Set(initialize=range(L.shape[1]), ordered=True,
+                  doc="factor components k (K = L L')")
+    b.v = pyo.Var(b.R, initialize=0.0,
+                  doc="coordinates of w in the basis L spans: w = sum_j beta_j phi(x_j), v = L' beta")
+    return b.v, L, L, K
+
+
 def _row_recipe(M, var_list, i):
     return linear_form(M[i], var_list)
 
@@ -247,16 +271,20 @@ class FrozenRows:
         return row if sc == 1.0 else row * sc
 
 
-def _margin_relation(y, fi, bias, xii, i, equality=False):
+def _margin_relation(y, fi, bias, xii, i, equality=False, level=None):
     yi = float(y[i])
     body = yi * (fi + bias) if xii is None else yi * (fi + bias) + xii
+    if level is not None:
+        return body - level >= 0
     return body == 1 if equality else body >= 1
 
 
 def add_margin(b, layout: Layout, f, f_matrix: np.ndarray, f_var: str, y: np.ndarray,
-               xi=None, *, equality: bool = False) -> RowGroup:
+               xi=None, *, equality: bool = False, level=None) -> RowGroup:
     """``margin[i]:  y_i (f_i + b) + xi_i >= 1``; returns the row group ``[y_i M_i | y_i | e_i]``.
     ``equality``: the rows are ``= 1`` (the least-squares SVM's, ``xi`` its free errors).
+    ``level``: a scalar variable ``rho`` in place of the 1, ``y_i (f_i + b) + xi_i - rho >= 0``
+    (the nu-SVM's margin of width rho; the row group gets its column ``-1``).
 
     ``f``: the decision values, a component over the points; or ``(name, doc)``: they are
     made here, as lazy expressions ``name[i] = sum_j M_ij v_j`` (``v`` the variable
@@ -270,14 +298,20 @@ def add_margin(b, layout: Layout, f, f_matrix: np.ndarray, f_var: str, y: np.nda
                   (layout.pos["b"], sp.csr_matrix(y[:, None]))]
         if xi is not None:
             blocks.append((layout.pos[xi.local_name], sp.identity(l, format="csr")))
+        if level is not None:
+            blocks.append((layout.pos[level.local_name], sp.csr_matrix(-np.ones((l, 1)))))
         A = place(blocks, l, layout.n)
     else:
-        # one entry per row: b's column (every row) and xi_i's
+        # one entry per row: b's column (every row), xi_i's and rho's
         single = [(layout.pos["b"], y)]
         if xi is not None:
             single.append((layout.pos[xi.local_name], np.ones(l)))
+        if level is not None:
+            single.append((layout.pos[level.local_name], -np.ones(l)))
         A = dense_rows(l, layout.n, [(layout.pos[f_var], f_matrix, y[:, None])], single)
-    group = RowGroup(None, [], A, np.ones(l), np.ones(l) if equality else np.full(l, INF))
+    rhs = 0.0 if level is not None else 1.0
+    group = RowGroup(None, [], A, np.full(l, rhs),
+                     np.ones(l) if equality else np.full(l, INF))
     # the per-point members share one set of key objects (32 B a point per component)
     keys = member_dict(xi).keys() if xi is not None else None
     if isinstance(f, tuple):
@@ -291,9 +325,11 @@ def add_margin(b, layout: Layout, f, f_matrix: np.ndarray, f_var: str, y: np.nda
     bias = b.b
     b.margin = LazyConstraint(
         b.I, recipe=lambda i: (_margin_relation,
-                               (y, f[i], bias, None if xi is None else xi[i], i, equality)),
+                               (y, f[i], bias, None if xi is None else xi[i], i, equality,
+                                level)),
         keys=keys,
-        doc=f"margin: y_i (f(x_i) + b) {'=' if equality else '>='} 1"
+        doc=f"margin: y_i (f(x_i) + b) {'=' if equality else '>='} "
+            f"{'1' if level is None else level.local_name}"
             + (f" - {xi.local_name}_i" if xi is not None else ""))
     group.component, group.datas = b.margin, members(b.margin)
     return group
