@@ -12,7 +12,7 @@
 #   make mutate   mutation testing (mutmut) of the modules that decide answers, on a fast subset
 #                 of the suite ([tool.mutmut] in pyproject.toml); not part of `make test`.
 #                 MUTANTS="svm_models.solvers.ipm*" limits it, MUTATE_JOBS sets the workers;
-#                 score and surviving mutants: benchmarks/MUTATION.md
+#                 score and surviving mutants: tests/mutation/README.md
 #   make clean    remove the venv and build directories
 #
 # Override e.g.:  make test VENV=/tmp/venv PYTHON=python3.11 PYTEST_ARGS="-x -k kernel"

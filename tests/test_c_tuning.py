@@ -106,11 +106,11 @@ def qcqp(case, variant="standard"):
 
 
 # ---------------------------------------------------------------------------------------
-# The issue's figure, and the fast path
+# The figure of the C-tuning benchmark, and the fast path
 
 
-def test_issue_figure_at_l1000_standard_rbf():
-    """Issue 9: l = 1000, d = 20, shift 0.35, rbf gamma = 1/20, standard variant: the optimum
+def test_the_benchmark_figure_at_l1000_standard_rbf():
+    """l = 1000, d = 20, shift 0.35, rbf gamma = 1/20, standard variant: the optimum
     167981.6033 is the QCQP objective e'a - t/2 as formulations/c_tuning.md writes it (trace-one M(g))."""
     X, y = benchmark_data(1000)
     sol = fit(X, y, "standard", kernel="rbf", gamma=1 / 20)

@@ -4,7 +4,7 @@ cross_val_score over SVC on the same folds, the best row's tie rules, the refit'
 multiclass combination against scikit-learn's own, the table of failed and unfinished tasks,
 and the checks of Cs and of the grid. Each test takes about a second or less (36 or 48 points,
 3 folds, mostly HiGHS): the file is in `make mutate`'s selection (pyproject.toml), for
-methods/cv.py's mutants (benchmarks/MUTATION.md, twelfth session)."""
+methods/cv.py's mutants (tests/mutation/README.md)."""
 
 from __future__ import annotations
 

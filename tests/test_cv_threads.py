@@ -7,7 +7,7 @@ worker, the tasks left cancelled when the caller stops) -- with the executor tha
 
 Why threads: ``make mutate`` forks each mutant's run from a process whose loky pool is then
 unusable, so the process tests of test_cv.py cannot run under it and these functions had
-no test in its selection (benchmarks/MUTATION.md, cv.py). The solves and scores are real
+no test in its selection (tests/mutation/README.md, cv.py). The solves and scores are real
 (PIQP); every table is compared bit for bit with the serial run's, which test_cv.py and
 test_cv_bookkeeping.py check against scikit-learn's GridSearchCV over SVC."""
 

@@ -5,13 +5,13 @@ mutmut keeps its results in mutants/ (``<module>.py.meta``: the exit code of eac
 test run, 1 killed, 0 survived, 36 / 24 / 152 / 255 timeout). Run from the repository root
 after ``make mutate``:
 
-    .venv/bin/python benchmarks/mutation_report.py            # the table and the survivors
-    .venv/bin/python benchmarks/mutation_report.py --summary  # the table only
+    .venv/bin/python tests/mutation/report.py            # the table and the survivors
+    .venv/bin/python tests/mutation/report.py --summary  # the table only
 
 A rule names a class of mutants that cannot change an answer (a message's text, a
 diagnostic, a check that only scans finite inputs, a speed setting); it matches the mutated
 function's name and the changed lines. A surviving mutant that matches no rule is OPEN: kill
-it with a test, or add the rule with its reason -- benchmarks/MUTATION.md keeps the record.
+it with a test, or add the rule with its reason -- tests/mutation/README.md has the score.
 """
 
 from __future__ import annotations
