@@ -460,17 +460,25 @@ class _Shared:
     :func:`_run_dask` gives them the new one. ``generation`` counts the sends."""
 
     def __init__(self, client, job: Job):
-        self.client, self.job, self.generation = client, job, 0
+        self.client, self.job, self.generation, self.gone = client, job, 0, False
         self.future = client.scatter(job, broadcast=True, hash=False)  # once per worker
 
+    def current(self, generation: int) -> bool:
+        """Whether a task of ``generation`` can be given a newer copy without sending one."""
+        return not self.gone and generation < self.generation
+
     def send_again(self) -> bool:
-        """Scatter the job anew (False: the resends are used up)."""
-        if self.generation >= RESENDS:
+        """Scatter the job anew (False: the resends are used up, or one failed)."""
+        if self.gone or self.generation >= RESENDS:
             return False
-        self.generation += 1
         self.future.release()
-        self.client.wait_for_workers(1, timeout=RESEND_WAIT)
-        self.future = self.client.scatter(self.job, broadcast=True, hash=False)
+        try:
+            self.client.wait_for_workers(1, timeout=RESEND_WAIT)
+            self.future = self.client.scatter(self.job, broadcast=True, hash=False)
+        except Exception:
+            self.gone = True   # no copy left to give: the tasks still to come are recorded
+            raise
+        self.generation += 1
         return True
 
 
@@ -503,7 +511,7 @@ def _run_dask(job, keys, client, bar):
             res = None
             if fut.status == "cancelled":  # its data was lost: again, with the data sent anew
                 try:
-                    again = generation < shared.generation or shared.send_again()
+                    again = shared.current(generation) or shared.send_again()
                 except Exception as exc:  # no worker came back, or the scatter failed
                     res = _failed(job, key, exc)
                 else:
