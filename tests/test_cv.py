@@ -311,10 +311,20 @@ def _kill_a_busy_holder(client, pids: dict) -> str:
     raise AssertionError("no worker held the job's data while running its tasks")
 
 
+KILLED_KW = dict(Cs=CS, cv=5, kernel="rbf", gamma=[0.05, 0.1, 0.5, 1.0])
+
+
+@pytest.fixture(scope="module")
+def killed_ref():
+    """The serial table the killed-worker runs are held to (computed once)."""
+    X, y = _data(120)
+    return smcv.cross_validate(X, y, "soft_l1_dual", "piqp", **KILLED_KW)
+
+
 @pytest.mark.parametrize("allowed_failures", [3, 0], ids=["rescheduled", "lost"])
 @pytest.mark.parametrize("cluster", ["client", "lone_client"], ids=["copies", "only_copy"])
 def test_a_killed_worker_leaves_the_other_results_intact(cluster, allowed_failures, request,
-                                                         monkeypatch):
+                                                         monkeypatch, killed_ref):
     """SIGKILL a worker that holds the job's data while it runs tasks of the job, when the
     first result has come in (the moment is chosen by the test, not by the machine's speed):
     on two workers (the other has a copy), or on one (the only copy: the data is sent again
@@ -324,8 +334,7 @@ def test_a_killed_worker_leaves_the_other_results_intact(cluster, allowed_failur
     client = request.getfixturevalue(cluster)
     n_workers = 2 if cluster == "client" else 1
     X, y = _data(120)
-    kw = dict(Cs=CS, cv=5, kernel="rbf", gamma=[0.05, 0.1, 0.5, 1.0])
-    ref = smcv.cross_validate(X, y, "soft_l1_dual", "piqp", **kw)
+    ref = killed_ref
     client.wait_for_workers(n_workers, timeout=60)
     pids = client.run(os.getpid)
     killed: list = []
@@ -340,7 +349,7 @@ def test_a_killed_worker_leaves_the_other_results_intact(cluster, allowed_failur
     scheduler = client.cluster.scheduler
     default, scheduler.allowed_failures = scheduler.allowed_failures, allowed_failures
     try:
-        table = smcv.cross_validate(X, y, "soft_l1_dual", "piqp", client=client, **kw)
+        table = smcv.cross_validate(X, y, "soft_l1_dual", "piqp", client=client, **KILLED_KW)
     finally:
         scheduler.allowed_failures = default
     assert len(killed) == 1
