@@ -36,7 +36,7 @@ from sklearn.datasets import make_moons
 import svm_models as sm
 from svm_models.datasets import teaching_2d
 from svm_models.embed import add_decision_function, optimize
-from svm_models.errors import InfeasibleError
+from svm_models.errors import LocallyInfeasibleError
 from svm_models.plots import decision_boundary
 
 MARGIN = 0.1      # delta: how far beyond the boundary the changed point must lie
@@ -53,8 +53,10 @@ MARGIN = 0.1      # delta: how far beyond the boundary the changed point must li
 # x_{0j})$: a linear program when the SVM is linear.
 #
 # A local solver started from a bad point can stall where the rbf expansion is flat, and
-# report the model locally infeasible; `starts` gives it several starting points, and the
-# best of the optimal ends is kept.
+# report the model *locally* infeasible (`LocallyInfeasibleError`, status
+# `locally_infeasible`: no feasible point near the start, which proves nothing about the
+# rest); `optimize(..., starts=...)` gives it several starting points -- a number of them,
+# drawn with a fixed seed, or points of our own, as here -- and keeps the best optimal end.
 
 
 # %%
@@ -64,10 +66,11 @@ def counterfactual(solution, x0, *, solver: str, margin: float = 0.1, starts=Non
     ``margin``: nearest in squared Euclidean distance (``norm="l2"``) or in the 1-norm
     (``norm="l1"``).
 
-    ``starts``: initial points for a local solver on a non-convex model (default: x0 alone);
-    the best of the optimal ends is returned (a start that ends at a point of local
-    infeasibility is skipped; if all do, the last error is raised). The answer's
-    ``"model"`` is the Pyomo model, holding the values of the last start's solve.
+    ``starts``: initial points for a local solver on a non-convex model (default: x0
+    alone), handed to ``optimize(..., starts=...)``, which keeps the best optimal end (a
+    start that ends at a point of local infeasibility is skipped; if all do, it raises
+    ``LocallyInfeasibleError``). The answer's ``"model"`` is the Pyomo model, holding the
+    best end's values.
     """
     x0 = np.asarray(x0, dtype=float)
     now = solution.predict(x0[None, :])[0]
@@ -86,31 +89,22 @@ def counterfactual(solution, x0, *, solver: str, margin: float = 0.1, starts=Non
         m.change = pyo.Objective(expr=pyo.quicksum(m.t[j] for j in m.J), doc="||x - x0||_1")
     else:
         raise ValueError(f"norm must be 'l2' or 'l1'; got {norm!r}")
-    key = "distance2" if norm == "l2" else "distance1"
-    best, failure = None, None
-    for start in [x0] if starts is None else starts:
-        for j, v in enumerate(np.asarray(start, dtype=float).tolist()):
-            m.x[j].set_value(v)
-        svm.output.set_value(pyo.value(svm.expression))
-        try:
-            info = optimize(m, solver, time_limit=time_limit)
-        except InfeasibleError as exc:   # a local solver stalled: try the next start
-            failure = exc
-            continue
-        x = svm.input_values()
-        r = {"x0": x0, "x": x, "start": np.asarray(start, dtype=float), "label": now,
-             "target": target, "margin": margin, "norm": norm,
-             "distance2": float(np.sum((x - x0) ** 2)),
-             "distance1": float(np.sum(np.abs(x - x0))),
-             "f0": float(solution.decision_function(x0[None, :])[0]),
-             "f": float(solution.decision_function(x[None, :])[0]),
-             "self_check": svm.error(), "solver": info.solver, "time": info.time,
-             "model": m}
-        if best is None or r[key] < best[key]:
-            best = r
-    if best is None:
-        raise failure
-    return best
+    for j, v in enumerate(x0.tolist()):
+        m.x[j].set_value(v)
+    svm.output.set_value(pyo.value(svm.expression))
+    # each start: the changed point, and the decision value there (a consistent start)
+    points = None if starts is None else [
+        [(m.x, s), (svm.output, float(solution.decision_function(np.reshape(s, (1, -1)))[0]))]
+        for s in starts]
+    info = optimize(m, solver, time_limit=time_limit, starts=points)
+    x = svm.input_values()
+    return {"x0": x0, "x": x, "label": now, "target": target, "margin": margin, "norm": norm,
+            "distance2": float(np.sum((x - x0) ** 2)),
+            "distance1": float(np.sum(np.abs(x - x0))),
+            "f0": float(solution.decision_function(x0[None, :])[0]),
+            "f": float(solution.decision_function(x[None, :])[0]),
+            "self_check": svm.error(), "solver": info.solver, "time": info.time,
+            "message": info.message, "model": m}
 
 
 def projection(solution, x0, margin: float) -> np.ndarray:
@@ -237,9 +231,12 @@ plt.show()
 # model is no longer a QP: it goes to Ipopt, a local NLP solver. The feasible set
 # $f(x) \ge \delta$ is not convex, so a local solver finds *a* local optimum, which depends on
 # where it starts. Started at $x_0$ itself, deep in its own class where the expansion is
-# nearly flat, it can stall; so it starts from feasible points instead, where the segments
-# from $x_0$ to the three nearest training points of the other class first cross
-# $f = \delta$ (`crossings`), and the best end is kept.
+# nearly flat, it can stall, and say so: the model is *locally* infeasible, a verdict about
+# the neighbourhood of the start, not a proof. `optimize(..., starts=k)` would try $k$
+# starting points (the one held, then $k - 1$ drawn with a fixed seed); here we know better
+# ones: feasible points, where the segments from $x_0$ to the three nearest training points
+# of the other class first cross $f = \delta$ (`crossings`), handed to
+# `optimize(..., starts=...)`, which keeps the best end.
 #
 # The data: 60 points of scikit-learn's two moons, an rbf SVM with $\gamma = 2$, $C = 10$.
 
@@ -247,6 +244,11 @@ plt.show()
 Xm, ym = make_moons(60, noise=0.15, random_state=0)
 rbf = sm.fit(Xm, ym, formulation="soft_l1_dual", solver="piqp", C=10.0, kernel="rbf", gamma=2.0)
 xm0 = Xm[0]
+try:
+    alone = counterfactual(rbf, xm0, solver="ipopt", margin=MARGIN)
+    print(f"started at x0 alone: ||x* - x0||^2 = {alone['distance2']:.8f}")
+except LocallyInfeasibleError as exc:
+    print(f"started at x0 alone: {type(exc).__name__} (status {exc.status}): {exc}")
 starts = crossings(rbf, xm0, Xm, MARGIN)
 rr = counterfactual(rbf, xm0, solver="ipopt", margin=MARGIN, starts=starts)
 nearest = min(float(np.sum((c - xm0) ** 2)) for c in starts)
@@ -351,5 +353,7 @@ assert np.allclose(out["rbf"]["x"], rr["x"], atol=1e-6)
 # * A linear SVM keeps the model linear: an LP or a QP, for any backend, with a closed form to
 #   check against in this simple case. Any constraints of your own (bounds on what may
 #   change, features that must stay fixed) keep it so.
-# * A kernel SVM brings nonlinear, nonconvex expressions: a local solver, started well, and
-#   a check of the answer against something independent.
+# * A kernel SVM brings nonlinear, nonconvex expressions: a local solver, started well
+#   (`optimize(..., starts=...)`), and a check of the answer against something independent.
+#   Its "infeasible" is local (`LocallyInfeasibleError`): only a global solver, or a convex
+#   model, proves a model infeasible.

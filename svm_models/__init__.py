@@ -33,8 +33,10 @@ from .embed import EmbeddedSVM, add_decision_function, optimize
 from .errors import (
     CapabilityError,
     DataError,
+    FallbackWarning,
     InfeasibleError,
     LicenseLimitError,
+    LocallyInfeasibleError,
     MissingDependencyError,
     NotSeparableError,
     ParameterError,
@@ -110,5 +112,6 @@ __all__ = [
     "solvers", "Solution",
     "Status", "SVMError", "DataError", "ParameterError", "SolverError", "SolverUnavailableError",
     "CapabilityError", "LicenseLimitError", "SolveFailedError", "InfeasibleError",
-    "NotSeparableError", "MissingDependencyError", "SVMWarning", "BadScaleWarning",
+    "LocallyInfeasibleError", "NotSeparableError", "MissingDependencyError", "SVMWarning",
+    "BadScaleWarning", "FallbackWarning",
 ]

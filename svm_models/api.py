@@ -17,8 +17,9 @@ import numpy as np
 from pyomo.common.gc_manager import PauseGC
 
 from .formulations import get as lookup, names as formulation_names
-from .errors import (BadScaleWarning, InfeasibleError, LicenseLimitError, NotSeparableError,
-                     ParameterError, SolveFailedError, SolverError, SVMError)
+from .errors import (BadScaleWarning, FallbackWarning, InfeasibleError, LicenseLimitError,
+                     NotSeparableError, ParameterError, SolveFailedError, SolverError, SVMError,
+                     user_stacklevel)
 from .model.built import svm_blocks
 from .model.mixed import objective_scale
 from .postprocess import Context
@@ -218,9 +219,7 @@ def solve(model, solver: str = "auto", *, raise_on_failure: bool = True, _state=
         if not _worth_retrying(svm, info, why):
             break
     info, sol, why = first
-    more = "" if len(tried) < 2 else (
-        f"; tried: {'; '.join(tried)}. Backends that take this problem class ("
-        f"{svm.record.problem_class}): {', '.join(capable(svm.record.problem_class))}")
+    more = "" if len(tried) < 2 else f"; tried: {'; '.join(tried)}. {_other_options(svm, f, b)}"
     if sol is None:   # the solver's own status was not optimal
         err = _error_for(svm, f, info.status, info.message + more)
         if raise_on_failure:
@@ -327,6 +326,29 @@ def _quad_form(svm):
     """The quadratic form a classic dual was built in ("dense" or "factor"; None for the other
     families, whose typed facts have no ``quad_form``)."""
     return getattr(svm.facts, "quad_form", None)
+
+
+def _other_options(svm, f, b) -> str:
+    """What else may solve this model, naming only what applies to it: the other installed
+    backends that take its problem class, and the forms of this formulation that exist
+    (the other quadratic form of a dual built in one, the other form of a classic SVM on a
+    kernel with exact features) -- which :func:`fit` tries itself."""
+    from .kernels import exact_factor_dim
+    from .solvers import available
+
+    pclass = svm.record.problem_class
+    others = [n for n in capable(pclass) if n != b.name and available(n)]
+    text = (f"Other installed backends that take this problem class ({pclass}): "
+            f"{', '.join(others) or 'none'}")
+    forms = []
+    form = _quad_form(svm)
+    if "quad_form" in f.params and form in ("dense", "factor"):
+        forms.append(f"quad_form={({'dense': 'factor', 'factor': 'dense'})[form]!r}")
+    if f.other_form is not None and exact_factor_dim(svm.kernel, *svm.data.X.shape) is not None:
+        forms.append(f"its other form {f.other_form}")
+    if forms:
+        text += f"; or build it with {' or as '.join(forms)} (svm_models.fit tries it itself)"
+    return text
 
 
 def _worth_retrying(svm, info, why) -> bool:
@@ -531,8 +553,10 @@ def fit(X, y, formulation: str = "soft_l1_dual", solver: str = "auto", **params)
     (:func:`_fallbacks`): the other quadratic form (dense or factor) of a form ``auto`` chose
     (``extra["retry_quad_form"]``), then -- a classic SVM on a kernel with exact features
     (linear, or a poly kernel's monomials) -- its other form, primal for dual or dual for
-    primal (``extra["retry_formulation"]``; the Solution names the formulation solved). If
-    all fail, the error names each."""
+    primal (``extra["retry_formulation"]``; the Solution names the formulation solved).
+    A fallback that solves is a :class:`~svm_models.errors.FallbackWarning` and the
+    Solution's ``fallback`` field (kind, asked, solved, reason). If all fail, the error
+    names each."""
     solve_kw = split_solve_options(params)
     raise_on_failure = solve_kw.pop("raise_on_failure", True)
     seconds = SolverOptions.from_kwargs(**solve_kw).seconds
@@ -565,10 +589,7 @@ def fit(X, y, formulation: str = "soft_l1_dual", solver: str = "auto", **params)
             failures.append(f"then {said}: {exc}")
             continue
         if sol.status is Status.optimal:
-            was = _quad_form(the_svm_block(model)._svm)
-            first_try = f"quad_form={was!r}" if key == "retry_quad_form" else f.name
-            sol.extra[key] = f"{first_try} failed ({status}); solved {said}"
-            return sol
+            return _fell_back(sol, model, f, key, status, said, again_params)
         failures.append(f"then {said}: {sol.status}")
     if first_error is not None and failures:
         raise type(first_error)("; ".join([str(first_error)] + failures),
@@ -576,6 +597,23 @@ def fit(X, y, formulation: str = "soft_l1_dual", solver: str = "auto", **params)
     if first_error is not None:
         raise first_error
     return first   # (raise_on_failure=False: the first attempt's Solution)
+
+
+def _fell_back(sol, model, f, key: str, status, said: str, params: dict) -> Solution:
+    """The Solution of a fallback that solved, saying so three ways: a
+    :class:`~svm_models.errors.FallbackWarning`, the declared ``Solution.fallback`` and,
+    as before, ``extra[key]``."""
+    was = _quad_form(the_svm_block(model)._svm)
+    first_try = f"quad_form={was!r}" if key == "retry_quad_form" else f.name
+    text = f"{first_try} failed ({Status(status).value}); solved {said}"
+    sol.extra[key] = text
+    if key == "retry_quad_form":
+        fallback = {"kind": "quad_form", "asked": was, "solved": params["quad_form"]}
+    else:
+        fallback = {"kind": "formulation", "asked": f.name, "solved": sol.formulation}
+    warnings.warn(f"svm_models.fit: {text}, the same optimum (Solution.fallback says so)",
+                  FallbackWarning, stacklevel=user_stacklevel())
+    return replace(sol, fallback={**fallback, "reason": Status(status).value})
 
 
 def _fallbacks(model, f, params: dict, status, solver: str) -> list[tuple]:

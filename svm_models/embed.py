@@ -24,18 +24,22 @@ linear, ``poly`` (a power), ``rbf`` (``exp``), or R-SVM_mu+'s learned kernel sum
 from __future__ import annotations
 
 import numbers
-from dataclasses import dataclass
+import time
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pyomo.environ as pyo
+from pyomo.common.collections import ComponentMap
 from pyomo.core.base.block import BlockData
 from pyomo.core.base.var import VarData
 
-from .errors import (DataError, InfeasibleError, ParameterError, SolveFailedError, SVMError,
-                     plain)
+from .errors import (DataError, InfeasibleError, LocallyInfeasibleError, ParameterError,
+                     SolveFailedError, SVMError, plain)
 from .kernels import KernelSum
 from .model.built import single_record
+from .model.reader import NotConvex, NotQuadratic, from_pyomo
 from .solution import Solution
+from .solvers import backend, capable
 from .solvers.base import SolverOptions
 from .solvers.dispatch import SolveInfo, solve_model
 from .status import Status
@@ -188,7 +192,8 @@ def add_decision_function(block, solution: Solution, inputs, *, name: str = "svm
                        solution=solution, linear=linear)
 
 
-def optimize(model, solver: str = "ipopt", **options) -> SolveInfo:
+def optimize(model, solver: str = "ipopt", *, starts=None, seed: int = 0,
+             **options) -> SolveInfo:
     """Solve a Pyomo model of your own (with SVMs embedded, or any other) with a backend.
 
     The problem class (LP, QP, QCQP or NLP, from the polynomial degree of the active
@@ -196,22 +201,48 @@ def optimize(model, solver: str = "ipopt", **options) -> SolveInfo:
     ``options`` are the solver options of :func:`svm_models.solve` (``tol``, ``time_limit``,
     ``iter_limit``, ``threads``, ``verbose``, ``options``). Values are loaded into the model.
 
+    Parameters
+    ----------
+    starts : int, sequence of starting points, or None
+        Multi-start, for a local solver (Ipopt) on a model not proved convex (an embedded
+        ``poly`` or ``rbf`` SVM): each start is solved and the best optimal end (the best
+        objective in the model's sense) is loaded. An int ``k``: the values the model holds,
+        then ``k - 1`` points drawn with ``numpy.random.default_rng(seed)`` (a variable with
+        both bounds uniformly between them; any other about the value it holds, normal with
+        standard deviation ``max(1, |value|)``, kept within its bound). A sequence: one
+        start per point, each a sequence of ``(variable, value)`` pairs or a Pyomo
+        ``ComponentMap`` (Pyomo variables are not hashable: a ``dict`` cannot hold them); an
+        indexed variable takes a sequence of values in index order, and the variables a
+        point leaves out start from the values the model holds. None (the default) or 1: one solve from the values the model
+        holds. A global solver, or a model proved convex (LP, convex QP/QCQP), is solved
+        once, whatever ``starts`` says: its optimum is global. ``time_limit`` bounds all the
+        starts together.
+    seed : int
+        The seed of the drawn starts (the same seed draws the same points).
+
     Returns
     -------
     SolveInfo
-        ``status``, ``solver``, ``interface``, ``time``, ``objective``, ``duals``.
+        ``status``, ``solver``, ``interface``, ``time``, ``objective``, ``duals``; after
+        several starts, of the best one (``message`` says which, of how many).
 
     Raises
     ------
     ParameterError
-        Not a Pyomo model, or not exactly one active objective.
+        Not a Pyomo model, not exactly one active objective, or bad ``starts``/``seed``.
     CapabilityError
         The backend cannot take the model's problem class; or it is a local solver and the
         model is quadratic and proved non-convex (an embedded ``poly`` SVM of degree 2:
         use gurobi or scip). Models with ``exp`` or higher powers go to a local NLP solver,
         whose local optimum counts as optimal.
-    InfeasibleError, SolveFailedError
-        The solve did not end optimal.
+    LocallyInfeasibleError
+        A local solver found no feasible point from any start, on a model whose feasible
+        set is not proved convex (status ``locally_infeasible``): not a proof; more
+        ``starts``, starts inside the feasible region, or a global solver may find one.
+    InfeasibleError
+        The model is proved infeasible (a global solver, or a convex feasible set).
+    SolveFailedError
+        The solve did not end optimal otherwise.
     """
     if not isinstance(model, BlockData):
         raise ParameterError(f"optimize takes a Pyomo model; got {type(model).__name__}")
@@ -220,16 +251,181 @@ def optimize(model, solver: str = "ipopt", **options) -> SolveInfo:
         raise ParameterError(f"optimize needs exactly one active objective; the model has "
                              f"{n_obj} (add one with pyo.Objective, or deactivate the others)")
     opts = SolverOptions.from_kwargs(**options)
-    # one SVM of the library's inside: its record carries the proved part (fast or mixed path)
-    info = solve_model(model, solver, record=single_record(model),
-                       problem_class=_problem_class(model), options=opts)
-    if info.status in (Status.infeasible, Status.infeasible_or_unbounded):
-        raise InfeasibleError(f"the model is {info.status.value.replace('_', ' ')} "
-                              f"({info.message})", info.status)
-    if info.status is not Status.optimal:
-        raise SolveFailedError(f"the solver stopped without an optimal solution: "
-                               f"{info.status.value} ({info.message})", info.status)
+    b = backend(solver)
+    points = _starts(model, starts, seed)
+    if len(points) > 1 and (b.global_opt or _proved_convex(model)):
+        points = points[:1]   # one optimum, global: the other starts would find it again
+    ends = _solve_from(model, solver, points, opts)
+    best = _best(model, ends)
+    if best is not None:
+        return best
+    return _raise_failure(model, b, [info for info, _ in ends])
+
+
+# ---------------------------------------------------------------------------------------
+# Starting points, solves, and what their ends say
+
+
+def _free_vars(model) -> list:
+    return [v for v in model.component_data_objects(pyo.Var, active=True, descend_into=True)
+            if not v.fixed]
+
+
+def _starts(model, starts, seed) -> list:
+    """The starting points, each a ComponentMap {VarData: value} (empty: the values held)."""
+    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral):
+        raise ParameterError(f"seed must be an integer; got {plain(seed)!r}")
+    if starts is None:
+        return [ComponentMap()]
+    if isinstance(starts, numbers.Integral) and not isinstance(starts, bool):
+        if starts < 1:
+            raise ParameterError(f"starts must be at least 1; got {plain(starts)!r}")
+        rng = np.random.default_rng(seed)
+        free = _free_vars(model)
+        return [ComponentMap()] + [ComponentMap((v, _draw(v, rng)) for v in free)
+                                   for _ in range(int(starts) - 1)]
+    if isinstance(starts, (str, bytes, dict)) or not hasattr(starts, "__iter__"):
+        raise ParameterError(f"starts must be a number of starts or a sequence of starting "
+                             f"points; got {type(starts).__name__}")
+    points = [_start_point(p, k) for k, p in enumerate(starts)]
+    if not points:
+        raise ParameterError("starts is empty: give at least one starting point")
+    return points
+
+
+def _draw(v, rng) -> float:
+    lb, ub = v.lb, v.ub
+    if lb is not None and ub is not None:
+        return float(rng.uniform(lb, ub))
+    held = 0.0 if v.value is None else float(v.value)
+    x = held + max(1.0, abs(held)) * float(rng.standard_normal())
+    if lb is not None and x < lb:   # one finite bound: reflected into the domain
+        x = lb + (lb - x)
+    if ub is not None and x > ub:
+        x = ub - (x - ub)
+    return x
+
+
+def _start_point(point, k: int) -> ComponentMap:
+    pairs = point.items() if hasattr(point, "items") else point
+    try:
+        pairs = [(var, value) for var, value in pairs]
+    except (TypeError, ValueError):
+        raise ParameterError(f"starts[{k}] must be a ComponentMap {{variable: value}} or a "
+                             f"sequence of (variable, value) pairs; got "
+                             f"{type(point).__name__}") from None
+    out = ComponentMap()
+    for var, value in pairs:
+        if isinstance(var, pyo.Var) and var.is_indexed():
+            datas = list(var.values())
+            values = np.asarray(value, dtype=float).ravel()
+            if values.size != len(datas):
+                raise ParameterError(f"starts[{k}][{var.name}] has {values.size} values; "
+                                     f"{var.name} has {len(datas)} entries")
+            out.update(zip(datas, values.tolist()))
+        elif isinstance(var, VarData):
+            out[var] = float(value)
+        else:
+            raise ParameterError(f"starts[{k}] has a key {var!r} that is not a Pyomo variable")
+    return out
+
+
+def _solve_from(model, solver: str, points: list, opts: SolverOptions) -> list:
+    """Each start solved in the time left: [(SolveInfo, its values or None)], the
+    values of an optimal end kept (the model holds the last start's)."""
+    held = ComponentMap((v, v.value) for v in _free_vars(model))
+    seconds, t0, ends = opts.seconds, time.perf_counter(), []
+    for k, point in enumerate(points):
+        run = opts
+        if k and seconds is not None:
+            left = seconds - (time.perf_counter() - t0)
+            if left <= 0:
+                break
+            run = replace(opts, time_limit=left)
+        if k:
+            for v, value in held.items():
+                v.set_value(value, skip_validation=True)
+        for v, value in point.items():
+            v.set_value(value, skip_validation=True)
+        # one SVM of the library's inside: its record carries the proved part (fast or mixed)
+        info = solve_model(model, solver, record=single_record(model),
+                           problem_class=_problem_class(model), options=run)
+        values = (ComponentMap((v, v.value) for v in held) if info.status is Status.optimal
+                  else None)
+        ends.append((info, values))
+    return ends
+
+
+def _best(model, ends: list):
+    """The optimal end of the best objective (model's sense), its values loaded; or None."""
+    optimal = [(info, values) for info, values in ends if values is not None]
+    if not optimal:
+        return None
+    obj = next(model.component_data_objects(pyo.Objective, active=True))
+    sign = 1.0 if obj.sense == pyo.minimize else -1.0
+
+    def value(end):
+        for v, x in end[1].items():
+            v.set_value(x, skip_validation=True)
+        return sign * pyo.value(obj.expr)
+
+    scores = [value(end) for end in optimal]
+    info, values = optimal[int(np.argmin(scores))]
+    for v, x in values.items():
+        v.set_value(x, skip_validation=True)
+    if len(ends) > 1:
+        k = next(k for k, end in enumerate(ends) if end[0] is info)
+        own = "" if info.message in ("", info.status.value) else f"; {info.message}"
+        info.message = (f"start {k + 1} of {len(ends)}, the best of {len(optimal)} optimal "
+                        f"ends{own}")
     return info
+
+
+def _raise_failure(model, b, infos: list):
+    """The typed error for starts none of which ended optimal."""
+    first = infos[0]
+    local = [i for i in infos if i.status is Status.infeasible]
+    if local and len(local) == len(infos) and not _infeasibility_proved(model, b):
+        for i in local:
+            i.status = Status.locally_infeasible
+        many = (f"from any of the {len(infos)} starts" if len(infos) > 1
+                else "from where it started")
+        global_ = [n for n in capable(_problem_class(model)) if backend(n).global_opt]
+        said = "" if first.message in ("", "infeasible") else f" ({first.message})"
+        raise LocallyInfeasibleError(
+            f"{b.name} found no feasible point {many}: the model is locally infeasible"
+            f"{said}. {b.name} is a local solver and the model is not proved "
+            "convex, so this is no proof that it is infeasible: start elsewhere "
+            "(optimize(..., starts=k) tries k starting points, or give starts inside the "
+            "feasible region)" + (f", or use a global solver ({', '.join(global_)})"
+                                  if global_ else ""), Status.locally_infeasible)
+    if first.status in (Status.infeasible, Status.infeasible_or_unbounded):
+        raise InfeasibleError(f"the model is {first.status.value.replace('_', ' ')} "
+                              f"({first.message})", first.status)
+    said = "; ".join(f"{i.status.value} ({i.message})" for i in infos)
+    raise SolveFailedError(f"the solver stopped without an optimal solution: {said}",
+                           first.status)
+
+
+def _infeasibility_proved(model, b) -> bool:
+    """Whether a report of infeasibility is a proof: a global solver, or a convex feasible
+    set (every active row linear, or the model proved convex), where a local solver's point
+    of least infeasibility is a global one."""
+    if b.global_opt:
+        return True
+    rows = model.component_data_objects(pyo.Constraint, active=True, descend_into=True)
+    if all(c.body.polynomial_degree() in (0, 1) for c in rows):
+        return True
+    return _proved_convex(model)
+
+
+def _proved_convex(model) -> bool:
+    """Whether the reader proves the model an LP, a convex QP/QCQP or an SOCP."""
+    try:
+        from_pyomo(model)
+    except (NotConvex, NotQuadratic):
+        return False
+    return True
 
 
 # ---------------------------------------------------------------------------------------

@@ -27,6 +27,20 @@ def plain(value):
     return value
 
 
+def user_stacklevel() -> int:
+    """The ``stacklevel`` for :func:`warnings.warn` that names the first caller outside this
+    package (the user's line), however deep inside the library the warning is made; call it
+    in the ``warnings.warn(...)`` call itself."""
+    import os
+    import sys
+
+    here = os.path.dirname(os.path.abspath(__file__)) + os.sep
+    frame, level = sys._getframe(1), 1
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(here):
+        frame, level = frame.f_back, level + 1
+    return level
+
+
 class SVMError(Exception):
     """Base class of every error raised by svm-models."""
 
@@ -70,6 +84,13 @@ class InfeasibleError(SolveFailedError):
     """The solver proved the model infeasible."""
 
 
+class LocallyInfeasibleError(SolveFailedError):
+    """A local solver found no feasible point from where it started, on a model not proved
+    convex (status ``locally_infeasible``): not a proof that there is none -- start
+    elsewhere (``optimize(..., starts=k)``) or use a global solver. Not an
+    :class:`InfeasibleError`, which a proof raises."""
+
+
 class NotSeparableError(InfeasibleError):
     """A hard-margin SVM was asked for data that no hyperplane separates."""
 
@@ -80,6 +101,12 @@ class MissingDependencyError(SVMError, ImportError):
 
 class SVMWarning(UserWarning):
     """Base class of the warnings issued by svm-models."""
+
+
+class FallbackWarning(SVMWarning):
+    """:func:`svm_models.fit` solved something other than what was asked -- the other form
+    of the formulation (primal for dual, dual for primal) or the other quadratic form --
+    after the first failed; the same optimum, recorded in ``Solution.fallback``."""
 
 
 class BadScaleWarning(SVMWarning):

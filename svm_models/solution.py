@@ -131,6 +131,12 @@ class Solution:
     path : str                  ``"fast"``, ``"mixed"`` (an edited model), ``"general"``, ``"user"``
     kernel : Kernel;  classes : original labels (classes[1] is +1)
     extra : dict                formulation-specific diagnostics
+    fallback : dict or None     what :func:`~svm_models.fit` switched to after the first
+                                build failed (a ``FallbackWarning`` says so too): ``kind``
+                                (``"formulation"``: the other form, primal for dual or dual
+                                for primal; ``"quad_form"``: the other quadratic form),
+                                ``asked`` and ``solved`` (formulation names, or the quadratic
+                                forms), ``reason`` (how the first ended); None: solved as asked
     """
 
     formulation: str
@@ -157,6 +163,7 @@ class Solution:
     interface: str = ""
     path: str = ""
     extra: dict = field(default_factory=dict)
+    fallback: dict | None = None
 
     def __post_init__(self):
         object.__setattr__(self, "status", Status(self.status))

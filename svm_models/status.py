@@ -17,8 +17,12 @@ class Status(str, Enum):
 
     #: the solver proved optimality to its tolerance (convex problems: a global optimum)
     optimal = "optimal"
-    #: the model has no feasible point
+    #: the model has no feasible point (proved: a global solver, or a convex model)
     infeasible = "infeasible"
+    #: a local solver (Ipopt) stopped at a point of local infeasibility of a model not proved
+    #: convex: it found no feasible point near where it started; not a proof -- the model
+    #: may have feasible points elsewhere (start elsewhere, or use a global solver)
+    locally_infeasible = "locally_infeasible"
     #: the objective is unbounded on the feasible set
     unbounded = "unbounded"
     #: one of the two, the solver cannot tell which
@@ -45,6 +49,7 @@ class Status(str, Enum):
         return {
             Status.optimal: TC.convergenceCriteriaSatisfied,
             Status.infeasible: TC.provenInfeasible,
+            Status.locally_infeasible: TC.locallyInfeasible,
             Status.unbounded: TC.unbounded,
             Status.infeasible_or_unbounded: TC.infeasibleOrUnbounded,
             Status.time_limit: TC.maxTimeLimit,

@@ -15,9 +15,10 @@ from sklearn.svm import SVC
 
 import svm_models as sm
 from svm_models.embed import EmbeddedSVM, add_decision_function, optimize
-from svm_models.errors import (CapabilityError, DataError, ParameterError, SolveFailedError,
-                               SVMError)
+from svm_models.errors import (CapabilityError, DataError, InfeasibleError,
+                               LocallyInfeasibleError, ParameterError, SolveFailedError, SVMError)
 from svm_models.solution import Solution
+from svm_models.status import Status
 
 from conftest import blobs, require
 
@@ -169,6 +170,100 @@ def test_rbf_counterfactual_reaches_the_margin_no_farther_than_sampled_candidate
         G = x0 + np.stack(np.meshgrid(g, g), -1).reshape(-1, 2)
         ok = s * sol.decision_function(G) >= margin
         assert r["distance2"] <= np.min(np.sum((G[ok] - x0) ** 2, axis=1)) + 1e-9
+
+
+def _moons_counterfactual(i: int, margin: float = 0.1):
+    """The model min ||x - x0||^2 s.t. f(x) beyond ``margin`` in the other class, for point
+    ``i`` of the example's moons and rbf SVM; the inputs start at x0."""
+    X, y = make_moons(60, noise=0.15, random_state=0)
+    sol = sm.fit(X, y, formulation="soft_l1_dual", solver=require("piqp"), C=10.0,
+                 kernel="rbf", gamma=2.0)
+    x0 = X[i]
+    target = sol.classes[0] if sol.predict(x0[None, :])[0] == sol.classes[1] else sol.classes[1]
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(range(2), initialize=dict(enumerate(x0.tolist())))
+    emb = add_decision_function(m, sol, m.x, require=target, margin=margin)
+    m.obj = pyo.Objective(expr=sum((m.x[j] - x0[j]) ** 2 for j in range(2)))
+    s = 1.0 if target == sol.classes[1] else -1.0
+    return m, emb, sol, X, x0, s
+
+
+def test_a_local_solvers_infeasible_is_local_and_starts_find_the_optimum():
+    """Ipopt from x0 (point 0 of the moons, deep in its class where the rbf expansion is
+    flat) stops at a point of local infeasibility: reported as locally infeasible, never as
+    infeasible -- the same model started at a feasible point (a training point beyond the
+    margin) solves. optimize(..., starts=k) draws its starts with a fixed seed and keeps the
+    best optimal end: feasible, no farther than the nearest feasible point of a grid around
+    x0 and than the nearest sampled crossing, and the same point from the same seed."""
+    require("ipopt")
+    m, emb, sol, X, x0, s = _moons_counterfactual(0)
+    with pytest.raises(LocallyInfeasibleError, match="locally infeasible.*starts=k.*scip") as err:
+        optimize(m, "ipopt", time_limit=20)
+    assert err.value.status is Status.locally_infeasible and "locally" in str(err.value)
+    assert not isinstance(err.value, InfeasibleError)
+    # the model has feasible points: from one of them, Ipopt solves it
+    feasible = X[s * sol.decision_function(X) >= 0.1]
+    _set(m.x, feasible[np.argmin(np.sum((feasible - x0) ** 2, axis=1))])
+    assert optimize(m, "ipopt", time_limit=20).status is Status.optimal
+    assert s * sol.decision_function([emb.input_values()])[0] == pytest.approx(0.1, abs=1e-6)
+
+    _set(m.x, x0)
+    info = optimize(m, "ipopt", starts=5, seed=0, time_limit=60)
+    x = emb.input_values()
+    assert info.status is Status.optimal and info.message.startswith("start ")
+    assert abs(s * sol.decision_function([x])[0] - 0.1) <= 1e-6 and emb.error() <= 1e-7
+    d2 = float(np.sum((x - x0) ** 2))
+    assert pyo.value(m.obj) == pytest.approx(d2, abs=1e-12)
+    assert d2 <= _segment_candidate(sol, x0, X, 0.1, s) + 1e-9
+    g = np.linspace(-1.5, 1.5, 301)
+    G = x0 + np.stack(np.meshgrid(g, g), -1).reshape(-1, 2)
+    ok = s * sol.decision_function(G) >= 0.1
+    assert d2 <= np.min(np.sum((G[ok] - x0) ** 2, axis=1)) + 1e-9
+    _set(m.x, x0)   # the same seed draws the same starts: the same answer
+    assert optimize(m, "ipopt", starts=5, seed=0, time_limit=60).message == info.message
+    np.testing.assert_array_equal(emb.input_values(), x)
+
+
+def test_starts_given_as_points_keep_the_best_end():
+    """starts as points of our own ((variable, value) pairs, an indexed variable taking
+    its values in index order): the best optimal end is loaded, the one the example's
+    crossings give; each start alone ends no better."""
+    require("ipopt")
+    m, emb, sol, X, x0, s = _moons_counterfactual(0)
+    crossings = EXAMPLE["crossings"](sol, x0, X, 0.1)
+    alone = []
+    for c in crossings:
+        _set(m.x, c)
+        optimize(m, "ipopt", time_limit=20)
+        alone.append(pyo.value(m.obj))
+    _set(m.x, x0)
+    info = optimize(m, "ipopt", starts=[[(m.x, c)] for c in crossings], time_limit=60)
+    assert pyo.value(m.obj) == pytest.approx(min(alone), abs=1e-9)
+    k = int(info.message.split()[1])   # "start k of 3, ...": a start whose end is the best
+    assert info.message.startswith(f"start {k} of 3") and alone[k - 1] <= min(alone) + 1e-9
+    with pytest.raises(ParameterError, match="starts must be at least 1"):
+        optimize(m, "ipopt", starts=0)
+    with pytest.raises(ParameterError, match=r"starts\[0\]\[x\] has 3 values"):
+        optimize(m, "ipopt", starts=[[(m.x, [1.0, 2.0, 3.0])]])
+    with pytest.raises(ParameterError, match="not a Pyomo variable"):
+        optimize(m, "ipopt", starts=[[("x", 1.0)]])
+
+
+def test_a_convex_models_infeasible_stays_proved():
+    """A linear SVM required beyond its margin inside a box it cannot reach: the rows are
+    linear, so Ipopt's infeasibility is a proof (InfeasibleError, status infeasible), as
+    HiGHS's; starts change nothing (one solve)."""
+    sol = _fit("linear")
+    for solver in ("ipopt", "highs"):
+        m = pyo.ConcreteModel()
+        m.x = pyo.Var(range(3), bounds=(-0.01, 0.01), initialize=0.0)
+        add_decision_function(m, sol, m.x, require=1, margin=abs(sol.b) + 1.0)
+        m.obj = pyo.Objective(expr=sum(v ** 2 for v in m.x.values()))
+        assert abs(sol.b) + 0.01 * np.abs(sol.w).sum() < abs(sol.b) + 1.0   # out of reach
+        with pytest.raises(InfeasibleError) as err:
+            optimize(m, require(solver), starts=3)
+        assert err.value.status is Status.infeasible
+        assert not isinstance(err.value, LocallyInfeasibleError)
 
 
 def test_two_svms_in_one_model_against_scipy():

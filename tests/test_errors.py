@@ -24,13 +24,20 @@ def _fit(X, y, **kw):
 def test_every_public_error_is_an_svm_error():
     names = ["DataError", "ParameterError", "SolverError", "SolverUnavailableError",
              "CapabilityError", "LicenseLimitError", "SolveFailedError", "InfeasibleError",
-             "NotSeparableError"]
+             "LocallyInfeasibleError", "NotSeparableError"]
     for n in names:
         assert issubclass(getattr(sm, n), sm.SVMError), n
     assert issubclass(sm.DataError, ValueError)
     assert issubclass(sm.ParameterError, ValueError)
     assert issubclass(sm.SolverError, RuntimeError)
     assert issubclass(sm.NotSeparableError, sm.InfeasibleError)
+    # a local solver's verdict is no proof: not an InfeasibleError, its own status
+    assert issubclass(sm.LocallyInfeasibleError, sm.SolveFailedError)
+    assert not issubclass(sm.LocallyInfeasibleError, sm.InfeasibleError)
+    from pyomo.contrib.solver.common.results import TerminationCondition as TC
+
+    assert sm.Status.locally_infeasible.termination_condition is TC.locallyInfeasible
+    assert issubclass(sm.FallbackWarning, sm.SVMWarning)
 
 
 # ---------------------------------------------------------------------------------------
@@ -262,6 +269,58 @@ def test_not_separable_is_not_raised_for_a_soft_margin():
     X, y = blobs(3, l=30)
     sol = _fit(X, y, formulation="soft_l1_dual", C=1.0)
     assert sol.status == "optimal"
+
+
+# ---------------------------------------------------------------------------------------
+# What a failure advises, and a fallback made by fit
+
+
+@pytest.fixture(scope="module")
+def cancer():
+    """The breast-cancer data, standardised: HiGHS calls the 1-norm primal (C = 1)
+    unbounded, which it is not (HiGHS 1.x, measured in issue 51)."""
+    from sklearn.datasets import load_breast_cancer
+    from sklearn.preprocessing import StandardScaler
+
+    X, y = load_breast_cancer(return_X_y=True)
+    return StandardScaler().fit_transform(X), y
+
+
+def test_failure_advice_names_only_options_of_the_model_at_hand(cancer):
+    """The primal has no quadratic form to choose: the advice names its other form and the
+    other installed backends, never quad_form, nor the backend that failed."""
+    require("highs")
+    X, y = cancer
+    with pytest.raises(sm.SolveFailedError) as err:
+        sm.solve(sm.build("soft_l1_primal", X, y, C=1.0), solver="highs")
+    text = str(err.value)
+    assert "no direction of unboundedness" in text     # the case this is about
+    assert "quad_form" not in text
+    assert "its other form soft_l1_dual" in text
+    others = text.split("Other installed backends that take this problem class (QP): ")[1]
+    named = others.split(";")[0].split(", ")
+    assert "highs" not in named and named and all(sm.solvers()[n]["available"] for n in named)
+
+
+def test_a_fallback_made_by_fit_is_a_warning_and_a_field(cancer, tmp_path):
+    """fit(..., solver="highs") on the primal solves the dual instead: a FallbackWarning
+    pointing at the caller's line, and Solution.fallback (kept through JSON) -- the same
+    optimum as the dual fitted directly (PIQP); a fit as asked has neither."""
+    require("highs")
+    X, y = cancer
+    with pytest.warns(sm.FallbackWarning, match="soft_l1_primal failed.*soft_l1_dual") as seen:
+        sol = sm.fit(X, y, formulation="soft_l1_primal", solver="highs", C=1.0)
+    assert [w.filename for w in seen if w.category is sm.FallbackWarning] == [__file__]
+    assert sol.formulation == "soft_l1_dual" and sol.status == "optimal"
+    assert sol.fallback == {"kind": "formulation", "asked": "soft_l1_primal",
+                            "solved": "soft_l1_dual", "reason": "numerical_error"}
+    assert sm.Solution.from_json(sol.to_json()).fallback == sol.fallback
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", sm.FallbackWarning)
+        ref = sm.fit(X, y, formulation="soft_l1_dual", solver=require("piqp"), C=1.0)
+    assert ref.fallback is None and sm.Solution.from_json(ref.to_json()).fallback is None
+    assert sol.objective == pytest.approx(ref.objective, rel=1e-6)
+    np.testing.assert_allclose(sol.w, ref.w, atol=1e-4 * np.abs(ref.w).max())
 
 
 # ---------------------------------------------------------------------------------------

@@ -14,7 +14,8 @@ same everywhere: the tables of a serial, a joblib and a Dask run are equal bit f
 
 What every task reads (the data, the folds, the grid: a :class:`Job`) is shipped to each
 worker once: on Dask it is scattered to every worker (``client.scatter(job,
-broadcast=True)``) and the tasks receive its future; over processes (``n_jobs``) it is dumped
+broadcast=True)``) and the tasks receive its future -- sent again if every copy is lost
+(:class:`_Shared`), so that a worker that dies costs only its own tasks; over processes (``n_jobs``) it is dumped
 to a temporary file once, and each worker loads it (memory-mapped) the first time it runs a
 task of the job (:class:`_Pool`).
 
@@ -441,7 +442,49 @@ def _longest_first(keys, cost: dict):
         yield groups[name].pop(0)
 
 
+#: How many times a Dask run sends its shared data again after every copy of it was lost
+#: (each time to every worker then running), and how long it waits for a worker to do so.
+RESENDS = 3
+RESEND_WAIT = 60.0
+
+
+class _Shared:
+    """The job on a Dask cluster: scattered to every worker running (``broadcast=True``: a
+    worker that dies leaves the others' copies) and, when every copy was lost (the workers
+    holding it died, or only one was running when it was sent), sent again -- at most
+    :data:`RESENDS` times, after waiting up to :data:`RESEND_WAIT` s for a worker. The
+    scheduler cancels the tasks that were waiting for a lost copy ("lost dependencies");
+    :func:`_run_dask` gives them the new one. ``generation`` counts the sends."""
+
+    def __init__(self, client, job: Job):
+        self.client, self.job, self.generation, self.gone = client, job, 0, False
+        self.future = client.scatter(job, broadcast=True, hash=False)  # once per worker
+
+    def current(self, generation: int) -> bool:
+        """Whether a task of ``generation`` can be given a newer copy without sending one."""
+        return not self.gone and generation < self.generation
+
+    def send_again(self) -> bool:
+        """Scatter the job anew (False: the resends are used up, or one failed)."""
+        if self.gone or self.generation >= RESENDS:
+            return False
+        self.future.release()
+        try:
+            self.client.wait_for_workers(1, timeout=RESEND_WAIT)
+            self.future = self.client.scatter(self.job, broadcast=True, hash=False)
+        except Exception:
+            self.gone = True   # no copy left to give: the tasks still to come are recorded
+            raise
+        self.generation += 1
+        return True
+
+
 def _run_dask(job, keys, client, bar):
+    """The tasks on a Dask cluster, each reading the scattered job (:class:`_Shared`). A task
+    that its worker's death ended is recorded as failed when the scheduler gives up on it
+    (``KilledWorker``: it retries on another worker ``allowed_failures`` times); a task that
+    only lost its data with a worker (cancelled) is submitted again with the data sent anew,
+    so that a lost worker costs only its own tasks."""
     try:
         from distributed import as_completed
     except ImportError:
@@ -450,22 +493,40 @@ def _run_dask(job, keys, client, bar):
     if not (hasattr(client, "scatter") and hasattr(client, "submit")):
         raise ParameterError(f"client must be a dask.distributed.Client; got "
                              f"{type(client).__name__}")
-    shared = client.scatter(job, broadcast=True, hash=False)  # once per worker
-    futures = [client.submit(_task, shared, key, pure=False, retries=0) for key in keys]
-    by_key = {fut.key: key for fut, key in zip(futures, keys)}
+    shared = _Shared(client, job)
+    running: dict = {}  # Dask key -> (future, task key, the generation of the data it reads)
+
+    def submit(key):
+        fut = client.submit(_task, shared.future, key, pure=False, retries=0)
+        running[fut.key] = (fut, key, shared.generation)
+        return fut
+
+    pending = as_completed([submit(key) for key in keys])
     try:
-        for fut in as_completed(futures):
-            key = by_key[fut.key]
-            try:
-                res = fut.result()
-            except Exception as exc:  # a killed worker (KilledWorker), a lost connection
-                res = _failed(job, key, exc)
+        for fut in pending:
+            _, key, generation = running.pop(fut.key)
+            res = None
+            if fut.status == "cancelled":  # its data was lost: again, with the data sent anew
+                try:
+                    again = shared.current(generation) or shared.send_again()
+                except Exception as exc:  # no worker came back, or the scatter failed
+                    res = _failed(job, key, exc)
+                else:
+                    if again:
+                        pending.add(submit(key))
+                        fut.release()
+                        continue
+            if res is None:
+                try:
+                    res = fut.result()
+                except Exception as exc:  # a killed worker (KilledWorker), a lost connection
+                    res = _failed(job, key, exc)
             fut.release()
             bar.step(_note(job, key))
             yield res
     finally:
-        client.cancel(futures)
-        shared.release()
+        client.cancel([fut for fut, _, _ in running.values()])
+        shared.future.release()
 
 
 # ---------------------------------------------------------------------------------------

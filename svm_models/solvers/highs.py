@@ -61,8 +61,8 @@ def solve(sf, opts, state=None) -> MatrixResult:
     if res.status is Status.unbounded and sf.quad and not _has_recession_direction(sf):
         res.status = Status.numerical_error
         res.message = ("HiGHS reported the QP unbounded, but it has no direction of "
-                       "unboundedness (checked by LP): a known weakness of its QP solver, "
-                       "seen on the factor form of a dual; use quad_form='dense' or another "
+                       "unboundedness (checked by LP): a known weakness of its QP solver "
+                       "(seen on the factor form of a dual and on primals); use another "
                        "backend (piqp, clarabel, ipopt, gurobi)")
     return res
 
