@@ -48,13 +48,14 @@ log), ``solver_options`` (legacy ``options``: the backend's raw options), and th
 
 from __future__ import annotations
 
-import contextlib
 import datetime
 import importlib
+import io
 import logging
 import math
 import time
 
+import numpy as np
 from pyomo.common.collections import ComponentMap
 from pyomo.common.config import ConfigValue, NonNegativeFloat, PositiveInt
 from pyomo.common.errors import ApplicationError
@@ -63,10 +64,13 @@ from pyomo.common.timing import HierarchicalTimer
 from pyomo.contrib.solver.common.base import Availability, LegacySolverWrapper, SolverBase
 from pyomo.contrib.solver.common.config import SolverConfig
 from pyomo.contrib.solver.common.factory import SolverFactory
-from pyomo.contrib.solver.common.results import Results, SolutionStatus
+from pyomo.contrib.solver.common.results import Results
 from pyomo.contrib.solver.common.solution_loader import NoSolutionSolutionLoader, SolutionLoader
-from pyomo.contrib.solver.common.util import (IncompatibleModelError, NoOptimalSolutionError,
-                                              NoReducedCostsError, NoSolutionError)
+from pyomo.contrib.solver.common.util import (IncompatibleModelError, NoDualsError,
+                                              NoOptimalSolutionError, NoReducedCostsError,
+                                              NoSolutionError)
+from pyomo.core.base.objective import Objective
+from pyomo.opt import SolverFactory as LegacySolverFactory
 from pyomo.core.base.var import Var
 from pyomo.core.staleflag import StaleFlagManager
 
@@ -109,33 +113,43 @@ class SvmModelsConfig(SolverConfig):
 
 
 class SvmModelsSolutionLoader(SolutionLoader):
-    """The solution of one solve, kept apart from the model: the variables' values and the
-    constraints' duals (d(objective)/d(bound), the model's own sense, as
+    """The solution of one solve, kept apart from the model: the values of the variables the
+    solve took (those the active objective and constraints reference, not fixed), the duals
+    of its constraints (d(objective)/d(bound), the model's own sense, as
     :func:`~svm_models.solvers.dispatch.solve_model` returns them: a mapping constraint data
-    -> dual, read on demand)."""
+    -> dual, read on demand) and, from the standard form solved (``form``), the reduced
+    costs (d(objective)/d(the variable's bound), computed on first request)."""
 
-    def __init__(self, model, variables: list, values: list, duals) -> None:
+    def __init__(self, model, variables: list, values: list, duals, form=None) -> None:
         self._pyomo_model = model
         self._variables = variables
         self._values = values
         self._duals = duals if duals is not None else {}
+        self._form = form
         self._pos = None
+        self._rc = None
 
     def get_number_of_solutions(self) -> int:
         return 1
 
-    def get_vars(self, vars_to_load=None):
-        if vars_to_load is None:
-            return ComponentMap(zip(self._variables, self._values))
+    def _positions(self, vars_to_load) -> list:
         if self._pos is None:
             self._pos = {id(v): i for i, v in enumerate(self._variables)}
-        out = ComponentMap()
+        out = []
         for v in vars_to_load:
             i = self._pos.get(id(v))
             if i is None:
-                raise KeyError(f"variable {v.name!r} was not part of the solved model")
-            out[v] = self._values[i]
+                raise KeyError(f"variable {v.name!r} was not part of the solved model (no "
+                               "active objective or constraint references it, or it is fixed)")
+            out.append(i)
         return out
+
+    def get_vars(self, vars_to_load=None):
+        if vars_to_load is None:
+            return ComponentMap(zip(self._variables, self._values))
+        vars_to_load = list(vars_to_load)
+        return ComponentMap((v, self._values[i])
+                            for v, i in zip(vars_to_load, self._positions(vars_to_load)))
 
     #: the name of the method in Pyomo's persistent solvers (``_get_primals``)
     get_primals = get_vars
@@ -152,15 +166,95 @@ class SvmModelsSolutionLoader(SolutionLoader):
         return out
 
     def get_reduced_costs(self, vars_to_load=None):
-        raise NoReducedCostsError("svm_models' backends report no reduced costs")
+        if self._rc is None:
+            rc = reduced_costs(self._form, self._duals)
+            if isinstance(rc, str):
+                raise NoReducedCostsError(f"no reduced costs: {rc}")
+            pos = {id(v): i for i, v in enumerate(self._form.var_datas)}
+            self._rc = [float(rc[pos[id(v)]]) for v in self._variables]
+        if vars_to_load is None:
+            return ComponentMap(zip(self._variables, self._rc))
+        vars_to_load = list(vars_to_load)
+        return ComponentMap((v, self._rc[i])
+                            for v, i in zip(vars_to_load, self._positions(vars_to_load)))
 
     def load_import_suffixes(self) -> None:
         suffixes = self._collect_and_clear_import_suffixes()
         if "dual" in suffixes:
             suffixes["dual"].update(self.get_duals())
         if "rc" in suffixes:
-            logger.warning("svm_models' backends report no reduced costs: the 'rc' suffix is "
-                           "left empty")
+            try:
+                suffixes["rc"].update(self.get_reduced_costs())
+            except NoReducedCostsError as exc:
+                logger.warning("the 'rc' suffix is left empty: %s", exc)
+
+
+class SvmModelsNoSolution(NoSolutionSolutionLoader):
+    """A solve that ended without a solution (infeasible, unbounded, a limit): every request
+    raises Pyomo's error for it -- :class:`NoSolutionError`, :class:`NoDualsError`,
+    :class:`NoReducedCostsError` -- with Pyomo's message and the solve's end. ``legacy``: the
+    legacy interface, which returns such a result with its termination condition, loads
+    nothing: its ``load_import_suffixes`` only clears the model's import suffixes."""
+
+    def __init__(self, model, why: str, legacy: bool = False) -> None:
+        super().__init__(model, why)
+        self._legacy = legacy
+
+    def _text(self, error) -> str:
+        return f"{error.default_message} ({self.err_msg})"
+
+    def get_vars(self, vars_to_load=None):
+        raise NoSolutionError(self._text(NoSolutionError))
+
+    def get_duals(self, cons_to_load=None):
+        raise NoDualsError(self._text(NoDualsError))
+
+    def get_reduced_costs(self, vars_to_load=None):
+        raise NoReducedCostsError(self._text(NoReducedCostsError))
+
+    def load_import_suffixes(self) -> None:
+        if self._legacy:
+            self._collect_and_clear_import_suffixes()
+            return
+        super().load_import_suffixes()
+
+
+def reduced_costs(sf, duals):
+    """The reduced costs of the variables of the standard form ``sf`` solved to optimality
+    (its values loaded in ``sf.var_datas``), in Pyomo's convention -- d(objective)/d(the
+    variable's bound), the model's own sense: the gradient of the Lagrangian,
+    ``grad f(x) - sum_i y_i grad g_i(x)`` over the rows, quadratic rows and cones with
+    their duals ``y`` (``duals``: the mapping the solve returned, in the same convention).
+    At an optimum it equals the multipliers of the variable bounds (zero off its bounds).
+    A string says why there are none: no form (the backend's Pyomo plugin), no row duals,
+    or a cone at its apex (where its squared form has no gradient to carry the multiplier).
+    """
+    if sf is None:
+        return "the solve kept no standard form to compute them from"
+    values = getattr(duals, "values", None)
+    if values is None or len(values) != sf.m:
+        return "the backend reported no row duals"
+    x = np.array(values_of(sf.var_datas), dtype=float)
+    rc = sf.sense * sf.gradient(x) - sf.A.T @ np.asarray(values, dtype=float)
+    other = duals.other
+    for q in sf.qrows:
+        grad = np.array(q.linear, dtype=float)
+        for blk in q.quad:
+            grad[blk.index] += blk.gradient(x)
+        rc -= float(other[q.data]) * q.sign * grad
+    for c in sf.cones:
+        u = c.A @ x + c.b
+        w = np.array(u, dtype=float)
+        if c.kind == "soc":
+            head = u[0]
+            w[0] = -u[0]
+        else:
+            head = u[0] + u[1]
+            w[0], w[1] = -u[1], -u[0]
+        if head <= 1e-7 * (1.0 + float(np.max(np.abs(u), initial=0.0))):
+            return f"the cone {getattr(c.data, 'name', '')!r} is at its apex"
+        rc -= float(other[c.data]) * c.row_scale * 2.0 * (c.A.T @ w)
+    return rc
 
 
 def _record_of(model):
@@ -213,6 +307,7 @@ class SvmModelsSolver(SolverBase):
 
     def solve(self, model, **kwds) -> Results:
         t_start = time.perf_counter()
+        self._message = None
         results = Results()
         results.timing_info.start_timestamp = datetime.datetime.now(datetime.timezone.utc)
         results.solver_name = self.name
@@ -223,26 +318,45 @@ class SvmModelsSolver(SolverBase):
         if not self.available():
             raise ApplicationError(f"Solver {self.name!r} is not available ({self.available()}): "
                                    f"{backend(self.backend_name).install}")
-        opts = self._options(config)
-        variables = [v for v in model.component_data_objects(Var, descend_into=True)
-                     if not v.fixed]
-        before = values_of(variables) if not config.load_solutions else None
-        StaleFlagManager.mark_all_as_stale()
+        has_objective = next(model.component_data_objects(
+            Objective, active=True, descend_into=True), None) is not None
+        before = None
+        if not config.load_solutions:   # the values to put back after the solve
+            before = ComponentMap(
+                (v, v.value) for v in model.component_data_objects(Var, descend_into=True))
+        log = io.StringIO()
         timer.start("solve")
         try:
-            with (capture_output(TeeStream(*config.tee), capture_fd=True) if config.tee
-                  else contextlib.nullcontext()):
+            # the backend's log always captured (results.solver_log), shown where tee says
+            with capture_output(TeeStream(log, *config.tee), capture_fd=True):
                 info = solve_model(model, self.backend_name, record=_record_of(model),
-                                   options=opts)
+                                   options=self._options(config))
         except CapabilityError as exc:
             raise IncompatibleModel(f"{self.name}: {exc}") from None
         except SolverUnavailableError as exc:
             raise ApplicationError(f"{self.name}: {exc}") from None
         finally:
             timer.stop("solve")
-        status = info.status
-        results.termination_condition = status.termination_condition
-        results.solution_status = status.solution_status
+        self._message = info.message
+        results.solver_log = log.getvalue()
+        self._fill(results, config, info)
+        if info.status is Status.optimal:
+            self._solution(results, model, info, has_objective, before)
+        else:
+            results.solution_loader = SvmModelsNoSolution(
+                model, f"{self.name} ended {info.status.value}: {info.message}",
+                legacy=not self._raise_without_solution)
+        self._finish(results, config, info)
+        results.timing_info.timer = timer
+        results.timing_info.solver_time = info.time
+        results.timing_info.wall_time = time.perf_counter() - t_start
+        return results
+
+    def _fill(self, results, config, info) -> None:
+        """The status, the solver's identity and configuration, and what the library knows
+        of the solve (``extra_info``)."""
+        results.termination_condition = info.status.termination_condition
+        results.solution_status = info.status.solution_status
         results.solver_version = self.version()
         results.solver_config = config
         results.extra_info.message = info.message
@@ -251,38 +365,51 @@ class SvmModelsSolver(SolverBase):
         results.extra_info.path_reason = info.path_reason
         results.extra_info.iteration_count = info.iterations
         results.extra_info.retry = info.retry
-        if status is Status.optimal:
-            # the variables this solve loaded (the library marks them not stale; read all
-            # flags before any value is set: the next set_value marks everything stale)
-            fresh = [not v.stale for v in variables]
-            loaded = [v for v, f in zip(variables, fresh) if f]
-            results.solution_loader = SvmModelsSolutionLoader(model, loaded, values_of(loaded),
-                                                              info.duals)
+
+    def _solution(self, results, model, info, has_objective: bool, before) -> None:
+        """An optimum: its loader (the variables the solve took, their values, the duals, the
+        form for the reduced costs), the objective (None for a model without one: a
+        feasibility problem; the bound: none proved beyond the trivial one) and, with
+        ``load_solutions=False`` (``before``: the values before the solve), the model's
+        values put back, every variable stale."""
+        sf = info.form
+        if sf is not None:
+            solved = [v for v in sf.var_datas if not v.fixed]
+        else:   # (every matrix backend keeps its form; a path without one: the fresh values)
+            solved = [v for v in model.component_data_objects(Var, descend_into=True)
+                      if not v.fixed and not v.stale]
+        results.solution_loader = SvmModelsSolutionLoader(model, solved, values_of(solved),
+                                                          info.duals, sf)
+        if has_objective:
             results.incumbent_objective = info.objective
-            if before is not None:
-                # the library loads the values; load_solutions=False: back as they were
-                for v, old, f in zip(variables, before, fresh):
-                    if f:
-                        v.set_value(old, skip_validation=True)
-                StaleFlagManager.mark_all_as_stale()
-        else:
-            results.solution_loader = NoSolutionSolutionLoader(
-                model, f"{self.name} ended {status.value}: {info.message}")
-        if (status is not Status.optimal and config.raise_exception_on_nonoptimal_result):
+            sense = 1 if sf is None else sf.sense
+            results.objective_bound = -math.inf if sense == 1 else math.inf
+        if before is not None:
+            for v in solved:
+                v.set_value(before.get(v), skip_validation=True)
+            StaleFlagManager.mark_all_as_stale()
+
+    def _finish(self, results, config, info) -> None:
+        """Pyomo's rules for the end of a solve: a non-optimal end raises
+        (``raise_exception_on_nonoptimal_result``); ``load_solutions``: the import suffixes
+        (``dual``, ``rc``) loaded, or -- no solution -- :class:`NoSolutionError` (the legacy
+        interface warns and loads nothing, as Pyomo's legacy solvers do)."""
+        status = info.status
+        if status is not Status.optimal and config.raise_exception_on_nonoptimal_result:
             raise NoOptimalSolutionError(
                 f"{self.name} ended {status.value} ({info.message}). Set "
                 "raise_exception_on_nonoptimal_result=False to get the result instead.")
-        if config.load_solutions:
-            if status is Status.optimal:
-                results.solution_loader.load_import_suffixes()
-            elif self._raise_without_solution:
-                raise NoSolutionError(
-                    f"{self.name} ended {status.value} ({info.message}): no solution to "
-                    "load. Set load_solutions=False and check results.termination_condition.")
-        results.timing_info.timer = timer
-        results.timing_info.solver_time = info.time
-        results.timing_info.wall_time = time.perf_counter() - t_start
-        return results
+        if not config.load_solutions:
+            return
+        if status is Status.optimal:
+            results.solution_loader.load_import_suffixes()
+        elif self._raise_without_solution:
+            raise NoSolutionError(
+                f"{self.name} ended {status.value} ({info.message}): no solution to "
+                "load. Set load_solutions=False and check results.termination_condition.")
+        else:
+            logger.warning("%s: no solution loaded (%s: %s)", self.name,
+                           results.termination_condition.name, info.message)
 
     def _options(self, config) -> SolverOptions:
         t = config.time_limit
@@ -290,31 +417,23 @@ class SvmModelsSolver(SolverBase):
             t = math.inf if math.isinf(t) else max(float(t), 1e-9)
         return SolverOptions.from_kwargs(
             tol=config.tol, time_limit=t, iter_limit=config.iter_limit,
-            threads=config.threads or None, verbose=bool(config.tee),
+            threads=config.threads or None, verbose=True,
             options=dict(config.solver_options.value()))
 
 
 class SvmModelsLegacySolver(LegacySolverWrapper):
     """The legacy face (``pyomo.environ.SolverFactory``): Pyomo's ``LegacySolverWrapper``; a
-    non-optimal end is returned with its termination condition, nothing loaded."""
+    non-optimal end is returned with its termination condition, nothing loaded (the
+    result's loader, :class:`SvmModelsNoSolution`, loads nothing); the library's message
+    on the end of the solve in ``results.solver.message``."""
 
     _raise_without_solution = False
 
-    def _solution_handler(self, load_solutions, model, results, legacy_results, legacy_soln):
-        if load_solutions and results.solution_status is SolutionStatus.noSolution:
-            logger.warning("%s: no solution loaded (%s: %s)", self.name,
-                           results.termination_condition.name,
-                           results.extra_info.value().get("message"))
-            load_solutions = False
-        return super()._solution_handler(load_solutions, model, results, legacy_results,
-                                         legacy_soln)
-
-    def _map_results(self, model, results):
-        legacy_results, legacy_soln = super()._map_results(model, results)
-        message = results.extra_info.value().get("message")
-        if message:
-            legacy_results.solver.message = message
-        return legacy_results, legacy_soln
+    def solve(self, model, *args, **kwds):
+        legacy_results = super().solve(model, *args, **kwds)
+        if self._message:
+            legacy_results.solver.message = self._message
+        return legacy_results
 
 
 _DOCS = {
@@ -328,7 +447,9 @@ _DOCS = {
 
 
 def _register() -> dict:
-    """Register every backend of :data:`REGISTERED` (both interfaces); returns the classes."""
+    """Register every backend of :data:`REGISTERED` (both interfaces); returns the classes.
+    The legacy factory has each under its name and, as Pyomo names the legacy face of its
+    own new-interface solvers (``ipopt_v2``, ``gurobi_direct_v2``), ``<name>_v2`` too."""
     out = {}
     for name in REGISTERED:
         full = PREFIX + name
@@ -337,6 +458,7 @@ def _register() -> dict:
         legacy = type(f"SvmModels_{name}_legacy", (SvmModelsLegacySolver, cls),
                       {"__module__": __name__, "__doc__": _DOCS[name] + " (legacy interface)"})
         SolverFactory.register(full, legacy_name=full, doc=_DOCS[name])(cls, legacy)
+        LegacySolverFactory.register(full + "_v2", _DOCS[name] + " (legacy interface)")(legacy)
         out[name] = cls
     return out
 
