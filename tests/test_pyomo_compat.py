@@ -94,14 +94,29 @@ def test_scip_knows_the_lazy_expressions_once_a_model_is_built():
     assert table[LazyScalarExpression] is table[ExpressionData]
 
 
-def test_scip_output_capture_is_replaced_inside_only():
-    from pyomo.contrib.solver.solvers.scip import scip_direct
+def test_scip_solves_capture_no_file_descriptor_inside_only():
+    """SCIP's guard switches Pyomo's capture of file descriptors off through Pyomo's public
+    override (no Pyomo module patched): inside, ``capture_output(capture_fd=True)`` -- as
+    ``scip_direct`` calls it -- leaves descriptor 1 where it was; after, it captures it
+    again."""
+    import os
 
-    before = scip_direct.capture_output
-    stand_in = object()
-    with pc.scip_capture_replaced(stand_in):
-        assert scip_direct.capture_output is stand_in
-    assert scip_direct.capture_output is before
+    from pyomo.common import tee
+
+    from svm_models.solvers.scip import pipe_free_capture
+
+    before = tee.OVERRIDE_CAPTURE_OUTPUT
+
+    def fd1_target():
+        return os.fstat(1).st_ino, os.fstat(1).st_dev
+
+    outside = fd1_target()
+    with pipe_free_capture():
+        with tee.capture_output(tee.TeeStream(), capture_fd=True):
+            assert fd1_target() == outside
+    assert tee.OVERRIDE_CAPTURE_OUTPUT == before
+    with tee.capture_output(tee.TeeStream(), capture_fd=True):
+        assert fd1_target() != outside
 
 
 def test_no_pyomo_patch_at_import():

@@ -13,7 +13,6 @@ exists and means what it is used for; ``pyproject.toml`` pins the versions check
 
 from __future__ import annotations
 
-import contextlib
 import operator
 
 from pyomo.core.base.constraint import ConstraintData
@@ -112,24 +111,6 @@ def teach_scip_lazy_types(*types) -> None:
         if handler is not None:
             for t in types:
                 table.setdefault(t, handler)
-
-
-@contextlib.contextmanager
-def scip_capture_replaced(capture):
-    """Inside: Pyomo's SCIP interface captures the solver's output with ``capture`` (a
-    stand-in for ``pyomo.common.tee.capture_output``, the module global ``scip_direct`` calls),
-    restored after. Nothing when that interface is absent."""
-    try:
-        from pyomo.contrib.solver.solvers.scip import scip_direct
-    except ImportError:
-        yield
-        return
-    original = scip_direct.capture_output
-    scip_direct.capture_output = capture
-    try:
-        yield
-    finally:
-        scip_direct.capture_output = original
 
 
 # --- persistent solver interfaces: the native model behind them ----------------------------
