@@ -49,6 +49,7 @@ log), ``solver_options`` (legacy ``options``: the backend's raw options), and th
 from __future__ import annotations
 
 import datetime
+import difflib
 import importlib
 import io
 import logging
@@ -71,18 +72,20 @@ from pyomo.contrib.solver.common.util import (IncompatibleModelError, NoDualsErr
                                               NoSolutionError)
 from pyomo.core.base.objective import Objective
 from pyomo.opt import SolverFactory as LegacySolverFactory
+from pyomo.opt.base.solvers import LegacySolverFactory as LegacyRegistry
 from pyomo.core.base.var import Var
 from pyomo.core.staleflag import StaleFlagManager
 
 from .._version import __version__ as _library_version
-from ..errors import CapabilityError, SolverUnavailableError
+from ..errors import CapabilityError, ParameterError, SolverUnavailableError
 from ..model.built import single_record
-from ..model.pyomo_compat import values_of
+from ..model.pyomo_compat import answer_unknown_names, values_of
 from ..status import Status
+from ..tolerances import AT_BOUND_REL
 from .base import SolverOptions
 from .dispatch import solve_model
 from .table import available as _backend_available
-from .table import backend
+from .table import BACKENDS, backend
 
 logger = logging.getLogger(__name__)
 
@@ -120,12 +123,14 @@ class SvmModelsSolutionLoader(SolutionLoader):
     -> dual, read on demand) and, from the standard form solved (``form``), the reduced
     costs (d(objective)/d(the variable's bound), computed on first request)."""
 
-    def __init__(self, model, variables: list, values: list, duals, form=None) -> None:
+    def __init__(self, model, variables: list, values: list, duals, form=None,
+                 form_values=None) -> None:
         self._pyomo_model = model
         self._variables = variables
         self._values = values
         self._duals = duals if duals is not None else {}
         self._form = form
+        self._form_values = form_values
         self._pos = None
         self._rc = None
 
@@ -167,7 +172,7 @@ class SvmModelsSolutionLoader(SolutionLoader):
 
     def get_reduced_costs(self, vars_to_load=None):
         if self._rc is None:
-            rc = reduced_costs(self._form, self._duals)
+            rc = reduced_costs(self._form, self._duals, self._form_values)
             if isinstance(rc, str):
                 raise NoReducedCostsError(f"no reduced costs: {rc}")
             pos = {id(v): i for i, v in enumerate(self._form.var_datas)}
@@ -219,13 +224,14 @@ class SvmModelsNoSolution(NoSolutionSolutionLoader):
         super().load_import_suffixes()
 
 
-def reduced_costs(sf, duals):
+def reduced_costs(sf, duals, x):
     """The reduced costs of the variables of the standard form ``sf`` solved to optimality
-    (its values loaded in ``sf.var_datas``), in Pyomo's convention -- d(objective)/d(the
+    (``x``: the values of ``sf.var_datas`` it found), in Pyomo's convention -- d(objective)/d(the
     variable's bound), the model's own sense: the gradient of the Lagrangian,
     ``grad f(x) - sum_i y_i grad g_i(x)`` over the rows, quadratic rows and cones with
     their duals ``y`` (``duals``: the mapping the solve returned, in the same convention).
-    At an optimum it equals the multipliers of the variable bounds (zero off its bounds).
+    At an optimum it equals the multipliers of the variable bounds: a variable off its
+    bounds (by more than :data:`~svm_models.tolerances.AT_BOUND_REL` of their size) has 0.
     A string says why there are none: no form (the backend's Pyomo plugin), no row duals,
     or a cone at its apex (where its squared form has no gradient to carry the multiplier).
     """
@@ -234,7 +240,7 @@ def reduced_costs(sf, duals):
     values = getattr(duals, "values", None)
     if values is None or len(values) != sf.m:
         return "the backend reported no row duals"
-    x = np.array(values_of(sf.var_datas), dtype=float)
+    x = np.asarray(x, dtype=float)
     rc = sf.sense * sf.gradient(x) - sf.A.T @ np.asarray(values, dtype=float)
     other = duals.other
     for q in sf.qrows:
@@ -254,6 +260,13 @@ def reduced_costs(sf, duals):
         if head <= 1e-7 * (1.0 + float(np.max(np.abs(u), initial=0.0))):
             return f"the cone {getattr(c.data, 'name', '')!r} is at its apex"
         rc -= float(other[c.data]) * c.row_scale * 2.0 * (c.A.T @ w)
+    # complementarity: a variable off its bounds has none (the gradient's value there is the
+    # round-off of the duals, up to 1e-5 after a quadratic row's or a cone's)
+    span = np.maximum(1.0, np.abs(np.where(np.isfinite(sf.lx), sf.lx, 0.0))
+                      + np.abs(np.where(np.isfinite(sf.ux), sf.ux, 0.0)))
+    at_bound = ((np.isfinite(sf.lx) & (x - sf.lx <= AT_BOUND_REL * span))
+                | (np.isfinite(sf.ux) & (sf.ux - x <= AT_BOUND_REL * span)))
+    rc[~at_bound] = 0.0
     return rc
 
 
@@ -378,8 +391,9 @@ class SvmModelsSolver(SolverBase):
         else:   # (every matrix backend keeps its form; a path without one: the fresh values)
             solved = [v for v in model.component_data_objects(Var, descend_into=True)
                       if not v.fixed and not v.stale]
-        results.solution_loader = SvmModelsSolutionLoader(model, solved, values_of(solved),
-                                                          info.duals, sf)
+        results.solution_loader = SvmModelsSolutionLoader(
+            model, solved, values_of(solved), info.duals, sf,
+            None if sf is None else values_of(sf.var_datas))
         if has_objective:
             results.incumbent_objective = info.objective
             sense = 1 if sf is None else sf.sense
@@ -446,6 +460,63 @@ _DOCS = {
 }
 
 
+def unknown_solver_message(name: str) -> str:
+    """What both factories answer to ``svm_models.<name>`` that is not registered: the names
+    registered and the closest one (difflib) -- or, for one of the library's backends that
+    Pyomo has its own interface to (``hihgs``), that interface."""
+    key = name[len(PREFIX):].lower()
+    others = [n for n in BACKENDS if n not in REGISTERED]
+    close = difflib.get_close_matches(key, list(REGISTERED) + others, n=1)
+    hint = ""
+    if close and close[0] in REGISTERED:
+        hint = f"; did you mean {PREFIX + close[0]!r}?"
+    elif close:
+        b = BACKENDS[close[0]]
+        plugin = b.plugins[-1] if b.plugins else close[0]
+        hint = (f"; did you mean Pyomo's own {plugin!r}? (svm_models registers only the "
+                f"backends Pyomo has no interface to; svm_models.solve(..., "
+                f"solver={close[0]!r}) solves through the library)")
+    return (f"unknown solver {name!r}: svm_models registers "
+            f"{', '.join(PREFIX + n for n in REGISTERED)} with Pyomo's SolverFactory{hint}")
+
+
+class UnknownSolverError(ParameterError):
+    """A misspelt ``svm_models.<name>`` asked of Pyomo's new ``SolverFactory``."""
+
+
+def _refuse_new(name: str):
+    """The new interface's answer: the error, at once (where Pyomo returns None)."""
+    raise UnknownSolverError(unknown_solver_message(name))
+
+
+class UnknownLegacySolver:
+    """The legacy factory's answer to a misspelt ``svm_models.<name>`` (where Pyomo returns
+    its ``UnknownSolver``): not available, and any solve raises Pyomo's ``ApplicationError``
+    with :func:`unknown_solver_message`."""
+
+    def __init__(self, name: str, **kwds) -> None:
+        self.name = name
+        self.message = unknown_solver_message(name)
+
+    def available(self, exception_flag=True) -> bool:
+        if exception_flag:
+            raise ApplicationError(self.message)
+        return False
+
+    def license_is_valid(self) -> bool:
+        return False
+
+    def solve(self, *args, **kwds):
+        raise ApplicationError(self.message)
+
+    def __bool__(self) -> bool:
+        return False
+
+
+def _answer_legacy(name: str):
+    return lambda **kwds: UnknownLegacySolver(name, **kwds)
+
+
 def _register() -> dict:
     """Register every backend of :data:`REGISTERED` (both interfaces); returns the classes.
     The legacy factory has each under its name and, as Pyomo names the legacy face of its
@@ -460,6 +531,8 @@ def _register() -> dict:
         SolverFactory.register(full, legacy_name=full, doc=_DOCS[name])(cls, legacy)
         LegacySolverFactory.register(full + "_v2", _DOCS[name] + " (legacy interface)")(legacy)
         out[name] = cls
+    answer_unknown_names([SolverFactory], PREFIX, lambda name: lambda **kw: _refuse_new(name))
+    answer_unknown_names([LegacySolverFactory, LegacyRegistry], PREFIX, _answer_legacy)
     return out
 
 
