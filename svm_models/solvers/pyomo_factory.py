@@ -27,18 +27,33 @@ whose message names the backends that can take the model.
 
 Statuses map through :attr:`Status.termination_condition
 <svm_models.status.Status.termination_condition>` and :attr:`Status.solution_status
-<svm_models.status.Status.solution_status>`. Duals are reported in the convention of Pyomo's
-direct solver interfaces (``gurobi_direct``, ``highs``, ``cplex_direct``): the sensitivity
-d(optimal objective)/d(constraint bound) in the model's own sense -- the library's own
-convention, so they are passed on as :func:`solve_model` returns them. (Ipopt's duals in
-Pyomo have the opposite sign when minimising: ``BACKENDS["ipopt"].dual_sign``.) No reduced
-costs are reported.
+<svm_models.status.Status.solution_status>`; infeasible and unbounded are told apart from the
+backends' certificates (a dual-infeasibility certificate alone is "infeasible or unbounded":
+the feasibility problem tells which; :func:`~.common.settle_dual_infeasible`). Duals are
+reported in the convention of Pyomo's direct solver interfaces (``gurobi_direct``,
+``highs``, ``cplex_direct``): the sensitivity d(optimal objective)/d(constraint bound) in the
+model's own sense -- the library's own convention, so they are passed on as
+:func:`solve_model` returns them. (Ipopt's duals in Pyomo have the opposite sign when
+minimising: ``BACKENDS["ipopt"].dual_sign``.) Reduced costs, in the same convention
+(d(objective)/d(the variable's bound)), are computed on request from the standard form
+solved (:func:`reduced_costs`).
 
-``load_solutions=False`` leaves the model's values as they were: the solve loads the values
-(the library always does), the solution is kept in the result's loader, and the values before
-the solve are put back. The legacy interface, as Pyomo's own legacy solvers do, returns a
-non-optimal result (infeasible, a time limit) with its termination condition instead of
-raising, and loads nothing.
+The solution is what Pyomo's own interfaces give: the variables the active objective and
+constraints reference (not fixed; any other is neither solved nor loaded, and stale); a model
+without an active objective is a feasibility problem (``incumbent_objective`` None);
+``objective_bound`` is the trivial one (-inf minimising, inf maximising: no bound is proved
+beyond the optimum's tolerance); ``solver_log`` holds the backend's log (shown on the ``tee``
+streams too). ``load_solutions=False`` leaves the model's values as they were: the solve loads
+the values (the library always does), the solution is kept in the result's loader, and the
+values before the solve are put back (every variable stale). A solve without a solution
+raises Pyomo's errors (``NoOptimalSolutionError``; then ``NoSolutionError``, and from its
+loader ``NoDualsError``, ``NoReducedCostsError``). The legacy interface (also
+``<name>_v2``, as Pyomo names the legacy face of its own new solvers), as Pyomo's own legacy
+solvers do, returns a non-optimal result (infeasible, a time limit) with its termination
+condition instead of raising, and loads nothing -- through public hooks only: its result's
+loader loads nothing, and its ``solve`` adds the library's message. A misspelt
+``svm_models.<name>`` answers, in either factory, with the names registered and the closest
+(:func:`unknown_solver_message`; :class:`~svm_models.model.pyomo_compat.PrefixRegistry`).
 
 Options: ``time_limit`` (legacy ``timelimit``; unset: the library's default,
 :data:`~svm_models.solvers.base.DEFAULT_TIME_LIMIT`), ``threads``, ``tee`` (the backend's
