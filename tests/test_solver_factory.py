@@ -459,3 +459,24 @@ def test_reduced_costs_through_a_cone():
     rc = NewSolverFactory("svm_models.clarabel").solve(m).solution_loader.get_reduced_costs()
     assert [rc[m.x[0]], rc[m.x[1]], rc[m.t]] == pytest.approx(
         [-1 + 0.5 / np.sqrt(0.75), 0.0, -1 / np.sqrt(0.75)], abs=1e-4)
+
+
+@pytest.mark.parametrize("name", GENERAL)
+def test_load_solutions_false_on_a_block_keeps_the_parents_values(name):
+    """A block solved whose constraints reference variables of the model above it (min y,
+    y >= x + 2, y >= -x: x = -1, y = 1): with load_solutions=False every value stays as it
+    was (x's 5 included) and the loader has the solution; loaded, they are the solution."""
+    require(name)
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(initialize=5.0)
+    m.y = pyo.Var()
+    m.b = pyo.Block()
+    m.b.obj = pyo.Objective(expr=m.y)
+    m.b.c1 = pyo.Constraint(expr=m.y >= m.x + 2)
+    m.b.c2 = pyo.Constraint(expr=m.y >= -m.x)
+    res = NewSolverFactory(f"svm_models.{name}").solve(m.b, load_solutions=False)
+    assert (m.x.value, m.y.value) == (5.0, None)
+    assert m.x.stale and m.y.stale
+    res.solution_loader.load_vars()
+    assert (m.x.value, m.y.value) == pytest.approx((-1.0, 1.0), abs=X_ABS)
+    assert not m.x.stale and not m.y.stale

@@ -349,9 +349,10 @@ class SvmModelsSolver(SolverBase):
         has_objective = next(model.component_data_objects(
             Objective, active=True, descend_into=True), None) is not None
         before = None
-        if not config.load_solutions:   # the values to put back after the solve
-            before = ComponentMap(
-                (v, v.value) for v in model.component_data_objects(Var, descend_into=True))
+        if not config.load_solutions:   # the values to put back after the solve (of the
+            # whole model: a block's constraints may reference variables outside it)
+            held = list(model.model().component_data_objects(Var, descend_into=True))
+            before = dict(zip(map(id, held), values_of(held)))
         log = io.StringIO()
         timer.start("solve")
         try:
@@ -415,7 +416,7 @@ class SvmModelsSolver(SolverBase):
             results.objective_bound = -math.inf if sense == 1 else math.inf
         if before is not None:
             for v in solved:
-                v.set_value(before.get(v), skip_validation=True)
+                v.set_value(before.get(id(v)), skip_validation=True)
             StaleFlagManager.mark_all_as_stale()
 
     def _finish(self, results, config, info) -> None:
