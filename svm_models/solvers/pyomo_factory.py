@@ -42,8 +42,8 @@ The solution is what Pyomo's own interfaces give: the variables the active objec
 constraints reference (not fixed; any other is neither solved nor loaded, and stale); a model
 without an active objective is a feasibility problem (``incumbent_objective`` None);
 ``objective_bound`` is the trivial one (-inf minimising, inf maximising: no bound is proved
-beyond the optimum's tolerance); ``solver_log`` holds the backend's log (shown on the ``tee``
-streams too). ``load_solutions=False`` leaves the model's values as they were: the solve loads
+beyond the optimum's tolerance); ``solver_log`` holds the backend's log when ``tee`` asks for
+it (shown on those streams too; a quiet solve runs the backend quietly: ""). ``load_solutions=False`` leaves the model's values as they were: the solve loads
 the values (the library always does), the solution is kept in the result's loader, and the
 values before the solve are put back (every variable stale). A solve without a solution
 raises Pyomo's errors (``NoOptimalSolutionError``; then ``NoSolutionError``, and from its
@@ -63,6 +63,7 @@ log), ``solver_options`` (legacy ``options``: the backend's raw options), and th
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import difflib
 import importlib
@@ -356,8 +357,12 @@ class SvmModelsSolver(SolverBase):
         log = io.StringIO()
         timer.start("solve")
         try:
-            # the backend's log always captured (results.solver_log), shown where tee says
-            with capture_output(TeeStream(log, *config.tee), capture_fd=True):
+            # with tee, the backend's log to those streams and to results.solver_log; a quiet
+            # solve runs the backend quietly, its output drained to a file (never a pipe:
+            # Pyomo's capture reads one in a thread, which a backend holding the GIL for a
+            # long log would block on)
+            with (capture_output(TeeStream(log, *config.tee), capture_fd=True) if config.tee
+                  else contextlib.nullcontext()):
                 info = solve_model(model, self.backend_name, record=_record_of(model),
                                    options=self._options(config))
         except CapabilityError as exc:
@@ -447,7 +452,7 @@ class SvmModelsSolver(SolverBase):
             t = math.inf if math.isinf(t) else max(float(t), 1e-9)
         return SolverOptions.from_kwargs(
             tol=config.tol, time_limit=t, iter_limit=config.iter_limit,
-            threads=config.threads or None, verbose=True,
+            threads=config.threads or None, verbose=bool(config.tee),
             options=dict(config.solver_options.value()))
 
 
