@@ -298,6 +298,12 @@ IPM_DIVERGE = 1e14
 #: a solve whose worst measure (primal or dual residual, gap) has not halved in this many
 #: iterations has stalled (numerical trouble; an infeasible or unbounded problem)
 IPM_STALL = 25
+#: the tolerance of ipm's certificates, read from the last iterate of a solve that failed
+#: (scaled to a unit vector): a Farkas certificate's row combination must vanish on the
+#: columns without a finite bound to within this and miss the right-hand side by more; an
+#: improving ray must keep the rows, the quadratic form and the bounds to within this and
+#: gain more than it on the objective (relative to the largest cost)
+IPM_CERT_TOL = 1e-7
 
 #: duals a user hands to :func:`svm_models.extract` are read in the sign -- as given or
 #: flipped -- whose reading is the dual-feasible one for the block's own rows

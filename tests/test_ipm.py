@@ -136,15 +136,142 @@ def test_linear_program_with_free_variables():
     assert got.objective == pytest.approx(ref.objective, rel=1e-7)
 
 
-def test_infeasible_problem_is_not_optimal():
+def test_infeasible_problem_is_proved_infeasible():
+    """x + y >= 3 on the unit box: the iterates diverge, their multipliers are a Farkas
+    certificate (y = 1: x + y <= 2 on the box), so: infeasible, said how."""
     m = pyo.ConcreteModel()
     m.x = pyo.Var(bounds=(0, 1))
     m.y = pyo.Var(bounds=(0, 1))
     m.c = pyo.Constraint(expr=m.x + m.y >= 3)
     m.obj = pyo.Objective(expr=m.x ** 2 + m.y)
     info = solve_model(m, "ipm", problem_class="QP")
-    assert info.status != "optimal"
-    assert info.status in ("numerical_error", "iteration_limit"), info.message
+    assert info.status == "infeasible", info.message
+    assert "Farkas certificate" in info.message
+
+
+def _lp(kind: str):
+    """Small LPs with a known end: "infeasible" (primal and dual: y >= x and y <= x - 1,
+    free), "unbounded" (max 3y above |x| + 1), "unbounded_qp" (min x^2 - y, y >= 0 free
+    above), "empty_row" (a row left without a variable: 0 >= 1)."""
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var()
+    m.y = pyo.Var()
+    if kind == "infeasible":
+        m.o = pyo.Objective(expr=m.y)
+        m.c1 = pyo.Constraint(expr=m.y >= m.x)
+        m.c2 = pyo.Constraint(expr=m.y <= m.x - 1)
+    elif kind == "unbounded":
+        m.o = pyo.Objective(expr=3 * m.y, sense=pyo.maximize)
+        m.c1 = pyo.Constraint(expr=m.y >= m.x + 1)
+        m.c2 = pyo.Constraint(expr=m.y >= -m.x + 1)
+    elif kind == "unbounded_qp":
+        m.y.setlb(0)
+        m.o = pyo.Objective(expr=m.x ** 2 - m.y)
+        m.c = pyo.Constraint(expr=m.x + m.y >= 1)
+    else:
+        m.z = pyo.Var(initialize=-1)
+        m.z.fix()
+        m.o = pyo.Objective(expr=m.y)
+        m.c1 = pyo.Constraint(expr=m.y >= m.x)
+        m.c2 = pyo.Constraint(expr=m.y >= -m.x)
+        m.c3 = pyo.Constraint(expr=m.z >= 0)
+    return m
+
+
+@pytest.mark.parametrize("kind,status", [("infeasible", "infeasible"),
+                                         ("unbounded", "unbounded"),
+                                         ("unbounded_qp", "unbounded"),
+                                         ("empty_row", "infeasible")])
+def test_infeasible_and_unbounded_are_told_apart(kind, status):
+    """Each end proved (PIQP and Clarabel, from their own certificates, agree); never
+    optimal, never the other one."""
+    sf = from_pyomo(_lp(kind))
+    res = ipm.solve(sf, SolverOptions())
+    assert res.status == status, res.message
+    assert res.x is None
+    for other in ("piqp", "clarabel"):
+        require(other)
+        assert solve_model(_lp(kind), other).status == status
+
+
+def test_a_row_without_variables_is_checked_before_any_iteration():
+    sf = from_pyomo(_lp("empty_row"))
+    res = ipm.solve(sf, SolverOptions(iter_limit=1))
+    assert res.status == "infeasible" and res.message == (
+        "a row with no variable has bounds that exclude 0")
+    m = _lp("empty_row")
+    m.z.fix(1)      # 1 >= 0: kept, harmless
+    info = solve_model(m, "ipm")
+    assert info.status == "optimal" and pyo.value(m.y) == pytest.approx(0.0, abs=1e-7)
+    m.c3.set_value(m.z <= 0)     # 1 <= 0: the upper bound excludes 0
+    assert ipm.solve(from_pyomo(m), SolverOptions(iter_limit=1)).status == "infeasible"
+
+
+def _problem(kind: str):
+    return ipm._Problem(from_pyomo(_lp(kind)))
+
+
+def test_a_farkas_certificate_is_checked_exactly():
+    """The rows of "infeasible" as the reader states them, in ipm's form (v = (y, x, s1,
+    s2)): x - y - s1 = 0 with s1 <= 0 and y - x - s2 = 0 with s2 <= -1. The multipliers
+    (1, 1) combine them into -s1 - s2 = 0, impossible on the box (-s1 - s2 >= 1): a
+    certificate, at any positive scale and with its sign flipped; (1, -1), (1, 0), a
+    combination that keeps a free column by 1e-3, or 0 are none."""
+    sf = from_pyomo(_lp("infeasible"))
+    assert sf.A.toarray().tolist() == [[-1.0, 1.0], [1.0, -1.0]]   # (columns y, x)
+    p = ipm._Problem(sf)
+    for y in ([1.0, 1.0], [1e12, 1e12], [-3.0, -3.0]):
+        assert ipm._farkas(p, np.array(y))
+    for y in ([1.0, -1.0], [1.0, 0.0], [0.0, 0.0], [np.inf, 1.0], [1.0, 1.0 + 1e-3]):
+        assert not ipm._farkas(p, np.array(y))
+    # the box decides: with s2 <= 0 allowed the same combination proves nothing
+    p.u[3] = 0.0
+    assert not ipm._farkas(p, np.array([1.0, 1.0]))
+    p.u[3] = -1e-9     # ... nor by a margin below the tolerance, either sign
+    assert not ipm._farkas(p, np.array([1.0, 1.0]))
+    assert not ipm._farkas(p, np.array([-1.0, -1.0]))
+
+
+def _direction(sf, p, xs: dict):
+    """A direction of ipm's v: the given variables, the slacks that keep every row."""
+    d = np.zeros(p.nv)
+    for k, v in enumerate(sf.var_datas):
+        d[k] = xs.get(v.name, 0.0)
+    d[p.n:] = sf.A @ d[:p.n]
+    return d
+
+
+def test_an_improving_ray_is_checked_exactly():
+    """"unbounded" in ipm's form (minimise -3y; the slacks of x - y <= -1 and -x - y <= -1
+    have upper bounds): y = 1 keeps the rows and the bounds and gains 3 per unit, at any
+    scale; its opposite loses; (y, x) = (1, 2) breaks a bound's direction, a broken row or
+    0 is none. In "unbounded_qp" (x^2 in the objective) the ray must leave x alone."""
+    sf = from_pyomo(_lp("unbounded"))
+    p = ipm._Problem(sf)
+    d = _direction(sf, p, {"y": 1.0})
+    assert ipm._improving_ray(p, d) and ipm._improving_ray(p, 1e12 * d)
+    assert not ipm._improving_ray(p, -d)
+    assert not ipm._improving_ray(p, _direction(sf, p, {"y": 1.0, "x": 2.0}))
+    broken = d.copy()
+    broken[p.n] -= 1e-3
+    assert not ipm._improving_ray(p, broken)
+    assert not ipm._improving_ray(p, np.zeros(p.nv))
+    sf = from_pyomo(_lp("unbounded_qp"))
+    q = ipm._Problem(sf)
+    assert ipm._improving_ray(q, _direction(sf, q, {"y": 1.0}))
+    assert not ipm._improving_ray(q, _direction(sf, q, {"y": 1.0, "x": 0.5}))
+    flat = from_pyomo(_lp("unbounded_qp"))
+    flat.c[:] = 0.0     # no gain: no ray, however the direction keeps the rows
+    assert not ipm._improving_ray(ipm._Problem(flat), _direction(sf, q, {"y": 1.0}))
+
+
+def test_a_failure_without_a_certificate_stays_what_it_was():
+    """A feasible, bounded QP stopped by the iteration limit: its iterate is neither
+    certificate, so the limit is reported (no guessed infeasible or unbounded)."""
+    m = _lp("unbounded_qp")
+    m.y.setub(5)
+    res = ipm.solve(from_pyomo(m), SolverOptions(iter_limit=2))
+    assert res.status == "iteration_limit"
 
 
 def test_inseparable_hard_margin_is_named():

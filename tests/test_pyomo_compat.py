@@ -94,19 +94,36 @@ def test_scip_knows_the_lazy_expressions_once_a_model_is_built():
     assert table[LazyScalarExpression] is table[ExpressionData]
 
 
-def test_scip_output_capture_is_replaced_inside_only():
-    from pyomo.contrib.solver.solvers.scip import scip_direct
+def test_scip_solves_capture_no_file_descriptor_inside_only():
+    """SCIP's guard switches Pyomo's capture of file descriptors off through Pyomo's public
+    override (no Pyomo module patched): inside, ``capture_output(capture_fd=True)`` -- as
+    ``scip_direct`` calls it -- leaves descriptor 1 where it was; after, it captures it
+    again."""
+    import os
 
-    before = scip_direct.capture_output
-    stand_in = object()
-    with pc.scip_capture_replaced(stand_in):
-        assert scip_direct.capture_output is stand_in
-    assert scip_direct.capture_output is before
+    from pyomo.common import tee
+
+    from svm_models.solvers.scip import pipe_free_capture
+
+    before = tee.OVERRIDE_CAPTURE_OUTPUT
+
+    def fd1_target():
+        return os.fstat(1).st_ino, os.fstat(1).st_dev
+
+    outside = fd1_target()
+    with pipe_free_capture():
+        with tee.capture_output(tee.TeeStream(), capture_fd=True):
+            assert fd1_target() == outside
+    assert tee.OVERRIDE_CAPTURE_OUTPUT == before
+    with tee.capture_output(tee.TeeStream(), capture_fd=True):
+        assert fd1_target() != outside
 
 
 def test_no_pyomo_patch_at_import():
-    """Importing the package changes nothing in Pyomo: SCIP's dispatch table learns the lazy
-    types when the first lazy component is built (a fresh interpreter)."""
+    """Importing the package patches nothing in Pyomo (it registers its solvers, in
+    registries that answer a misspelt ``svm_models.<name>``: pyomo_compat.PrefixRegistry):
+    SCIP's dispatch table learns the lazy types when the first lazy component is built (a
+    fresh interpreter)."""
     import subprocess
     import sys
 
@@ -177,3 +194,35 @@ def test_persistent_interfaces_keep_the_native_model_and_maps():
         old = opt._pyomo_con_to_solver_con_map[m.k]
         assert pc.persistent_swap(opt, m.k, "stand-in") is old
         assert opt._pyomo_con_to_solver_con_map[m.k] == "stand-in"
+
+
+def test_the_factories_look_names_up_in_their_registry():
+    """Pyomo's solver factories test ``name in _cls`` and call ``_cls[name](**kwds)``: a
+    :class:`PrefixRegistry` in a fresh factory of each kind answers an unknown name under
+    its prefix, and leaves every other name, the registration and the iteration as they
+    were; installing it twice changes nothing; factories that do not share one registry
+    are refused."""
+    import pytest
+    from pyomo.contrib.solver.common.factory import SolverFactoryClass
+    from pyomo.opt.base.solvers import SolverFactoryClass as LegacyFactoryClass
+
+    answered = []
+
+    def answer(name):
+        return lambda **kw: answered.append((name, kw)) or "answer"
+
+    new, legacy = SolverFactoryClass(), LegacyFactoryClass("solver type")
+    for factory in (new, legacy):
+        factory._cls["p.real"] = lambda **kw: "real"
+        pc.answer_unknown_names([factory], "p.", answer)
+        registry = factory._cls
+        pc.answer_unknown_names([factory], "p.", answer)
+        assert factory._cls is registry and isinstance(registry, pc.PrefixRegistry)
+        assert factory("p.real") == "real" and factory("p.typo") == "answer"
+        assert "p.typo" in factory and list(factory) == ["p.real"]
+        factory._cls["p.later"] = lambda **kw: "later"
+        assert factory("p.later") == "later"
+    assert new("q.other") is None     # outside the prefix: Pyomo's own answer
+    assert [n for n, _ in answered] == ["p.typo", "p.typo"]
+    with pytest.raises(ValueError, match="share"):
+        pc.answer_unknown_names([SolverFactoryClass(), SolverFactoryClass()], "p.", answer)

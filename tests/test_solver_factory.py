@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import io
+import re
 import subprocess
 import sys
 
@@ -342,3 +343,140 @@ def test_an_svm_built_by_the_library_takes_the_fast_path():
     m.alpha[0].setub(0.01)
     res = NewSolverFactory("svm_models.piqp").solve(m)
     assert res.solution_status is SolutionStatus.optimal and m.alpha[0].value <= 0.01 + 1e-9
+
+
+# ---------------------------------------------------------------------------------------
+# Reduced costs: d(objective)/d(the variable's bound), the model's own sense (Pyomo's)
+
+
+def _bounded(kind: str, sense: str):
+    """x in [-1, 2]^3 with x0 at its lower bound and x2 at its upper one at the optimum
+    (x = (-1, 1.5, 2) for "lp" and "qp"): the reduced costs by hand -- "lp": (1, 0, -1);
+    "qp": df/dx0 - y_ge = 0.75 - 0.5 = 0.25 (y_ge = df/dx1 = 0.5, x1 off its bounds), 0, -1;
+    "qcqp" (minimise -x0 - x1 - x2 with x0 <= 0.5 and the convex quadratic row
+    x0^2 + x1^2 <= 2, active, the linear rows not): x = (0.5, sqrt(1.75), 2), the row's
+    multiplier 1 / (2 x1) from x1's stationarity, so x0's reduced cost is
+    -1 + 2 x0 / (2 x1) = -1 + 0.5 / sqrt(1.75), x1's 0, x2's -1 -- each negated when the
+    model maximises -f."""
+    m = pyo.ConcreteModel()
+    s = 1.0 if sense == "min" else -1.0
+    m.x = pyo.Var(range(3), bounds=(-1, 2))
+    if kind == "lp":
+        f = 2 * m.x[0] + m.x[1] - m.x[2]
+    elif kind == "qp":
+        f = 2 * m.x[0] + (m.x[1] - 1) ** 2 - m.x[2] + 0.5 * m.x[0] * m.x[1] + m.x[0] ** 2
+    else:
+        f = -m.x[0] - m.x[1] - m.x[2]
+        m.x[0].setub(0.5)
+        m.q = pyo.Constraint(expr=m.x[0] ** 2 + m.x[1] ** 2 <= 2)
+    m.o = pyo.Objective(expr=s * f, sense=pyo.minimize if sense == "min" else pyo.maximize)
+    m.ge = pyo.Constraint(expr=m.x[0] + m.x[1] >= 0.5)
+    m.le = pyo.Constraint(expr=m.x[1] - m.x[2] <= 1)
+    m.rc = pyo.Suffix(direction=pyo.Suffix.IMPORT)
+    return m
+
+
+RC = {"lp": (1.0, 0.0, -1.0), "qp": (0.25, 0.0, -1.0),
+      "qcqp": (-1.0 + 0.5 / np.sqrt(1.75), 0.0, -1.0)}
+
+
+@pytest.mark.parametrize("name,kind,sense", [(n, k, s) for n in GENERAL for k in ("lp", "qp")
+                                             for s in ("min", "max")]
+                         + [("clarabel", "qcqp", s) for s in ("min", "max")])
+def test_reduced_costs_by_hand(name, kind, sense):
+    """Both interfaces: the legacy ``rc`` suffix and the new loader's
+    ``get_reduced_costs`` (all, or the variables asked for)."""
+    require(name)
+    sign = 1.0 if sense == "min" else -1.0
+    m = _bounded(kind, sense)
+    pyo.SolverFactory(f"svm_models.{name}").solve(m)
+    assert [m.rc[m.x[i]] for i in range(3)] == pytest.approx(
+        [sign * r for r in RC[kind]], abs=DUAL_ABS)
+    res = NewSolverFactory(f"svm_models.{name}").solve(_bounded(kind, sense),
+                                                       load_solutions=False)
+    rc = res.solution_loader.get_reduced_costs()
+    assert sorted(rc.values()) == pytest.approx(sorted(sign * r for r in RC[kind]), abs=DUAL_ABS)
+
+
+def test_no_reduced_costs_at_a_cones_apex():
+    """min t with ||x|| <= t: the optimum is the apex, where the squared form's gradient
+    vanishes and the multiplier cannot be carried: Pyomo's NoReducedCostsError, saying so;
+    the values and duals are there."""
+    from pyomo.contrib.solver.common.util import NoReducedCostsError
+
+    require("clarabel")
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(range(2))
+    m.t = pyo.Var(bounds=(0, None))
+    m.o = pyo.Objective(expr=m.t + 0.1 * m.x[0])
+    m.cone = pyo.Constraint(expr=m.x[0] ** 2 + m.x[1] ** 2 <= m.t ** 2)
+    res = NewSolverFactory("svm_models.clarabel").solve(m)
+    assert res.solution_loader.get_vars()[m.t] == pytest.approx(0.0, abs=1e-6)
+    with pytest.raises(NoReducedCostsError, match="apex"):
+        res.solution_loader.get_reduced_costs()
+
+
+# ---------------------------------------------------------------------------------------
+# A misspelt name, in either factory
+
+
+@pytest.mark.parametrize("typo,hint", [("svm_models.piq", "did you mean 'svm_models.piqp'"),
+                                       ("svm_models.Clarabell", "'svm_models.clarabel'"),
+                                       ("svm_models.hihgs", "Pyomo's own 'highs'")])
+def test_a_misspelt_name_answers_with_the_names_and_a_suggestion(typo, hint):
+    from pyomo.common.errors import ApplicationError
+
+    from svm_models.solvers.pyomo_factory import UnknownSolverError
+
+    listed = "svm_models.piqp, svm_models.clarabel, svm_models.ipm, svm_models.libsvm"
+    with pytest.raises(UnknownSolverError) as err:
+        NewSolverFactory(typo)
+    assert listed in str(err.value) and hint in str(err.value)
+    assert isinstance(err.value, sm.ParameterError)
+    legacy = pyo.SolverFactory(typo)
+    assert not legacy.available(exception_flag=False)
+    with pytest.raises(ApplicationError, match=re.escape(hint)):
+        legacy.solve(_model("lp", "min"))
+    # every other name as Pyomo answers it; the registered ones as registered
+    assert NewSolverFactory("hihgs") is None
+    assert sorted(n for n in NewSolverFactory if n.startswith("svm_models.")) == sorted(NAMES)
+    assert pyo.SolverFactory("svm_models.piqp_v2").available()
+
+
+def test_reduced_costs_through_a_cone():
+    """min -x0 - x1 with ||(x0, x1)|| <= t, t in [0, 1], x0 <= 0.5: x = (0.5, sqrt(0.75)),
+    t = 1; the cone's multiplier (squared form) 1 / (2 x1), so x0's reduced cost is
+    -1 + 0.5 / sqrt(0.75) and t's -1 / sqrt(0.75) (d(-x1)/dt = -t / x1) -- to 1e-4: a
+    cone's multiplier comes from Clarabel's conic dual at its cone tolerance (3e-5 off
+    here)."""
+    require("clarabel")
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(range(2), bounds=(None, 0.5))
+    m.x[1].setub(None)
+    m.t = pyo.Var(bounds=(0, 1))
+    m.o = pyo.Objective(expr=-m.x[0] - m.x[1])
+    m.cone = pyo.Constraint(expr=m.x[0] ** 2 + m.x[1] ** 2 <= m.t ** 2)
+    rc = NewSolverFactory("svm_models.clarabel").solve(m).solution_loader.get_reduced_costs()
+    assert [rc[m.x[0]], rc[m.x[1]], rc[m.t]] == pytest.approx(
+        [-1 + 0.5 / np.sqrt(0.75), 0.0, -1 / np.sqrt(0.75)], abs=1e-4)
+
+
+@pytest.mark.parametrize("name", GENERAL)
+def test_load_solutions_false_on_a_block_keeps_the_parents_values(name):
+    """A block solved whose constraints reference variables of the model above it (min y,
+    y >= x + 2, y >= -x: x = -1, y = 1): with load_solutions=False every value stays as it
+    was (x's 5 included) and the loader has the solution; loaded, they are the solution."""
+    require(name)
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(initialize=5.0)
+    m.y = pyo.Var()
+    m.b = pyo.Block()
+    m.b.obj = pyo.Objective(expr=m.y)
+    m.b.c1 = pyo.Constraint(expr=m.y >= m.x + 2)
+    m.b.c2 = pyo.Constraint(expr=m.y >= -m.x)
+    res = NewSolverFactory(f"svm_models.{name}").solve(m.b, load_solutions=False)
+    assert (m.x.value, m.y.value) == (5.0, None)
+    assert m.x.stale and m.y.stale
+    res.solution_loader.load_vars()
+    assert (m.x.value, m.y.value) == pytest.approx((-1.0, 1.0), abs=X_ABS)
+    assert not m.x.stale and not m.y.stale

@@ -13,7 +13,6 @@ exists and means what it is used for; ``pyproject.toml`` pins the versions check
 
 from __future__ import annotations
 
-import contextlib
 import operator
 
 from pyomo.core.base.constraint import ConstraintData
@@ -114,24 +113,6 @@ def teach_scip_lazy_types(*types) -> None:
                 table.setdefault(t, handler)
 
 
-@contextlib.contextmanager
-def scip_capture_replaced(capture):
-    """Inside: Pyomo's SCIP interface captures the solver's output with ``capture`` (a
-    stand-in for ``pyomo.common.tee.capture_output``, the module global ``scip_direct`` calls),
-    restored after. Nothing when that interface is absent."""
-    try:
-        from pyomo.contrib.solver.solvers.scip import scip_direct
-    except ImportError:
-        yield
-        return
-    original = scip_direct.capture_output
-    scip_direct.capture_output = capture
-    try:
-        yield
-    finally:
-        scip_direct.capture_output = original
-
-
 # --- persistent solver interfaces: the native model behind them ----------------------------
 # Pyomo has no indicator constraint (Pyomo issue #4019): ``switch="indicator"`` sets the
 # model on a persistent interface -- the legacy ``gurobi_persistent``
@@ -165,3 +146,51 @@ def persistent_swap(solver, con, native) -> object:
         back.pop(old, None)
         back[native] = con
     return old
+
+
+# --- the solver factories' registry ---------------------------------------------------------
+# Pyomo's solver factories have no hook for a name they do not hold: the new interface's
+# ``SolverFactory(name)`` returns None, the legacy one falls back to the ASL and returns an
+# ``UnknownSolver``; both look the name up in the factory's registry dict ``_cls`` (``name
+# in self._cls``, then ``self._cls[name](**kwds)``). So that a misspelt ``svm_models.<name>``
+# is answered with the names registered and a suggestion, the registry of each factory
+# (the legacy ``SolverFactory`` and ``LegacySolverFactory`` share one) is replaced, once,
+# by :class:`PrefixRegistry`: the same entries, and an answer for a name under the prefix
+# that is not one of them. Every other name is looked up as before; iteration (the names
+# registered) is unchanged. This is the one Pyomo object the library replaces.
+
+
+class PrefixRegistry(dict):
+    """A factory's registry that also answers the names under ``prefix`` it does not hold:
+    ``answer(name)`` in place of a class (called by the factory as ``answer(name)(**kwds)``).
+    Membership is true for such a name (the factories test it before the lookup)."""
+
+    def __init__(self, entries, prefix: str, answer) -> None:
+        super().__init__(entries)
+        self.prefix = prefix
+        self.answer = answer
+
+    def _unknown(self, name) -> bool:
+        return (isinstance(name, str) and name.startswith(self.prefix)
+                and not dict.__contains__(self, name))
+
+    def __contains__(self, name) -> bool:
+        return dict.__contains__(self, name) or self._unknown(name)
+
+    def __getitem__(self, name):
+        if self._unknown(name):
+            return self.answer(name)
+        return dict.__getitem__(self, name)
+
+
+def answer_unknown_names(factories, prefix: str, answer) -> None:
+    """Give ``factories`` (Pyomo factories sharing one registry) a :class:`PrefixRegistry`
+    holding their entries; nothing when they already have one for ``prefix``."""
+    registry = factories[0]._cls
+    if isinstance(registry, PrefixRegistry) and registry.prefix == prefix:
+        return
+    if any(f._cls is not registry for f in factories):
+        raise ValueError("the factories do not share one registry")
+    new = PrefixRegistry(registry, prefix, answer)
+    for f in factories:
+        f._cls = new

@@ -20,7 +20,6 @@ import numpy as np
 import scipy.sparse as sp
 from pyomo.core.base.constraint import Constraint
 from pyomo.core.base.objective import Objective
-from pyomo.core.base.var import Var
 from pyomo.core.expr.numvalue import value as pyo_value
 
 from ..tolerances import CONE_AXIS_REL, CONVEX_TOL
@@ -35,7 +34,7 @@ class NotConvex(ValueError):
 
 
 class NotQuadratic(ValueError):
-    """The model has a term that is not linear or quadratic (or not one active objective)."""
+    """The model has a term that is not linear or quadratic (or several active objectives)."""
 
 
 def _smallest_eig(M: np.ndarray) -> tuple[float, float]:
@@ -49,24 +48,30 @@ def _smallest_eig(M: np.ndarray) -> tuple[float, float]:
 def from_pyomo(model) -> StandardForm:
     """Standard form of an LP/QP/SOCP/convex-QCQP Pyomo model via Pyomo's own repn.
 
-    Raises :class:`NotQuadratic` for non-polynomial terms or not exactly one active
+    The variables are those the active objective and constraints reference (not fixed), in
+    the order they are met: a variable no active component references is not part of the
+    problem (as in Pyomo's own solver interfaces: it is neither solved nor loaded). A model
+    with no active objective is a feasibility problem: minimise 0.
+
+    Raises :class:`NotQuadratic` for non-polynomial terms or more than one active
     objective, :class:`NotConvex` for a quadratic part that is not convex.
     """
     objs = list(model.component_data_objects(Objective, active=True, descend_into=True))
-    if len(objs) != 1:
-        raise NotQuadratic(f"the model must have exactly one active objective; it has {len(objs)}")
+    if len(objs) > 1:
+        raise NotQuadratic(f"the model must have at most one active objective; it has "
+                           f"{len(objs)}")
     cons = list(model.component_data_objects(Constraint, active=True, descend_into=True))
     variables = _Variables()
-    obj = objs[0]
-    o_const, o_lin, o_quad = variables.read(obj.expr, f"the objective {obj.name!r}")
+    obj = objs[0] if objs else None
+    if obj is None:   # a feasibility problem: minimise 0
+        o_const, o_lin, o_quad = 0.0, [], []
+    else:
+        o_const, o_lin, o_quad = variables.read(obj.expr, f"the objective {obj.name!r}")
     lin_rows, quad_rows = _read_rows(cons, variables)
-    for v in model.component_data_objects(Var, active=True, descend_into=True):
-        if not v.fixed:
-            variables.pos(v)
     var_datas = variables.datas
     n = len(var_datas)
     lx, ux = bounds(var_datas)
-    sense = 1 if obj.sense == 1 else -1
+    sense = -1 if obj is not None and obj.sense != 1 else 1
     c, o_const, quad = _objective(obj, sense, o_const, o_lin, o_quad, n)
     A = _linear_matrix(lin_rows, n)
     qrows, cones = _quadratic_rows(quad_rows, lx, ux, n)

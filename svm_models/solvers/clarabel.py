@@ -7,7 +7,9 @@ Clarabel solves ``min 1/2 x'Px + q'x`` s.t. ``Ax + s = b``, ``s`` in a product o
 dual ``z`` gives d(optimal value)/d(b) = -z. A convex quadratic row
 ``x'Mx + a'x <= u`` becomes ``||(2 R x, t - 1)|| <= t + 1`` with ``t = u - a'x`` and
 ``R'R = M``; a cone in squared form ``q(x) = ||u_1:||^2 - u_0^2 <= 0`` has the multiplier
-``lambda = z_0 / (2 u_0)``.
+``lambda = z_0 / (2 u_0)``. Its ``DualInfeasible`` proves the model infeasible or unbounded,
+not which: the feasibility problem, solved next, tells
+(:func:`~.common.settle_dual_infeasible`).
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from ..model.forms import psd_root
 from ..status import Status
 from ..tolerances import CLARABEL_CONE_TOL, CLARABEL_QP_TOL, EIG_DROP_REL
 from .base import Backend, MatrixResult
-from .common import block_rows
+from .common import block_rows, settle_dual_infeasible
 
 STATUS = {"Solved": Status.optimal, "PrimalInfeasible": Status.infeasible,
           "DualInfeasible": Status.unbounded, "MaxIterations": Status.iteration_limit,
@@ -41,6 +43,8 @@ def solve(sf, opts, state=None) -> MatrixResult:
     sol = solver.solve()
     name = str(sol.status).split(".")[-1]
     res = MatrixResult(status=STATUS.get(name, Status.error), message=name, interface="clarabel")
+    if res.status is Status.unbounded:   # a certificate of dual infeasibility only
+        res.status, res.message = settle_dual_infeasible(solve, sf, opts)
     if res.status is not Status.optimal:
         return res
     _read_back(res, sf, sol, layout)

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import scipy.sparse as sp
 
 from ..model.forms import as_slice
+from ..status import Status
 
 
 def dense_hessian_f(sf) -> np.ndarray:
@@ -33,3 +36,24 @@ def block_rows(blocks, n: int) -> sp.csr_matrix:
                                               np.tile(np.asarray(idx), R.shape[0]))),
                                   shape=(R.shape[0], n)))
     return sp.vstack(mats, format="csr") if mats else sp.csr_matrix((0, n))
+
+
+def feasibility_form(sf):
+    """The same constraints as ``sf`` with the objective 0: is there a feasible point?"""
+    return replace(sf, c=np.zeros(sf.n), quad=[], const=0.0)
+
+
+def settle_dual_infeasible(adapter, sf, opts) -> tuple:
+    """``(status, message)`` of a model whose dual the backend proved infeasible: then the
+    model is infeasible or unbounded, never optimal -- a convex QP with a feasible point and
+    a bounded objective has an optimum and a feasible dual. Which of the two, the backend
+    (``adapter``) tells by solving :func:`feasibility_form`: a feasible point -- unbounded;
+    proved infeasible -- infeasible; anything else -- ``infeasible_or_unbounded``."""
+    feasible = adapter(feasibility_form(sf), opts)
+    if feasible.status is Status.optimal:
+        return Status.unbounded, "dual infeasible, and a feasible point: unbounded"
+    if feasible.status is Status.infeasible:
+        return Status.infeasible, f"infeasible ({feasible.message}; the dual is infeasible too)"
+    return (Status.infeasible_or_unbounded,
+            f"dual infeasible; the feasibility problem ended {feasible.status.value} "
+            f"({feasible.message})")

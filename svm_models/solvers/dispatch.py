@@ -95,6 +95,10 @@ class SolveInfo:
     warm_start: dict | None = None
     switch: dict | None = None
     objective_scale: float | None = 1.0
+    #: the standard form a matrix backend solved to optimality (None: a Pyomo plugin, or no
+    #: optimum): its variables and the gradients of its objective and rows at the loaded
+    #: values give the reduced costs (:mod:`~svm_models.solvers.pyomo_factory`)
+    form: object = None
 
     def context(self, tol: float | None, certify_tol: float | None = None) -> Context:
         """What the extractor reads of this solve (:class:`~svm_models.postprocess.Context`):
@@ -453,6 +457,7 @@ def _load_matrix_result(sf, res, info: SolveInfo) -> None:
         for c, v in zip(sf.cones, res.cone_duals.tolist()):
             duals[c.data] = sf.sense * v / c.row_scale
     info.duals = RowDuals(sf.row_datas, rows, duals)
+    info.form = sf
 
 
 def _matrix_info(b, opts: SolverOptions, sf, path: str, t0: float, fn, *args,

@@ -30,8 +30,13 @@ the linear primal; Fine & Scheinberg 2001 for low-rank kernels):
   below the tolerance; each Newton solve is refined against the unreduced system.
 
 Duals are ``y`` (sensitivity convention: the Lagrangian is ``f - y'(Abar v - bbar) - ...``).
-It takes LP and QP; it has no infeasibility certificate: an infeasible or unbounded problem
-ends at the iteration limit, or in numerical trouble when its iterates diverge.
+It takes LP and QP. It has no homogeneous self-dual embedding: an infeasible or unbounded
+problem ends at the iteration limit, or in numerical trouble when its iterates diverge or
+stall. Such an end is then read for a certificate (:func:`_certify`): a row with no
+variable whose bounds exclude 0, or the last multipliers as a Farkas certificate, prove the
+problem infeasible; the last iterate as an improving ray proves it infeasible or unbounded,
+and the feasibility problem (the same rows, objective 0, solved next) tells which. Without a
+certificate the end stays what it was (never a guessed infeasible or unbounded).
 """
 
 from __future__ import annotations
@@ -45,9 +50,10 @@ import scipy.sparse as sp
 
 from ..errors import CapabilityError
 from ..status import Status
-from ..tolerances import (IPM_DENSE_FILL, IPM_DIVERGE, IPM_MAX_DENSE, IPM_MAX_ITER,
-                          IPM_STALL, IPM_STEP, IPM_THIN_ROWS)
+from ..tolerances import (IPM_CERT_TOL, IPM_DENSE_FILL, IPM_DIVERGE, IPM_MAX_DENSE,
+                          IPM_MAX_ITER, IPM_STALL, IPM_STEP, IPM_THIN_ROWS)
 from .base import Backend, MatrixResult
+from .common import settle_dual_infeasible
 
 INF = float("inf")
 
@@ -69,6 +75,8 @@ def solve(sf, opts, state=None) -> MatrixResult:
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         out = _mehrotra(prob, opts.tolerance, it_max, opts.seconds, bool(opts.verbose))
     status, message, v, y, iters = out
+    if status in (Status.numerical_error, Status.iteration_limit):
+        status, message = _certify(prob, v, y, status, message, sf, opts)
     res = MatrixResult(status=status, message=message,
                        interface=f"ipm ({prob.mode} mode, {prob.n_dense} dense unknowns)",
                        iterations=iters)
@@ -89,7 +97,64 @@ def _infeasible_bounds(sf) -> str:
         return "a variable's lower bound exceeds its upper bound"
     if np.any(sf.lA > sf.uA):
         return "a row's lower bound exceeds its upper bound"
+    empty = np.diff(sf.A.tocsr().indptr) == 0
+    if np.any(empty & ((sf.lA > 0) | (sf.uA < 0))):
+        return "a row with no variable has bounds that exclude 0"
     return ""
+
+
+def _certify(p, v, y, status, message, sf, opts):
+    """``(status, message)`` of a solve that ended ``status`` (numerical trouble, the
+    iteration limit): infeasible when the multipliers ``y`` are a Farkas certificate
+    (:func:`_farkas`); when the iterate ``v`` is an improving ray (:func:`_improving_ray`),
+    infeasible or unbounded, the feasibility problem telling which
+    (:func:`~.common.settle_dual_infeasible`); else as it was."""
+    if _farkas(p, y):
+        return Status.infeasible, (f"infeasible: the multipliers at the end ({message}) are "
+                                   "a Farkas certificate")
+    if _improving_ray(p, v):
+        return settle_dual_infeasible(solve, sf, opts)
+    return status, message
+
+
+def _farkas(p, y) -> bool:
+    """Whether ``y`` proves ``Abar v = bbar, l <= v <= u`` empty: the range of ``y'Abar v``
+    over the box (``r = Abar'y``; a column without the bound its sign needs must have
+    ``r_j = 0``, to :data:`~svm_models.tolerances.IPM_CERT_TOL`) misses ``y'bbar`` by more
+    than the tolerance."""
+    size = float(np.max(np.abs(y), initial=0.0))
+    if not np.isfinite(size) or size == 0.0:
+        return False
+    yh = y / size
+    r = p.atmul(yh)
+    rhs = float(yh @ p.bbar)
+    if not (np.all(np.isfinite(r)) and np.isfinite(rhs)):
+        return False
+    tiny = np.abs(r) <= IPM_CERT_TOL * max(1.0, float(np.max(np.abs(r), initial=0.0)))
+    pos, neg = (r > 0) & ~tiny, (r < 0) & ~tiny
+    with np.errstate(invalid="ignore"):
+        hi_terms = np.where(pos, r * p.u, np.where(neg, r * p.l, 0.0))
+        lo_terms = np.where(pos, r * p.l, np.where(neg, r * p.u, 0.0))
+    hi, lo = float(hi_terms.sum()), float(lo_terms.sum())
+    margin = IPM_CERT_TOL * (1.0 + abs(rhs))
+    return hi < rhs - margin or lo > rhs + margin
+
+
+def _improving_ray(p, v) -> bool:
+    """Whether the direction of ``v`` is a ray along which the objective falls without end
+    while the rows and bounds stay kept: ``Q d = 0``, ``Abar d = 0``, ``d_j >= 0`` where
+    ``v_j`` has a lower bound and ``<= 0`` where it has an upper one, ``c'd < 0`` (each to
+    :data:`~svm_models.tolerances.IPM_CERT_TOL`, ``d`` scaled to unit size)."""
+    size = float(np.max(np.abs(v), initial=0.0))
+    if not np.isfinite(size) or size == 0.0:
+        return False
+    d = v / size
+    tol = IPM_CERT_TOL
+    gain = -float(p.c @ d)
+    return bool(gain > tol * max(1.0, float(np.max(np.abs(p.c), initial=0.0)))
+                and np.max(np.abs(p.amul(d)), initial=0.0) <= tol
+                and np.max(np.abs(p.qmul(d)), initial=0.0) <= tol
+                and np.all(d[p.has_l] >= -tol) and np.all(d[p.has_u] <= tol))
 
 
 class _Problem:

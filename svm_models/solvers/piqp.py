@@ -6,6 +6,8 @@ and a solve that ends after the time limit is reported as ``time_limit`` (its an
 not used), as the other backends would have stopped there.
 Its Lagrangian is ``f + y'(Ax - b) + z_u'(Gx - h_u) + z_l'(h_l - Gx)``, so the sensitivity
 duals are ``-y`` on equalities and ``z_l - z_u`` on inequalities.
+Its ``PIQP_DUAL_INFEASIBLE`` proves the model infeasible or unbounded, not which: the
+feasibility problem, solved next, tells (:func:`~.common.settle_dual_infeasible`).
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ import numpy as np
 
 from ..status import Status
 from .base import Backend, MatrixResult
-from .common import dense_hessian_f
+from .common import dense_hessian_f, settle_dual_infeasible
 
 INF = float("inf")
 
@@ -61,6 +63,8 @@ def solve(sf, opts, state=None) -> MatrixResult:
               "PIQP_DUAL_INFEASIBLE": Status.unbounded,
               "PIQP_MAX_ITER_REACHED": Status.iteration_limit,
               "PIQP_NUMERICS": Status.numerical_error}.get(name, Status.error)
+    if status is Status.unbounded:   # a certificate of dual infeasibility only
+        status, name = settle_dual_infeasible(solve, sf, opts)
     limit = opts.seconds
     if limit is not None and time.perf_counter() - t0 > limit:
         status, name = Status.time_limit, f"{name} after the time limit ({limit:g} s)"

@@ -12,9 +12,11 @@ Facts that shape how it is called:
 * Pyomo's ``scip_direct`` captures SCIP's output through a pipe read by a Python thread,
   while pyscipopt holds the GIL for the whole solve: once a log or warning stream exceeds
   the pipe's 64 KiB the solve blocks forever at 0% CPU, time limit or not. Every SCIP solve
-  therefore runs with that capture replaced by one into a temporary file
-  (:func:`pipe_free_capture`), which never blocks a writer; the text reaches Pyomo's streams
-  (and the log, when ``verbose``) after the solve;
+  therefore runs with Pyomo's capture of the file descriptors switched off, through Pyomo's
+  public switch for it (:func:`pipe_free_capture`): SCIP writes to the process's own
+  descriptors, which every plugin solve sends to a temporary file
+  (:func:`~svm_models.solvers.base.drained_output`) -- or, when ``verbose``, leaves on the
+  terminal -- never a pipe;
 * with ``switch="indicator"`` a mixed-integer SVM is set on ``scip_persistent`` and its big-M
   rows are replaced by SCIP's indicator constraints (:func:`add_indicators`).
 """
@@ -22,57 +24,30 @@ Facts that shape how it is called:
 from __future__ import annotations
 
 import contextlib
-import ctypes
-import os
-import sys
-import tempfile
 
-from ..model.pyomo_compat import persistent_native, persistent_swap, scip_capture_replaced
+from ..model.pyomo_compat import persistent_native, persistent_swap
 from ..tolerances import SCIP_GAP, SCIP_TOL_FLOOR
 from .base import ORDER, Backend
 
 
-def _c_flush() -> None:
-    with contextlib.suppress(Exception):
-        ctypes.CDLL(None).fflush(None)
-
-
-@contextlib.contextmanager
-def _file_capture(output=None, capture_fd=True):
-    """A stand-in for ``pyomo.common.tee.capture_output`` that sends file descriptors 1 and
-    2 to an unnamed temporary file, then forwards the text to ``output``'s streams."""
-    for stream in (sys.stdout, sys.stderr):
-        with contextlib.suppress(Exception):
-            stream.flush()
-    _c_flush()
-    with tempfile.TemporaryFile() as sink:
-        saved = {fd: os.dup(fd) for fd in (1, 2)}
-        try:
-            for fd in (1, 2):
-                os.dup2(sink.fileno(), fd)
-            yield
-        finally:
-            _c_flush()
-            for fd, old in saved.items():
-                os.dup2(old, fd)
-                os.close(old)
-        sink.seek(0)
-        text = sink.read().decode("utf-8", "replace")
-    streams = getattr(output, "ostreams", None) or ([output] if output is not None else [])
-    for stream in streams:
-        with contextlib.suppress(Exception):
-            stream.write(text)
-            stream.flush()
-
-
 @contextlib.contextmanager
 def pipe_free_capture():
-    """Run a Pyomo ``scip_direct`` solve with its output captured into a file, not a pipe."""
+    """Run a Pyomo ``scip_direct`` solve with Pyomo's ``capture_output`` capturing
+    ``sys.stdout``/``sys.stderr`` only, not file descriptors 1 and 2
+    (``pyomo.common.tee.OVERRIDE_CAPTURE_OUTPUT``, Pyomo's documented override, set to
+    ``CaptureOutputMode.DISABLE_FD_CAPTURE`` inside and restored after)."""
+    from pyomo.common import tee
+    from pyomo.common.enums import CaptureOutputMode
+
     from ..model.lazy import teach_solvers
 
     teach_solvers()   # (a model built or loaded before: its lazy nodes known to SCIP)
-    with scip_capture_replaced(_file_capture):
+    saved = tee.OVERRIDE_CAPTURE_OUTPUT
+    tee.OVERRIDE_CAPTURE_OUTPUT = CaptureOutputMode(saved & ~CaptureOutputMode.ENABLE_FD_CAPTURE)
+    try:
         yield
+    finally:
+        tee.OVERRIDE_CAPTURE_OUTPUT = saved
 
 
 def plugin_options(plugin: str, opts) -> dict:
