@@ -33,7 +33,6 @@ from conftest import (
     usable,
 )
 
-import svm_models as sm
 
 # ---------------------------------------------------------------------------------------
 # Golden toy, by hand.

@@ -76,7 +76,7 @@ def solve(record, sf, opts, state=None) -> MatrixResult:
     from sklearn.svm import SVC
 
     st = record.structure
-    kern, X, y = st.kernel, st.X, st.y
+    y = st.y
     box = np.asarray(sf.ux[st.alpha], dtype=float)
     ridge = 0.0
     if st.margin.ridge:
@@ -86,37 +86,7 @@ def solve(record, sf, opts, state=None) -> MatrixResult:
                                                            else st.weight)
         ridge = ratio(np.ones(len(y)), Ci)
         box = np.where(box > 0, np.inf, 0.0)
-    along_a_path = state is not None and len(y) <= PATH_PRECOMPUTED_MAX
-    # a poly kernel in the factor form: its exact features (the monomials, K = L L'; at most
-    # kernels.POLY_FEATURES_MAX), handed over as points of the linear kernel
-    monomials = getattr(kern, "name", None) == "poly" and st.L is not None
-    features = X if getattr(kern, "name", None) == "linear" else st.L if monomials else None
-    native = (np.all(ridge == 0.0) and not along_a_path
-              and (features is not None or getattr(kern, "name", None) in NATIVE))
-    if native:
-        if features is not None:   # centred: the same dual on y'a = 0 (see _centred)
-            X = features - features.mean(axis=0)
-            s = power_of_four(float(np.mean(np.einsum("ij,ij->i", X, X))) if len(y) else 1.0)
-            params, data = {"kernel": "linear"}, X / math.sqrt(s)
-        else:
-            s = power_of_four(float(np.mean(kern.diagonal(X))) if len(y) else 1.0)
-            params, data = _native(kern), X
-        interface = ("libsvm-linear, on the poly kernel's monomials" if kern.name == "poly"
-                     else f"libsvm-{kern.name}")
-    else:
-        kept = state.get("libsvm_gram") if state is not None else None
-        if kept is not None and kept[0] is st:
-            K = kept[1]
-        else:
-            K = _centred(np.asarray(st.gram if st.gram is not None else st.L @ st.L.T,
-                                    dtype=float))
-            if state is not None:   # (the same model's matrix at the next C)
-                state["libsvm_gram"] = (st, K)
-        if np.any(ridge):
-            K = K + np.diag(np.broadcast_to(ridge, (len(y),)))
-        s = power_of_four(float(np.mean(np.diag(K))) if len(y) else 1.0)
-        params, data = {"kernel": "precomputed"}, K / s
-        interface = "libsvm-precomputed"
+    params, data, s, interface, native = _svc_problem(st, ridge, state)
     # the points of weight 0 (box 0: alpha_i = 0) are left out (libsvm would drop them and
     # number its support vectors among the others)
     keep = np.flatnonzero(box > 0)
@@ -158,6 +128,44 @@ def solve(record, sf, opts, state=None) -> MatrixResult:
         res.objective = sf.objective(x)
         res.iterations = int(np.sum(svc.n_iter_))
     return res
+
+
+def _svc_problem(st, ridge, state):
+    """What SVC is given for the dual ``st``: ``(params, data, s, interface, native)`` -- the
+    kernel libsvm evaluates itself (``native``: the linear kernel on the centred features, a
+    poly kernel's monomials, or its own rbf/poly/sigmoid) or the precomputed centred Gram
+    matrix (with the 2-norm's ``ridge`` on its diagonal), scaled by ``s``, a power of four."""
+    kern, X, y = st.kernel, st.X, st.y
+    along_a_path = state is not None and len(y) <= PATH_PRECOMPUTED_MAX
+    # a poly kernel in the factor form: its exact features (the monomials, K = L L'; at most
+    # kernels.POLY_FEATURES_MAX), handed over as points of the linear kernel
+    monomials = getattr(kern, "name", None) == "poly" and st.L is not None
+    features = X if getattr(kern, "name", None) == "linear" else st.L if monomials else None
+    native = (np.all(ridge == 0.0) and not along_a_path
+              and (features is not None or getattr(kern, "name", None) in NATIVE))
+    if native:
+        if features is not None:   # centred: the same dual on y'a = 0 (see _centred)
+            X = features - features.mean(axis=0)
+            s = power_of_four(float(np.mean(np.einsum("ij,ij->i", X, X))) if len(y) else 1.0)
+            params, data = {"kernel": "linear"}, X / math.sqrt(s)
+        else:
+            s = power_of_four(float(np.mean(kern.diagonal(X))) if len(y) else 1.0)
+            params, data = _native(kern), X
+        interface = ("libsvm-linear, on the poly kernel's monomials" if kern.name == "poly"
+                     else f"libsvm-{kern.name}")
+        return params, data, s, interface, True
+    kept = state.get("libsvm_gram") if state is not None else None
+    if kept is not None and kept[0] is st:
+        K = kept[1]
+    else:
+        K = _centred(np.asarray(st.gram if st.gram is not None else st.L @ st.L.T,
+                                dtype=float))
+        if state is not None:   # (the same model's matrix at the next C)
+            state["libsvm_gram"] = (st, K)
+    if np.any(ridge):
+        K = K + np.diag(np.broadcast_to(ridge, (len(y),)))
+    s = power_of_four(float(np.mean(np.diag(K))) if len(y) else 1.0)
+    return {"kernel": "precomputed"}, K / s, s, "libsvm-precomputed", False
 
 
 def _centred(K: np.ndarray) -> np.ndarray:
