@@ -6,8 +6,12 @@ build; warnings are errors (``make docs`` passes ``-W``). Nothing is fetched fro
 MathJax is the pip-packaged copy (``sphinx-mathjax-offline``), the theme's assets are its own.
 """
 
+import atexit
 import importlib.util
+import os
+import shutil
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -45,6 +49,29 @@ nb_execution_timeout = 300
 nb_execution_raise_on_error = True
 nb_execution_show_tb = True
 nb_merge_streams = True
+
+# The notebooks' kernels (ipykernel, started by myst-nb over local TCP) each log "Kernel is
+# running over TCP without encryption ..." (36 lines a build). They read their configuration
+# from an IPython directory of the build's own, whose kernel configuration drops that one
+# message by its text: every other warning of a kernel is still printed (and the user's
+# ~/.ipython startup files do not change what a page shows).
+_KERNEL_CONFIG = """\
+import logging
+
+
+class _NotTheTcpNotice(logging.Filter):
+    def filter(self, record):
+        return not record.getMessage().startswith(
+            "Kernel is running over TCP without encryption")
+
+
+logging.getLogger("IPKernelApp").addFilter(_NotTheTcpNotice())
+"""
+_IPYTHONDIR = Path(tempfile.mkdtemp(prefix="svm-models-book-ipython-"))
+(_IPYTHONDIR / "profile_default").mkdir()
+(_IPYTHONDIR / "profile_default" / "ipython_kernel_config.py").write_text(_KERNEL_CONFIG)
+os.environ["IPYTHONDIR"] = str(_IPYTHONDIR)
+atexit.register(shutil.rmtree, _IPYTHONDIR, ignore_errors=True)
 
 html_theme = "pydata_sphinx_theme"
 html_title = "svm-models"
