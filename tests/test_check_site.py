@@ -133,9 +133,11 @@ def test_a_code_block_that_scrolls_and_math_in_code_font_fail(site, browser, tmp
 
 def test_the_math_heuristic_knows_code_from_mathematics():
     maths = ["alpha_i <= C", "y_i f(x_i) >= 1", "||w||", "z_k^2", "sum_i a_i", "G(K) = F'F",
-             "X'(y*alpha)", "K ~= L L'", "xi_i", "lam_max"]
+             "X'(y*alpha)", "K ~= L L'", "xi_i", "lam_k"]
     code = ["m.alpha", "alpha[i]", "margin[i]", 'quad_form="dense"', "extra['polished']",
-            "sample_weight", "kernel_rank", "C * weight[i]", "np.trace(K)", "g_lo", "x ** 2"]
+            "sample_weight", "kernel_rank", "C * weight[i]", "np.trace(K)", "g_lo", "x ** 2",
+            'extra["alpha_source"]', 'sol.extra["margin_M"]', "xi_sq", "sum_of_squares", "lam_max",
+            "addConsIndicator(... >= rhs, z)", "m.addGenConstrIndicator(z, False, e >= rhs)"]
     assert check_site.math_in_code(maths + code) == maths
 
 
