@@ -51,21 +51,26 @@ nb_execution_show_tb = True
 nb_merge_streams = True
 
 # The notebooks' kernels (ipykernel, started by myst-nb over local TCP) each log "Kernel is
-# running over TCP without encryption ..." (36 lines a build). They read their configuration
-# from an IPython directory of the build's own, whose kernel configuration drops that one
-# message by its text: every other warning of a kernel is still printed (and the user's
-# ~/.ipython startup files do not change what a page shows).
+# running over TCP without encryption ..." (36 lines a build), and, when the SIGINT that
+# jupyter_client's shutdown_kernel sends every kernel before asking it to stop lands in a
+# message handler (a loaded machine), "KeyboardInterrupt caught in kernel." -- neither is a
+# failure (a cell's error fails the build: nb_execution_raise_on_error). They read their
+# configuration from an IPython directory of the build's own, whose kernel configuration
+# drops those two messages by their text: every other warning or error of a kernel is still
+# printed (and the user's ~/.ipython startup files do not change what a page shows).
 _KERNEL_CONFIG = """\
 import logging
 
+NOT_FAILURES = ("Kernel is running over TCP without encryption",
+                "KeyboardInterrupt caught in kernel")
 
-class _NotTheTcpNotice(logging.Filter):
+
+class _NotFailures(logging.Filter):
     def filter(self, record):
-        return not record.getMessage().startswith(
-            "Kernel is running over TCP without encryption")
+        return not record.getMessage().startswith(NOT_FAILURES)
 
 
-logging.getLogger("IPKernelApp").addFilter(_NotTheTcpNotice())
+logging.getLogger("IPKernelApp").addFilter(_NotFailures())
 """
 _IPYTHONDIR = Path(tempfile.mkdtemp(prefix="svm-models-book-ipython-"))
 (_IPYTHONDIR / "profile_default").mkdir()
