@@ -290,7 +290,8 @@ def catalogue_order() -> list[tuple[str, list[str]]]:
     pages = _catalogue_pages()
     families: dict[str, list[str]] = {}
     for n in names():
-        families.setdefault(get(n).module, []).append(n)
+        if n in pages:   # (a formulation registered before its page is written: no entry)
+            families.setdefault(get(n).module, []).append(n)
     out, others = [], []
     for module, members in families.items():
         if len(members) == 1 and module not in pages:
