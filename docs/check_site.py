@@ -56,7 +56,7 @@ MATH_IN_CODE = re.compile(r"<=|>=|~=|\^[\w({]|\bsum_(?:\w\b|\{)|\|\|"
 CODE_NOT_MATH = re.compile(r'"|\.\.\.|\b[a-z]+[A-Z]\w*\(')
 #: the formulation pages whose mathematics is still partly in code font (being converted to
 #: MyST math, issue 49): reported, not failed; a listed page with none left fails
-MATH_IN_CODE_PENDING = frozenset({"radius_margin"})
+MATH_IN_CODE_PENDING = frozenset()
 
 
 class _Links(HTMLParser):

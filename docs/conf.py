@@ -81,9 +81,13 @@ atexit.register(shutil.rmtree, _IPYTHONDIR, ignore_errors=True)
 html_theme = "pydata_sphinx_theme"
 html_title = "svm-models"
 html_context = {"default_mode": "light"}
-# the entry page and the two lists need no section navigation on the left
-html_sidebars = {"index": [], "teaching": [], "more_examples": []}
+# the entry page and the two lists need no section navigation on the left; an example page has
+# its contents on the left, under the section's pages, and no right-hand sidebar: its wide
+# figures get the width (book.css)
+html_sidebars = {"index": [], "teaching": [], "more_examples": [],
+                 "examples/*": ["sidebar-nav-bs", "page-toc"]}
 html_theme_options = {
+    "secondary_sidebar_items": {"**": ["page-toc"], "examples/*": []},
     "navigation_with_keys": False,
     "show_toc_level": 2,
     "footer_start": ["copyright"],
