@@ -87,7 +87,10 @@ html_context = {"default_mode": "light"}
 html_sidebars = {"index": [], "teaching": [], "more_examples": [],
                  "examples/*": ["sidebar-nav-bs", "page-toc"]}
 html_theme_options = {
-    "secondary_sidebar_items": {"**": ["page-toc"], "examples/*": []},
+    # (no "**": a page matching two wildcard patterns is a warning; an unmatched page, an
+    # example's, gets none)
+    "secondary_sidebar_items": {"index": ["page-toc"], "teaching": ["page-toc"],
+                                "more_examples": ["page-toc"], "formulations/*": ["page-toc"]},
     "navigation_with_keys": False,
     "show_toc_level": 2,
     "footer_start": ["copyright"],
