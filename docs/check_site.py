@@ -197,8 +197,10 @@ def _math_problems(rel: str, inline_code, pending, totals) -> list[str]:
         totals["pending"][rel] = len(found)
         return []
     shown = ", ".join(repr(t) for t in found[:5]) + (", ..." if len(found) > 5 else "")
-    return [f"{len(found)} pieces of mathematics in code font (write them as MyST math, "
-            f"$...$): {shown}"] if found else []
+    if not found:
+        return []
+    return [(f"{len(found)} pieces of mathematics in code font (write them as MyST math, "
+             f"$...$): {shown}")]
 
 
 def failures_of(html: Path, browser: str, screenshots: Path | None = None, shots=(),

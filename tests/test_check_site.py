@@ -59,7 +59,7 @@ def site(tmp_path_factory):
     (html / "formulations" / "page.html").write_text(   # code font for code: m.alpha, margin[i]
         '<html><body><p><code>m.alpha</code> and <code>margin[i]</code>, '
         "<code>quad_form=\"dense\"</code>, <code>extra['kernel_rank']</code></p>"
-        f'<pre>alpha_i &lt;= C in a code block is code</pre></body></html>')
+        '<pre>alpha_i &lt;= C in a code block is code</pre></body></html>')
     return html
 
 

@@ -341,9 +341,9 @@ def test_demo_backend_is_the_backend_tables():
     for name in sm.formulations():
         f = get(name)
         takes = [b for b, i in table.items() if f.problem_class in i["classes"]]
+        none = (None, f"no installed backend takes a {f.problem_class}")
         assert demo_backend("auto", f) == (("auto", None) if any(
-            table[b]["available"] for b in takes) else (None, f"no installed backend takes "
-                                                             f"a {f.problem_class}"))
+            table[b]["available"] for b in takes) else none)
         for b, info in table.items():
             if not info["available"] or b == "libsvm":
                 continue
@@ -356,7 +356,7 @@ def test_demo_backend_is_the_backend_tables():
 
 
 def test_demo_has_no_error_row_and_says_what_it_skipped(capsys):
-    code, out, err = run(capsys, "demo", "--quick", "--solver", "libsvm")
+    code, out, _ = run(capsys, "demo", "--quick", "--solver", "libsvm")
     assert code == 0
     body = out.split("\ntotal ")[0]   # (the closing sentence names the errors a solve can end in)
     assert "Error" not in body and "error" not in body.lower()
@@ -380,7 +380,7 @@ def test_demo_has_no_error_row_and_says_what_it_skipped(capsys):
     # the rows' objectives are the problems' (another backend)
     from svm_models import datasets
 
-    X, Xt, y, yt = datasets.breast_cancer()
+    X, _, y, _ = datasets.breast_cancer()
     first = {r.split()[0]: r.split() for r in tables[0].splitlines()[3:] if r.split()}
     ref = sm.fit(X[:120], y[:120], formulation="soft_l1_dual", solver="clarabel", C=1.0)
     assert float(first["soft_l1_dual"][2]) == pytest.approx(ref.objective, rel=1e-5)
