@@ -93,7 +93,7 @@ def _demo_rows(name, X, y, Xte, yte, solver, kernel_params, time_limit):
         if gen:
             note += f", {gen['pairs']} of {gen['all_pairs']} pairs generated"
     return [name, s.solver, f"{s.objective:.6g}", str(s.n_support), f"{s.score(X, y):.3f}",
-            f"{s.score(Xte, yte):.3f}", f"{elapsed:.2f}", note]
+            f"{s.score(Xte, yte):.3f}", f"{elapsed:.2f}", note.rstrip("; ")]
 
 
 def _first_clause(text: str, limit: int = 90) -> str:
