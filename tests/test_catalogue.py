@@ -334,4 +334,5 @@ def test_mathematics_is_typeset_not_code(path):
         for tex in re.findall(r"\$([^$]+)\$", paragraph):
             assert tex.count("{") - tex.count("\\{") == tex.count("}") - tex.count("\\}"), tex
             assert tex == tex.strip(), f"{path.name}: $...$ with a space inside its $: {tex!r}"
-            assert not re.search(r"_\w_\w", tex), f"{path.name}: a double subscript in {tex!r}"
+            assert not re.search(r"_(\w|\{(?:[^{}]|\{[^{}]*\})*\})_", tex), \
+                f"{path.name}: a double subscript in {tex!r}"
