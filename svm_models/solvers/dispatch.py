@@ -20,7 +20,11 @@
    each big-M row is replaced there by a native indicator constraint
    (:func:`_indicator_rows`); anything else asked to switch so is refused before a solve;
 4. every solve runs with a time limit and with the backend's output drained to a file, so
-   that no solve can hang on a full pipe;
+   that no solve can hang on a full pipe; the limit is the time left before the call's
+   :class:`~svm_models.solvers.base.Deadline` (``SolverOptions.deadline``): each stage --
+   assembling the matrices, each solve of the retries, of the working set and of the
+   far-bound rungs -- gets what is left, and none is started once it has passed (status
+   ``time_limit``);
 5. the status is checked before any value is read; duals are normalised to one convention --
    d(optimal objective)/d(constraint bound), in the model's own sense -- whatever the
    interface reported.
@@ -53,7 +57,7 @@ from ..status import Status
 from ..tolerances import (PROXY_BOUND, PROXY_BOUND_MAX, PROXY_GROWTH, RELAXED_TIME_FACTOR,
                           RELAXED_TIME_MIN, RETRY_ITER_LIMIT,
                           RETRY_TOL, RETRY_TOL_FACTOR)
-from .base import SolverOptions, drained_output, preserved_fpu
+from .base import SolverOptions, drained_output, out_of_time, preserved_fpu
 from .table import (BACKENDS, PROJECT_BACKENDS, backend, capable, check_capability,
                     pyomo_plugin, structure_refusal)
 from .working_set import solve_with_working_set
@@ -123,8 +127,8 @@ def solve_model(model, solver: str = "ipopt", *, record=None, problem_class=None
     non-optimal status is returned, not raised: the caller maps it to its typed error.
     """
 
-    opts = options or SolverOptions()
     pclass = problem_class or (record.problem_class if record is not None else None)
+    opts = (options or SolverOptions()).with_deadline(mixed_integer=pclass in MIXED_INTEGER)
     if opts.switch == "indicator":
         _refuse_indicator_backend(solver)
     b = check_capability(solver, None if backend(solver).structured else pclass)
@@ -168,7 +172,6 @@ def solve_model(model, solver: str = "ipopt", *, record=None, problem_class=None
         out.path_reason = reason
         return out
 
-    t0 = time.perf_counter()
     info = run(opts)
     # numerical trouble: once more with a looser tolerance (an interior-point method stalls
     # near its round-off floor); the backend's own iteration limit (the user set none): once
@@ -185,13 +188,9 @@ def solve_model(model, solver: str = "ipopt", *, record=None, problem_class=None
         ladder = []
     first, attempts = info, 0
     for what in ladder:
-        safer = replace(opts, **what)
-        if opts.seconds is not None:
-            left = opts.seconds - (time.perf_counter() - t0)
-            if left <= 0:
-                break
-            safer = replace(safer, time_limit=left)
-        info = run(safer)
+        if opts.expired():
+            break
+        info = run(replace(opts, **what))
         attempts += 1
         info.retry = {"first_status": first.status.value, "first_message": first.message,
                       **what, "status": info.status.value, "attempts": attempts}
@@ -311,7 +310,7 @@ def solve_matrix(adapter, sf, sc, opts: SolverOptions, state=None):
         t_rung = time.perf_counter()
         proxied, moved = proxy_bounds(work, bound)
         res = solve_with_working_set(adapter, proxied, opts, state)
-        if moved is None:
+        if moved is None or (opts.expired() and res.status is not Status.optimal):
             break
         if res.status is Status.optimal and res.x is not None and proxy_inactive(res.x, moved,
                                                                                  bound):
@@ -452,6 +451,8 @@ def _load_matrix_result(sf, res, info: SolveInfo) -> None:
     if res.cone_duals is not None:
         for c, v in zip(sf.cones, res.cone_duals.tolist()):
             duals[c.data] = sf.sense * v / c.row_scale
+    if rows is None and not duals:   # a backend that reports none (SCIP): as on the
+        return                        # general path, the extractors use the KKT conditions
     info.duals = RowDuals(sf.row_datas, rows, duals)
 
 
@@ -460,7 +461,10 @@ def _matrix_info(b, opts: SolverOptions, sf, path: str, t0: float, fn, *args,
     """Run ``fn(*args)`` (a backend's adapter on the standard form ``sf``), its own errors
     as the library's SolverError; the values of ``fixed`` variables ``(position, value)``
     kept exactly; the result loaded into the model (the fast, mixed and general matrix
-    paths alike)."""
+    paths alike); none is started once the deadline has passed."""
+    if opts.expired():
+        return SolveInfo(status=Status.time_limit, solver=b.name, interface=b.name, path=path,
+                         time=time.perf_counter() - t0, message=out_of_time(opts, "solving"))
     try:
         res = _run(fn, opts, *args)
     except SVMError:
@@ -533,6 +537,9 @@ def _solve_general(model, b, opts: SolverOptions, *, verified: bool,
     indicator constraint (:func:`_run_plugin`)."""
     if not b.plugins:
         return _solve_general_matrix(model, b, opts)
+    if opts.expired():
+        return SolveInfo(status=Status.time_limit, solver=b.name, interface=pyomo_plugin(b.name),
+                         path="general", time=0.0, message=out_of_time(opts, "solving"))
     import pyomo.environ as pyo
     from pyomo.opt import TerminationCondition as TC
 
