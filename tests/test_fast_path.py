@@ -63,12 +63,18 @@ def test_fast_and_general_paths_agree(fast_backend, formulation, kernel):
     assert_same_classifier(fast, gen, Xe)
 
 
-def test_scip_takes_the_general_path_and_says_why():
+def test_scip_takes_the_records_matrices_with_the_general_paths_optimum():
+    """SCIP is given the library's matrices (pyscipopt; a dense block factored), not Pyomo's
+    term-by-term walk of the dense objective: the same optimum as its general path."""
     require("scip")
     X, y = blobs(0, l=SCIP_MAX_POINTS)
-    sol = sm.fit(X, y, "soft_l1_dual", "scip", C=1.0)
-    assert sol.path == "general"
-    assert "scip" in sol.extra["general_path_reason"]
+    sol = sm.fit(X, y, "soft_l1_dual", "scip", C=1.0, kernel="rbf", gamma=0.5)
+    assert sol.path == "fast" and sol.interface == "pyscipopt"
+    assert "general_path_reason" not in sol.extra
+    gen = sm.fit(X, y, "soft_l1_dual", "scip", C=1.0, kernel="rbf", gamma=0.5, path="general")
+    assert gen.path == "general"
+    assert sol.objective == pytest.approx(gen.objective, rel=1e-6)
+    np.testing.assert_allclose(sol.alpha, gen.alpha, atol=1e-4)
 
 
 # ---------------------------------------------------------------------------------------
