@@ -16,6 +16,7 @@ import numpy as np
 from pyomo.common.gc_manager import PauseGC
 
 from .formulations import get as lookup, names as formulation_names
+from .progress import Countdown
 from .errors import (BadScaleWarning, InfeasibleError, LicenseLimitError, NotSeparableError,
                      ParameterError, SolveFailedError, SolverError, SVMError)
 from .model.built import svm_blocks
@@ -196,6 +197,14 @@ def solve(model, solver: str = "auto", *, raise_on_failure: bool = True, _state=
     svm = blk._svm
     opts = opts.with_deadline(svm.data.n_points, svm.record.problem_class in MIXED_INTEGER)
     options = {**options, "deadline": opts.deadline}
+    with Countdown(opts.deadline, label=f"solve ({solver})"):
+        return _solve_within(model, solver, svm, opts, options, raise_on_failure, _state)
+
+
+def _solve_within(model, solver, svm, opts: SolverOptions, options: dict,
+                  raise_on_failure: bool, _state) -> Solution:
+    """:func:`solve` once its options carry the deadline (``opts`` and ``options``, the
+    same as a dict)."""
     if str(solver).lower() == "auto":
         return _solve_auto(model, svm, raise_on_failure, _state, options)
     svm.data.check_unchanged()
@@ -546,6 +555,15 @@ def fit(X, y, formulation: str = "soft_l1_dual", solver: str = "auto", **params)
     # the deadline starts here: the kernel and the build are part of the call
     solve_kw = with_deadline(solve_kw, X, formulation)
     opts = SolverOptions.from_kwargs(**solve_kw)
+    with Countdown(opts.deadline, label=f"fit {formulation} ({solver})"):
+        return _fit_within(X, y, f, solver, params, solve_kw, opts, raise_on_failure)
+
+
+def _fit_within(X, y, f, solver: str, params: dict, solve_kw: dict, opts: SolverOptions,
+                raise_on_failure: bool) -> Solution:
+    """:func:`fit` once its solve options carry the deadline (``solve_kw``; ``opts`` the
+    same, read)."""
+    formulation = f.name
     params = params_for_backend(formulation, solver, params)
     model = build(formulation, X, y, **params)
     first_error = None

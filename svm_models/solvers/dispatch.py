@@ -318,8 +318,12 @@ def solve_matrix(adapter, sf, sc, opts: SolverOptions, state=None):
             break
         if not relaxed:   # a moved bound is reached (or the solve failed): first without them
             relaxed = True
-            free = _solve_without_bounds(adapter, work, moved, opts, state,
-                                         time.perf_counter() - t_rung)
+            # (unless the next rung is the true bounds already: a box of C = 1.14e6 after
+            # scaling, proxied at 1e6, reached -- without it the QP of a low-rank kernel is
+            # unbounded, and Ipopt diverged for 6.8 s before the true box was solved in 0.4 s)
+            far = _far_beyond(work, moved, bound * PROXY_GROWTH)
+            free = None if not far else _solve_without_bounds(
+                adapter, work, moved, opts, state, time.perf_counter() - t_rung)
             if free is not None:
                 res = free
                 break
@@ -342,14 +346,21 @@ def _solve_without_bounds(adapter, work, moved, opts: SolverOptions, state, spen
     bounds the problem may be unbounded (an inseparable hard margin), which some backends
     are slow to say."""
     cap = max(RELAXED_TIME_MIN, RELAXED_TIME_FACTOR * spent)
-    if opts.seconds is not None:
-        cap = min(cap, opts.seconds)
+    if opts.seconds is not None:   # (and half the time left at most: the rungs that follow)
+        cap = min(cap, opts.seconds / 2)
     res = solve_with_working_set(adapter, without_bounds(work, moved),
                                  replace(opts, time_limit=cap), state)
     if res.status is not Status.optimal or res.x is None or not within_bounds(res.x, work, moved):
         return None
     res.extra["bounds"] = {"dropped": int(moved[0].sum() + moved[1].sum())}
     return res
+
+
+def _far_beyond(work, moved, bound: float) -> bool:
+    """Whether some bound that ``moved`` names lies beyond ``bound`` (or is infinite): else
+    the next rung of the proxy ladder solves the true bounds."""
+    big_l, big_u = moved
+    return bool(np.any(work.ux[big_u] > bound) or np.any(work.lx[big_l] < -bound))
 
 
 def _rescale_state(state: dict, sc, n: int) -> None:
