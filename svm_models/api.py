@@ -632,13 +632,16 @@ def time_limit_advice(record, solver: str, deadline) -> str:
     """What a solve stopped by its deadline says: the limit and the time spent, and the
     installed backends that take the model, fastest first (``solver="auto"``'s order: for a
     classic dual as built, libsvm), besides ``solver``."""
-    from .solvers import auto_choice
+    from .solvers import AUTO_ORDER, BACKENDS, module_present, structure_refusal
 
     said = "" if deadline is None else f"; {deadline.describe()}, {deadline.spent():.3g} s spent"
-    try:
-        others = [n for n, _ in auto_choice(record.problem_class, record) if n != solver]
-    except SVMError:
-        others = []
+    others = []
+    for n in AUTO_ORDER.get(record.problem_class, ()):   # (installed: their modules, cheaply)
+        b = BACKENDS[n]
+        if n == solver or not all(module_present(m) for m in b.modules):
+            continue
+        if b.structured is None or structure_refusal(b, record) is None:
+            others.append(n)
     if others:
         said += (f". Installed backends that take this model, fastest first: "
                  f"{', '.join(others)}")

@@ -99,13 +99,15 @@ def test_scip_is_given_the_matrices_not_pyomos_walk_of_the_dense_objective():
     ref = sm.fit(X, y, kernel="rbf", solver="libsvm")
     t = time.perf_counter()
     try:
-        sol = sm.fit(X, y, kernel="rbf", solver="scip", time_limit=2)
+        sol, err = sm.fit(X, y, kernel="rbf", solver="scip", time_limit=2), None
     except sm.SolveFailedError as exc:
-        assert exc.status == "time_limit" and "libsvm" in str(exc)
+        sol, err = None, exc
+    assert within(2, time.perf_counter() - t)
+    if err is not None:
+        assert err.status == "time_limit" and "libsvm" in str(err)
     else:
         assert sol.path == "fast"
         assert sol.objective == pytest.approx(ref.objective, rel=1e-6)
-    assert within(2, time.perf_counter() - t)
 
 
 def _far_feature_problem():
@@ -155,10 +157,11 @@ def test_the_estimators_time_limit_bounds_its_whole_fit():
     X, y = make_classification(2000, 20, random_state=0)
     clf = sm.SVMClassifier(kernel="rbf", solver="ipopt", solver_options={"time_limit": 1})
     t = time.perf_counter()
-    with pytest.raises(sm.SolveFailedError, match="time limit of 1 s") as err:
+    with pytest.raises(sm.SolveFailedError) as err:
         clf.fit(X, y)
     assert within(1, time.perf_counter() - t)
     assert err.value.status == "time_limit" and "libsvm" in str(err.value)
+    assert "time limit of 1 s" in str(err.value)
 
 
 def test_one_deadline_for_every_binary_problem_of_the_estimator():

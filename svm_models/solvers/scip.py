@@ -1,5 +1,5 @@
 """SCIP: spatial branch and bound, global optima of LP/QP/QCQP/NLP (``pip install
-pyscipopt``; Pyomo plugin ``scip_direct``; no matrix path).
+pyscipopt``; Pyomo plugin ``scip_direct``; matrix path through pyscipopt, :func:`solve`).
 
 Facts that shape how it is called:
 
