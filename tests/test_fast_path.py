@@ -63,12 +63,21 @@ def test_fast_and_general_paths_agree(fast_backend, formulation, kernel):
     assert_same_classifier(fast, gen, Xe)
 
 
-def test_scip_takes_the_records_matrices_with_the_general_paths_optimum():
-    """SCIP is given the library's matrices (pyscipopt; a dense block factored), not Pyomo's
-    term-by-term walk of the dense objective: the same optimum as its general path."""
+def test_scip_takes_small_dense_blocks_through_its_plugin_and_says_why():
     require("scip")
     X, y = blobs(0, l=SCIP_MAX_POINTS)
-    sol = sm.fit(X, y, "soft_l1_dual", "scip", C=1.0, kernel="rbf", gamma=0.5)
+    sol = sm.fit(X, y, "soft_l1_dual", "scip", C=1.0)
+    assert sol.path == "general"
+    assert "scip_direct takes" in sol.extra["general_path_reason"]
+
+
+def test_scip_takes_the_records_matrices_with_the_general_paths_optimum():
+    """SCIP is given the library's matrices (pyscipopt; a dense block factored), not Pyomo's
+    term-by-term walk of the dense objective, beyond SCIP_MATRIX_MIN points (and when the
+    fast path is asked for): the same optimum as its general path."""
+    require("scip")
+    X, y = blobs(0, l=SCIP_MAX_POINTS)
+    sol = sm.fit(X, y, "soft_l1_dual", "scip", C=1.0, kernel="rbf", gamma=0.5, path="fast")
     assert sol.path == "fast" and sol.interface == "pyscipopt"
     assert "general_path_reason" not in sol.extra
     gen = sm.fit(X, y, "soft_l1_dual", "scip", C=1.0, kernel="rbf", gamma=0.5, path="general")

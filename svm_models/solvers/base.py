@@ -147,6 +147,9 @@ class Backend:
     (``Record.structure``, e.g. libsvm and the classic duals), only on a model the record
     proves unchanged, and no problem class in general;  structure_check : ``Record -> str or
     None``, why it does not take a recorded model (None: it does);
+    matrix_when : ``Record -> str or None``, why ``path="auto"`` takes the Pyomo plugin
+    rather than the matrix adapter for a recorded model (None: the matrices; SCIP: its plugin
+    for small dense blocks, its matrices where Pyomo would spend long on the dense terms);
     install : how to install it;  note : one line for listings.
     """
 
@@ -172,6 +175,7 @@ class Backend:
     add_indicators: Callable | None = None
     structured: Callable | None = None
     structure_check: Callable | None = None
+    matrix_when: Callable | None = None
     install: str = ""
     note: str = ""
 

@@ -148,14 +148,16 @@ def solve_model(model, solver: str = "ipopt", *, record=None, problem_class=None
         reason = unproved
     elif b.matrix is None:
         reason = f"{b.name} has no matrix interface"
-    else:
-        reason = None
+    else:   # (a backend whose plugin takes this model as fast as its matrices: "auto" asks)
+        reason = b.matrix_when(record) if b.matrix_when is not None and \
+            opts.path == "auto" else None
     if reason is not None and opts.path == "fast":
         raise SolverError(f"the fast path is not possible: {reason}")
     # an edited model: the record for what it still proves, Pyomo for the edits
     mixed = None
     if (reason is not None and unproved is not None and record is not None
-            and opts.path != "general" and b.matrix is not None and not mip):
+            and opts.path != "general" and b.matrix is not None and not mip
+            and (b.matrix_when is None or b.matrix_when(record) is None)):
         ed = edits(record)
         mixed = ed if isinstance(ed, Edits) else None
 
