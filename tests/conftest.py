@@ -232,10 +232,8 @@ TEST_TIME_LIMIT = 10.0
 def edited_path(solver: str) -> str:
     """The path an edited model takes (the record no longer proves it whole): ``"mixed"``
     -- the record for the proved part, Pyomo for the edits -- through a backend's matrix
-    interface, ``"general"`` for a backend without one, or whose plugin takes the small
-    models of the tests (SCIP: ``matrix_when``)."""
-    b = sm.solvers.backend(solver)
-    return "general" if b.matrix is None or b.matrix_when is not None else "mixed"
+    interface, ``"general"`` for a backend without one (SCIP)."""
+    return "general" if sm.solvers.backend(solver).matrix is None else "mixed"
 
 
 def solve_checked(model, solver: str, **kw):

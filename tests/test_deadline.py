@@ -110,11 +110,13 @@ def test_scip_is_given_the_matrices_not_pyomos_walk_of_the_dense_objective():
         assert sol.objective == pytest.approx(ref.objective, rel=1e-6)
 
 
-def _far_feature_problem():
-    """53 points, 3 features of scales 4e-3, 6e3 and 2e-2, half the rows duplicated, a
-    linear kernel, C = 0.27: after the exact scaling its box is [0, 1.14e6], proxied at
-    1e6 and reached; without the box (a rank-3 Hessian) the QP is unbounded."""
-    rng = np.random.default_rng(61)
+def _far_feature_problem(seed: int = 61):
+    """A random valid problem of the issue's kind (features of scales 1e-4 to 1e4,
+    duplicated rows, a constant feature). Seed 61: 53 points, 3 features of scales 4e-3,
+    6e3 and 2e-2, half the rows duplicated, a linear kernel, C = 0.27: after the exact
+    scaling its box is [0, 1.14e6], proxied at 1e6 and reached; without the box (a rank-3
+    Hessian) the QP is unbounded."""
+    rng = np.random.default_rng(seed)
     l, d = int(rng.integers(4, 121)), int(rng.integers(1, 9))
     X = rng.normal(size=(l, d)) * 10 ** rng.uniform(-4, 4, d)
     if rng.random() < 0.3:
@@ -144,6 +146,25 @@ def test_ipopt_is_not_left_diverging_on_a_box_dropped_next_to_its_true_bound():
         t = time.perf_counter()
         sol = sm.fit(X, y, kernel="linear", C=C, solver="ipopt")
     assert time.perf_counter() - t < 4.0
+    assert sol.objective == pytest.approx(ref.objective, rel=1e-6)
+
+
+def test_ipopt_answers_within_the_default_limit_by_the_scaling_the_other_way():
+    """Seed 17: 90 points, 7 features of scales 3e-3 to 2e4, a linear kernel, C = 34. Scaled
+    exactly, the box is [0, 2.3e9]: the far-bound rungs around Ipopt ran past 10 s; they
+    now get half the time left, their failure is numerical trouble, and the attempt with
+    the scaling off answers (0.6 s alone) -- within the default limit, another backend's
+    optimum."""
+    require("ipopt")
+    require("piqp")
+    X, y, C = _far_feature_problem(17)
+    assert X.shape == (90, 7)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", sm.BadScaleWarning)
+        ref = sm.fit(X, y, kernel="linear", C=C, solver="piqp")
+        t = time.perf_counter()
+        sol = sm.fit(X, y, kernel="linear", C=C, solver="ipopt")
+    assert within(default_time_limit(90), time.perf_counter() - t)
     assert sol.objective == pytest.approx(ref.objective, rel=1e-6)
 
 

@@ -77,10 +77,11 @@ def test_scip_takes_the_records_matrices_with_the_general_paths_optimum():
     fast path is asked for): the same optimum as its general path."""
     require("scip")
     X, y = blobs(0, l=SCIP_MAX_POINTS)
-    sol = sm.fit(X, y, "soft_l1_dual", "scip", C=1.0, kernel="rbf", gamma=0.5, path="fast")
+    kw = dict(C=1.0, kernel="rbf", gamma=0.5, time_limit=60)
+    sol = sm.fit(X, y, "soft_l1_dual", "scip", path="fast", **kw)
     assert sol.path == "fast" and sol.interface == "pyscipopt"
     assert "general_path_reason" not in sol.extra
-    gen = sm.fit(X, y, "soft_l1_dual", "scip", C=1.0, kernel="rbf", gamma=0.5, path="general")
+    gen = sm.fit(X, y, "soft_l1_dual", "scip", path="general", **kw)
     assert gen.path == "general"
     assert sol.objective == pytest.approx(gen.objective, rel=1e-6)
     np.testing.assert_allclose(sol.alpha, gen.alpha, atol=1e-4)

@@ -148,8 +148,9 @@ class Backend:
     proves unchanged, and no problem class in general;  structure_check : ``Record -> str or
     None``, why it does not take a recorded model (None: it does);
     matrix_when : ``Record -> str or None``, why ``path="auto"`` takes the Pyomo plugin
-    rather than the matrix adapter for a recorded model (None: the matrices; SCIP: its plugin
-    for small dense blocks, its matrices where Pyomo would spend long on the dense terms);
+    rather than the matrix adapter for a model the record proves unchanged (None: the
+    matrices; SCIP: its plugin for small dense blocks, its matrices where Pyomo would spend
+    long on the dense terms); an edited model takes the mixed path all the same;
     install : how to install it;  note : one line for listings.
     """
 

@@ -57,7 +57,7 @@ from ..status import Status
 from ..tolerances import (PROXY_BOUND, PROXY_BOUND_MAX, PROXY_GROWTH, RELAXED_TIME_FACTOR,
                           RELAXED_TIME_MIN, RETRY_ITER_LIMIT,
                           RETRY_TOL, RETRY_TOL_FACTOR)
-from .base import SolverOptions, drained_output, out_of_time, preserved_fpu
+from .base import MIN_SECONDS, SolverOptions, drained_output, out_of_time, preserved_fpu
 from .table import (BACKENDS, PROJECT_BACKENDS, backend, capable, check_capability,
                     pyomo_plugin, structure_refusal)
 from .working_set import solve_with_working_set
@@ -156,8 +156,7 @@ def solve_model(model, solver: str = "ipopt", *, record=None, problem_class=None
     # an edited model: the record for what it still proves, Pyomo for the edits
     mixed = None
     if (reason is not None and unproved is not None and record is not None
-            and opts.path != "general" and b.matrix is not None and not mip
-            and (b.matrix_when is None or b.matrix_when(record) is None)):
+            and opts.path != "general" and b.matrix is not None and not mip):
         ed = edits(record)
         mixed = ed if isinstance(ed, Edits) else None
 
@@ -308,10 +307,20 @@ def solve_matrix(adapter, sf, sc, opts: SolverOptions, state=None):
         _rescale_state(state, sc, sf.n)
     bound = PROXY_BOUND
     relaxed = False
+    # the rungs after the first repair it: together at most half the time left now, the
+    # rest kept for the caller's other attempts (the scaling the other way round: Ipopt
+    # spent a default limit on the rungs of a scaled box of 2.3e9 and solved the problem
+    # unscaled in 0.6 s)
+    left = opts.seconds
+    repair = opts if left is None else replace(opts, time_limit=left / 2)
+    repair_end = None if left is None else time.monotonic() + left / 2
+    first = True
     while True:
         t_rung = time.perf_counter()
         proxied, moved = proxy_bounds(work, bound)
-        res = solve_with_working_set(adapter, proxied, opts, state)
+        res = solve_with_working_set(adapter, proxied, opts if first else
+                                     _until(repair, repair_end), state)
+        first = False
         if moved is None or (opts.expired() and res.status is not Status.optimal):
             break
         if res.status is Status.optimal and res.x is not None and proxy_inactive(res.x, moved,
@@ -325,14 +334,21 @@ def solve_matrix(adapter, sf, sc, opts: SolverOptions, state=None):
             # unbounded, and Ipopt diverged for 6.8 s before the true box was solved in 0.4 s)
             far = _far_beyond(work, moved, bound * PROXY_GROWTH)
             free = None if not far else _solve_without_bounds(
-                adapter, work, moved, opts, state, time.perf_counter() - t_rung)
+                adapter, work, moved, _until(repair, repair_end), state,
+                time.perf_counter() - t_rung)
             if free is not None:
                 res = free
                 break
         bound *= PROXY_GROWTH   # ... then larger ones
         if bound > PROXY_BOUND_MAX:   # ... up to the true bounds
-            res = solve_with_working_set(adapter, work, opts, state)
+            res = solve_with_working_set(adapter, work, _until(repair, repair_end), state)
             break
+    if not first and res.status is Status.time_limit and not opts.expired():
+        # a repair rung ran out of its share, the call has time left: the solve failed,
+        # which the caller may try otherwise (not the call's time limit)
+        res.status = Status.numerical_error
+        res.message = (f"the far-bound rungs (bounds moved in to {PROXY_BOUND:g} and beyond) "
+                       f"did not settle within half the time left ({res.message})")
     if sc is not None:
         sc.unscale_result(res)
         if res.x is not None:
@@ -356,6 +372,14 @@ def _solve_without_bounds(adapter, work, moved, opts: SolverOptions, state, spen
         return None
     res.extra["bounds"] = {"dropped": int(moved[0].sum() + moved[1].sum())}
     return res
+
+
+def _until(opts: SolverOptions, end: float | None) -> SolverOptions:
+    """``opts`` with a time limit that ends at ``end`` (``time.monotonic``; None: as they
+    are); within the call's deadline either way."""
+    if end is None:
+        return opts
+    return replace(opts, time_limit=max(end - time.monotonic(), MIN_SECONDS))
 
 
 def _far_beyond(work, moved, bound: float) -> bool:
