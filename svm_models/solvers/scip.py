@@ -41,7 +41,7 @@ from .base import ORDER, Backend, MatrixResult
 SCIP_FACTOR_TOL = 1e-12
 #: the largest dense quadratic block ``path="auto"`` leaves to Pyomo's ``scip_direct``
 #: (:func:`matrix_when`)
-SCIP_MATRIX_MIN = 100
+SCIP_MATRIX_MIN = 50
 
 
 def _c_flush() -> None:
@@ -131,13 +131,20 @@ def solve(sf, opts, state=None) -> MatrixResult:
         _add_row(model, Expr(dict(zip([terms[j] for j in A.indices[cols]],
                                       A.data[cols].tolist()))), lo, up)
     objective = _linear(terms, lifted.c)
-    if lifted.quad:
-        t = model.addVar(lb=None, ub=None, name="objective_quadratic_part")
-        model.addCons(_quadratic(model, x, terms, lifted.quad) + Expr({Term(t): -1.0}) <= 0.0)
-        objective = objective + Expr({Term(t): 1.0})
-    for q in lifted.qrows:
-        model.addCons(_quadratic(model, x, terms, q.quad) + _linear(terms, q.linear)
-                      <= float(q.upper))
+    try:
+        if lifted.quad:
+            t = model.addVar(lb=None, ub=None, name="objective_quadratic_part")
+            model.addCons(_quadratic(model, x, terms, lifted.quad, opts)
+                          + Expr({Term(t): -1.0}) <= 0.0)
+            objective = objective + Expr({Term(t): 1.0})
+        for q in lifted.qrows:
+            model.addCons(_quadratic(model, x, terms, q.quad, opts) + _linear(terms, q.linear)
+                          <= float(q.upper))
+    except _OutOfTime:
+        model.freeProb()
+        return MatrixResult(status=Status.time_limit, interface="pyscipopt", message=(
+            "not started: the time limit was reached while SCIP's model was being made "
+            "(a dense block of terms, factored)"))
     model.setObjective(objective, "minimize")
     for key, val in {**plugin_options("scip_direct", opts), **opts.options}.items():
         model.setParam(key, val)    # (the time limit: what is left after the build)
@@ -159,13 +166,15 @@ def solve(sf, opts, state=None) -> MatrixResult:
 
 def matrix_when(record) -> str | None:
     """Why ``path="auto"`` gives SCIP this model through ``scip_direct`` (None: through its
-    matrices, :func:`solve`): a model without a dense quadratic block above
+    matrices, :func:`solve`): a model without a dense quadratic block (in its objective or
+    a quadratic row: C tuning's) above
     :data:`SCIP_MATRIX_MIN` variables, which Pyomo hands over in well under a second and
     SCIP solves as products (a hard-margin rbf dual of 20 points: solved so, and not within
     10 s factored); beyond it, Pyomo's term-by-term walk grows as the square of the block
     (200 points: 10 s; 569: 239 s) and the factored block is solved faster."""
     _, _, quad = record.objective_parts()
-    k = max((len(q.index) for q in quad if q.base is not None), default=0)
+    blocks = list(quad) + [b for row in record.quad_rows for b in row.quad]
+    k = max((len(q.index) for q in blocks if q.base is not None), default=0)
     if k > SCIP_MATRIX_MIN:
         return None
     return (f"scip_direct takes a model whose dense quadratic blocks have at most "
@@ -191,7 +200,11 @@ def _linear(terms, coef) -> "Expr":
     return Expr({terms[j]: float(coef[j]) for j in nz.tolist()})
 
 
-def _quadratic(model, x, terms, blocks) -> "Expr":
+class _OutOfTime(Exception):
+    """The deadline passed while SCIP's model was being made."""
+
+
+def _quadratic(model, x, terms, blocks, opts) -> "Expr":
     """``sum_blocks x'Mx`` as a pyscipopt expression: a diagonal block as its squares; a
     dense positive semidefinite block through its factor (:func:`_factor`),
     ``sum_k (L_k'x)^2`` with a new variable ``z_k = L_k'x`` per column (rows of k terms
@@ -211,6 +224,8 @@ def _quadratic(model, x, terms, blocks) -> "Expr":
                 if d:
                     add(Term(x[i], x[i]), d)
             continue
+        if opts.expired():
+            raise _OutOfTime
         W = np.asarray(q.matrix, dtype=float)
         L = _factor(W) if len(idx) > 2 else None
         if L is None:
@@ -222,6 +237,8 @@ def _quadratic(model, x, terms, blocks) -> "Expr":
             continue
         own = [terms[i] for i in idx]
         for k in range(L.shape[1]):
+            if k % 64 == 0 and opts.expired():
+                raise _OutOfTime
             z = model.addVar(lb=None, ub=None)
             row = dict(zip(own, L[:, k].tolist()))
             row[Term(z)] = -1.0
