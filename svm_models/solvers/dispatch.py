@@ -320,9 +320,10 @@ def solve_matrix(adapter, sf, sc, opts: SolverOptions, state=None):
         proxied, moved = proxy_bounds(work, bound)
         res = solve_with_working_set(adapter, proxied, opts if first else
                                      _until(repair, repair_end), state)
-        first = False
-        if moved is None or (opts.expired() and res.status is not Status.optimal):
+        if moved is None or (opts.expired() and res.status is not Status.optimal) or (
+                first and res.status is Status.time_limit):   # (no rung repairs a time limit)
             break
+        first = False
         if res.status is Status.optimal and res.x is not None and proxy_inactive(res.x, moved,
                                                                                  bound):
             res.extra["bounds"] = {"proxy": bound, "moved": int(moved[0].sum() + moved[1].sum())}

@@ -145,6 +145,10 @@ def solve(sf, opts, state=None) -> MatrixResult:
         return MatrixResult(status=Status.time_limit, interface="pyscipopt", message=(
             "not started: the time limit was reached while SCIP's model was being made "
             "(a dense block of terms, factored)"))
+    if opts.expired():   # (SCIP's presolve of a large model overruns a limit of ~0)
+        model.freeProb()
+        return MatrixResult(status=Status.time_limit, interface="pyscipopt", message=(
+            "not started: the time limit was reached while SCIP's model was being made"))
     model.setObjective(objective, "minimize")
     for key, val in {**plugin_options("scip_direct", opts), **opts.options}.items():
         model.setParam(key, val)    # (the time limit: what is left after the build)
