@@ -39,6 +39,10 @@ from .base import ORDER, Backend, MatrixResult
 #: (round-off of a semidefinite kernel block); one more negative than this, the block is
 #: not semidefinite and goes to SCIP as its products
 SCIP_FACTOR_TOL = 1e-12
+#: seconds per k^3 an eigendecomposition of a dense k x k block is expected to take (about
+#: 9 k^3 flops at 2e9 a second: 4.5 s at k = 1,000); a block that would not be factored
+#: within the time left is not started
+SCIP_FACTOR_SECONDS = 4.5e-9
 #: the largest dense quadratic block ``path="auto"`` leaves to Pyomo's ``scip_direct``
 #: (:func:`matrix_when`)
 SCIP_MATRIX_MIN = 50
@@ -143,8 +147,8 @@ def solve(sf, opts, state=None) -> MatrixResult:
     except _OutOfTime:
         model.freeProb()
         return MatrixResult(status=Status.time_limit, interface="pyscipopt", message=(
-            "not started: the time limit was reached while SCIP's model was being made "
-            "(a dense block of terms, factored)"))
+            "not started: SCIP's model (a dense block factored, its terms made) could not "
+            f"be made within the time left ({opts.seconds:.3g} s)"))
     if opts.expired():   # (SCIP's presolve of a large model overruns a limit of ~0)
         model.freeProb()
         return MatrixResult(status=Status.time_limit, interface="pyscipopt", message=(
@@ -228,8 +232,9 @@ def _quadratic(model, x, terms, blocks, opts) -> "Expr":
                 if d:
                     add(Term(x[i], x[i]), d)
             continue
-        if opts.expired():
-            raise _OutOfTime
+        left = opts.seconds
+        if opts.expired() or (left is not None and SCIP_FACTOR_SECONDS * len(idx) ** 3 > left):
+            raise _OutOfTime   # (the eigendecomposition cannot be stopped once started)
         W = np.asarray(q.matrix, dtype=float)
         L = _factor(W) if len(idx) > 2 else None
         if L is None:
