@@ -330,10 +330,11 @@ def solve_matrix(adapter, sf, sc, opts: SolverOptions, state=None):
             break
         if not relaxed:   # a moved bound is reached (or the solve failed): first without them
             relaxed = True
-            # (unless the next rung is the true bounds already: a box of C = 1.14e6 after
-            # scaling, proxied at 1e6, reached -- without it the QP of a low-rank kernel is
-            # unbounded, and Ipopt diverged for 6.8 s before the true box was solved in 0.4 s)
-            far = _far_beyond(work, moved, bound * PROXY_GROWTH)
+            # (unless the true bounds are near the proxy, NEAR_PROXY: a box of C = 1.14e6
+            # after scaling, proxied at 1e6, reached -- without it the QP of a low-rank
+            # kernel is unbounded, and Ipopt diverged for 6.8 s before the true box was
+            # solved in 0.4 s)
+            far = _far_beyond(work, moved, bound * NEAR_PROXY)
             free = None if not far else _solve_without_bounds(
                 adapter, work, moved, _until(repair, repair_end), state,
                 time.perf_counter() - t_rung)
@@ -373,6 +374,13 @@ def _solve_without_bounds(adapter, work, moved, opts: SolverOptions, state, spen
         return None
     res.extra["bounds"] = {"dropped": int(moved[0].sum() + moved[1].sum())}
     return res
+
+
+#: the moved bounds within this factor of their proxy are solved as they are, not first
+#: dropped (a box of 1.14e6 proxied at 1e6: the true box is as easy as the proxy, and the
+#: problem without it may be unbounded); beyond it the box is dropped first (moons at
+#: C = 1e8: the hard margin, solved at once, lies inside; the box [0, 1e9] stalled HiGHS)
+NEAR_PROXY = 10.0
 
 
 def _until(opts: SolverOptions, end: float | None) -> SolverOptions:
