@@ -102,6 +102,7 @@ def solve(record, sf, opts, state=None) -> MatrixResult:
     cap = max(MIN_ITER, ITER_PER_POINT * len(y)) if opts.iter_limit is None else opts.iter_limit
     svc = SVC(C=C, tol=opts.tolerance, max_iter=cap,
               cache_size=CACHE_MB if native else 200.0, shrinking=True, **params)
+    limit = opts.seconds   # (the time left now: read before the solve)
     t0 = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -112,7 +113,6 @@ def solve(record, sf, opts, state=None) -> MatrixResult:
         status, message = Status.iteration_limit, f"max_iter={opts.iter_limit} reached"
     elif svc.fit_status_ != 0:   # (the retry: a looser tolerance)
         status, message = Status.numerical_error, f"no convergence in {cap} iterations"
-    limit = opts.seconds
     if limit is not None and elapsed > limit:
         status, message = Status.time_limit, f"{message} after the time limit ({limit:g} s)"
     res = MatrixResult(status=status, message=message, interface=interface)
