@@ -21,6 +21,7 @@ the first time it is asked.
 
 from __future__ import annotations
 
+import functools
 import inspect
 from typing import Any, Callable, NamedTuple
 
@@ -150,7 +151,7 @@ class Formulation:
                 f"params {', '.join(self.params) or 'none'}>")
 
     # -- parameters, derived ------------------------------------------------------------
-    @property
+    @functools.cached_property
     def params(self) -> tuple[str, ...]:
         """The builder's keyword-only parameters (``block`` aside), in its signature's order."""
         sig = inspect.signature(self.builder).parameters.values()
