@@ -568,9 +568,11 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
         support = np.unique(np.concatenate(chosen))
         support = support[np.argsort(y_index[support], kind="stable")]  # by class, as SVC
         self.support_ = support.astype(np.int32)
+        given = getattr(self, "_kernel_X", None)   # a callable kernel's samples, as given
         self.support_vectors_ = (X[support] if sols[0].kernel.name != "precomputed"
-                                 else _safe_indexing(self._kernel_X, support)
-                                 if callable(self.kernel) else np.zeros((support.size, 0)))
+                                 else np.zeros((support.size, 0)) if given is None
+                                 else _safe_indexing(given.tocsr() if sp.issparse(given)
+                                                     else given, support))
         self.n_support_ = np.bincount(y_index[support],
                                       minlength=self.classes_.size).astype(np.int32)
         where = np.full(y_index.size, -1)
