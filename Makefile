@@ -7,7 +7,9 @@
 #   make fuzz     the property-based tests with many more examples (SVM_MODELS_FUZZ=1)
 #   make test-perturbed  the whole suite on data perturbed at the 1e-12 level
 #   make docs     build the book into docs/_build/html (every page executed, warnings as errors)
-#   make check-docs  open every page of the built book in headless Chromium and check it
+#   make check-docs  open every page of the built book in headless Chromium and check it; with
+#                 no Chromium it fails, unless CHECK_DOCS_ARGS=--allow-skip (or the environment
+#                 variable SVM_MODELS_CHECK_DOCS_ALLOW_SKIP=1) says to skip
 #   make bench    run the benchmarks (BENCH_ARGS passed through)
 #   make mutate   mutation testing (mutmut) of the modules that decide answers, on a fast subset
 #                 of the suite ([tool.mutmut] in pyproject.toml); not part of `make test`.
@@ -78,8 +80,10 @@ docs: setup
 	$(VENV)/bin/sphinx-build -W --keep-going -q -j $(DOCS_JOBS) -b html docs docs/_build/html -d docs/_build/doctrees
 	@echo "make docs: docs/_build/html/index.html"
 
+# docs/check_site.py: no Chromium is a failure unless CHECK_DOCS_ARGS=--allow-skip
+CHECK_DOCS_ARGS ?=
 check-docs: setup
-	$(VENV_PY) docs/check_site.py
+	$(VENV_PY) docs/check_site.py $(CHECK_DOCS_ARGS)
 
 bench: setup
 	$(VENV_PY) benchmarks/run.py $(BENCH_ARGS)

@@ -264,7 +264,7 @@ def secs(run: dict) -> str:
 
 
 def render(res: dict) -> str:
-    out = [f"# Big problems on one machine (issue 17): results of `benchmarks/big.py`", "",
+    out = ["# Big problems on one machine (issue 17): results of `benchmarks/big.py`", "",
            f"Run {res.get('started', '?')} UTC, load average at start {res.get('load', '?')}; "
            "2 shared cores (see benchmarks/README.md, Machine). `peak MB`: the highest resident "
            "set of the measuring child during the run over the one at its start (high-water "

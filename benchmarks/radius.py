@@ -36,7 +36,6 @@ import contextlib
 import gc
 import io
 import json
-import math
 import os
 import platform
 import select

@@ -461,8 +461,8 @@ def write_markdown(data, path):
     G = data.get("grid")
     if G:
         L.append("## Size grid\n")
-        L.append(f"Each approach grows l until one run exceeds the cap (or is predicted to exceed "
-                 f"1.5 x the cap: `—`). Cap per measurement: shown per case. "
+        L.append("Each approach grows l until one run exceeds the cap (or is predicted to exceed "
+                 "1.5 x the cap: `—`). Cap per measurement: shown per case. "
                  "`svm/floor`: svm_models time over the floor's; `cvxpy/svm`, `pyomo/svm`, "
                  "`sklearn/svm`: how many times slower than svm_models (above 1: svm_models is "
                  "faster). `peak MB`: resident-set growth of svm_models / of the floor. "

@@ -275,6 +275,38 @@ def _catalogue_pages() -> list[str]:
     return [p.stem for p in sorted(CATALOGUE.glob("*.md")) if p.name != "README.md"]
 
 
+def _title(name: str) -> str:
+    """The heading of catalogue page ``name``, as plain text."""
+    first = (CATALOGUE / f"{name}.md").read_text().partition("\n")[0]
+    return first.lstrip("# ").replace("`", "").strip()
+
+
+def catalogue_order() -> list[tuple[str, list[str]]]:
+    """The catalogue as the sidebar lists it: (caption, pages) per family, in the registry's
+    order -- the family page first, then its formulations -- and the formulations that are a
+    family of their own after them ("Other formulations"), with any other page."""
+    from svm_models.formulations import get, names
+
+    pages = _catalogue_pages()
+    families: dict[str, list[str]] = {}
+    for n in names():
+        if n in pages:   # (a formulation registered before its page is written: no entry)
+            families.setdefault(get(n).module, []).append(n)
+    out, others = [], []
+    for module, members in families.items():
+        if len(members) == 1 and module not in pages:
+            others += members
+            continue
+        head = [module] if module in pages else []
+        out.append((_title(module) if head else module.replace("_", " ").capitalize(),
+                    head + members))
+    listed = {p for _, group in out for p in group} | set(others)
+    others += [p for p in pages if p not in listed]
+    if others:
+        out.append(("Other formulations", others))
+    return out
+
+
 # ---------------------------------------------------------------------------------------
 # The whole generation
 
@@ -291,8 +323,8 @@ def generate(docs: Path) -> None:
         shutil.rmtree(docs / sub, ignore_errors=True)
         (docs / sub).mkdir(parents=True)
     index = (CATALOGUE / "README.md").read_text()
-    (docs / "formulations" / "index.md").write_text(_catalogue_links(index) + _toctree(
-        _catalogue_pages(), hidden=True))
+    (docs / "formulations" / "index.md").write_text(_catalogue_links(index) + "".join(
+        _toctree(pages, hidden=True, caption=caption) for caption, pages in catalogue_order()))
     for name in _catalogue_pages():
         (docs / "formulations" / f"{name}.md").write_text(
             formulation_page(CATALOGUE / f"{name}.md", name in registered))

@@ -6,8 +6,12 @@ build; warnings are errors (``make docs`` passes ``-W``). Nothing is fetched fro
 MathJax is the pip-packaged copy (``sphinx-mathjax-offline``), the theme's assets are its own.
 """
 
+import atexit
 import importlib.util
+import os
+import shutil
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -46,12 +50,47 @@ nb_execution_raise_on_error = True
 nb_execution_show_tb = True
 nb_merge_streams = True
 
+# The notebooks' kernels (ipykernel, started by myst-nb over local TCP) each log "Kernel is
+# running over TCP without encryption ..." (36 lines a build), and, when the SIGINT that
+# jupyter_client's shutdown_kernel sends every kernel before asking it to stop lands in a
+# message handler (a loaded machine), "KeyboardInterrupt caught in kernel." -- neither is a
+# failure (a cell's error fails the build: nb_execution_raise_on_error). They read their
+# configuration from an IPython directory of the build's own, whose kernel configuration
+# drops those two messages by their text: every other warning or error of a kernel is still
+# printed (and the user's ~/.ipython startup files do not change what a page shows).
+_KERNEL_CONFIG = """\
+import logging
+
+NOT_FAILURES = ("Kernel is running over TCP without encryption",
+                "KeyboardInterrupt caught in kernel")
+
+
+class _NotFailures(logging.Filter):
+    def filter(self, record):
+        return not record.getMessage().startswith(NOT_FAILURES)
+
+
+logging.getLogger("IPKernelApp").addFilter(_NotFailures())
+"""
+_IPYTHONDIR = Path(tempfile.mkdtemp(prefix="svm-models-book-ipython-"))
+(_IPYTHONDIR / "profile_default").mkdir()
+(_IPYTHONDIR / "profile_default" / "ipython_kernel_config.py").write_text(_KERNEL_CONFIG)
+os.environ["IPYTHONDIR"] = str(_IPYTHONDIR)
+atexit.register(shutil.rmtree, _IPYTHONDIR, ignore_errors=True)
+
 html_theme = "pydata_sphinx_theme"
 html_title = "svm-models"
 html_context = {"default_mode": "light"}
-# the entry page and the two lists need no section navigation on the left
-html_sidebars = {"index": [], "teaching": [], "more_examples": []}
+# the entry page and the two lists need no section navigation on the left; an example page has
+# its contents on the left, under the section's pages, and no right-hand sidebar: its wide
+# figures get the width (book.css)
+html_sidebars = {"index": [], "teaching": [], "more_examples": [],
+                 "examples/*": ["sidebar-nav-bs", "page-toc"]}
 html_theme_options = {
+    # (no "**": a page matching two wildcard patterns is a warning; an unmatched page, an
+    # example's, gets none)
+    "secondary_sidebar_items": {"index": ["page-toc"], "teaching": ["page-toc"],
+                                "more_examples": ["page-toc"], "formulations/*": ["page-toc"]},
     "navigation_with_keys": False,
     "show_toc_level": 2,
     "footer_start": ["copyright"],

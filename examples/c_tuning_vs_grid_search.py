@@ -15,7 +15,8 @@
 # What to take away:
 #
 # - $D(g)$, the optimal value of the hard-margin SVM with the kernel
-#   $M(g) = (1-g)K/\operatorname{trace}K + g\,I/l$, is a convex function of $g$;
+#   $M(g) = (1-g)\,K/r + g\,I/l$ ($r = \operatorname{trace} K$, $l$ points), is a convex
+#   function of $g$;
 # - the QCQP finds its minimiser $g^*$, and with it $C^*$, in one solve, without a grid;
 # - the page draws $D(g)$, checks that the QCQP's optimum is its minimum, and puts a
 #   cross-validated grid search beside it.

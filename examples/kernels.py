@@ -105,12 +105,12 @@ KERNELS = {
 sols = {name: sm.fit(X, y, formulation="soft_l1_dual", solver=SOLVER, C=C, kernel=name, **kw)
         for name, kw in KERNELS.items()}
 
-fig, axes = plt.subplots(1, 3, figsize=(16, 5.2))
+fig, axes = plt.subplots(1, 3, figsize=(10.5, 3.9))
 for ax, (name, sol) in zip(axes, sols.items()):
     decision_boundary(sol, X, y, ax=ax)
     ax.set_title(f"{name} kernel: training accuracy {sol.score(X, y):.3f}, "
-                 f"{sol.n_support} support vectors", fontsize=10)
-fig.subplots_adjust(left=0.04, right=0.99, wspace=0.15)
+                 f"{sol.n_support} support vectors", fontsize=8)
+fig.subplots_adjust(left=0.05, right=0.99, wspace=0.2)
 plt.show()
 
 # %% [markdown]

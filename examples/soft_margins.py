@@ -1,8 +1,7 @@
 # %% [markdown]
 # # 1-norm and 2-norm soft margins
 #
-# The hard margin asks every point to keep $y_i f(x_i) \ge 1$. Two kinds of data defeat it
-# (the two cases of the soft-margin chapter in the source notes):
+# The hard margin asks every point to keep $y_i f(x_i) \ge 1$. Two kinds of data defeat it:
 #
 # - **(a) a noisy point.** The data are still separable, but one point lies close to the
 #   other class. The hard margin must keep it on its side, so the hyperplane is dragged

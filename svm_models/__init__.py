@@ -28,6 +28,7 @@ Layers (each imports only those below it)::
 """
 
 from .api import build, extract, formulations, solve
+from .formulations import Formulation, register as register_formulation
 from .block import SVMBlock
 from .embed import EmbeddedSVM, add_decision_function, optimize
 from .errors import (

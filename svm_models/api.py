@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import math
 import numbers
-import time
 import warnings
 from dataclasses import replace
 
@@ -17,6 +16,7 @@ import numpy as np
 from pyomo.common.gc_manager import PauseGC
 
 from .formulations import get as lookup, names as formulation_names
+from .progress import Countdown
 from .errors import (BadScaleWarning, FallbackWarning, InfeasibleError, LicenseLimitError,
                      NotSeparableError, ParameterError, SolveFailedError, SolverError, SVMError,
                      user_stacklevel)
@@ -24,6 +24,7 @@ from .model.built import svm_blocks
 from .model.mixed import objective_scale
 from .postprocess import Context
 from .solution import Solution
+from .model.standard_form import MIXED_INTEGER
 from .solvers import SolverOptions, auto_choice, backend, capable, solve_model
 from .status import Status
 from .tolerances import (CERTIFICATE_GAP, CERTIFICATE_GAP_PER_TOL, CERTIFICATE_REFUSE,
@@ -157,7 +158,10 @@ def solve(model, solver: str = "auto", *, raise_on_failure: bool = True, _state=
           **options) -> Solution:
     """Solve a model made by :func:`build` (or a larger model containing one SVM block).
 
-    ``options``: ``tol``, ``time_limit`` (seconds; default 3600, ``math.inf`` for none),
+    ``options``: ``tol``, ``time_limit`` (seconds for the whole call -- retries, the polish
+    and the fallbacks included, each stage given what is left; default: scaled to the
+    problem, 7.5 s up to 200 points, see
+    :func:`~svm_models.solvers.base.default_time_limit`; ``math.inf`` for none),
     ``iter_limit``, ``threads``, ``verbose``, ``options`` (raw backend options), ``path``
     (``"auto"``/``"fast"``/``"general"``). Returns the :class:`~svm_models.solution.Solution`
     of the SVM block; a non-optimal end is a typed error (or, with
@@ -191,6 +195,16 @@ def solve(model, solver: str = "auto", *, raise_on_failure: bool = True, _state=
     _refuse_part_of_a_larger_model(model)
     blk = the_svm_block(model)
     svm = blk._svm
+    opts = opts.with_deadline(svm.data.n_points, svm.record.problem_class in MIXED_INTEGER)
+    options = {**options, "deadline": opts.deadline}
+    with Countdown(opts.deadline, label=f"solve ({solver})"):
+        return _solve_within(model, solver, svm, opts, options, raise_on_failure, _state)
+
+
+def _solve_within(model, solver, svm, opts: SolverOptions, options: dict,
+                  raise_on_failure: bool, _state) -> Solution:
+    """:func:`solve` once its options carry the deadline (``opts`` and ``options``, the
+    same as a dict)."""
     if str(solver).lower() == "auto":
         return _solve_auto(model, svm, raise_on_failure, _state, options)
     svm.data.check_unchanged()
@@ -199,14 +213,10 @@ def solve(model, solver: str = "auto", *, raise_on_failure: bool = True, _state=
     f.check_before_solve(svm, proves_unbounded=b.proves_unbounded)
     first = None
     tried = []
-    t0 = time.perf_counter()
     for attempt in _attempts(svm, opts, structured=b.structured is not None):
+        if first is not None and opts.expired():
+            break
         run = replace(opts, **attempt)
-        if opts.seconds is not None and first is not None:
-            left = opts.seconds - (time.perf_counter() - t0)
-            if left <= 0:
-                break
-            run = replace(run, time_limit=left)
         info, sol, why = _solve_once(model, solver, svm, f, run, opts, _state,
                                      _warm_starter(svm, f, run))
         if first is None:
@@ -221,6 +231,8 @@ def solve(model, solver: str = "auto", *, raise_on_failure: bool = True, _state=
     info, sol, why = first
     more = "" if len(tried) < 2 else f"; tried: {'; '.join(tried)}. {_other_options(svm, f, b)}"
     if sol is None:   # the solver's own status was not optimal
+        if info.status is Status.time_limit:
+            more += time_limit_advice(svm.record, b.name, opts.deadline)
         err = _error_for(svm, f, info.status, info.message + more)
         if raise_on_failure:
             raise err
@@ -251,17 +263,15 @@ def _solve_auto(model, svm, raise_on_failure: bool, state, options: dict) -> Sol
     if options.get("switch") == "indicator":   # (only the backends that take it)
         choices = [c for c in choices if backend(c[0]).add_indicators is not None] or choices
     choices = choices[:AUTO_TRIES]
-    seconds = SolverOptions.from_kwargs(**options).seconds
-    t0 = time.perf_counter()
+    deadline = options["deadline"]
     final = (Status.time_limit, Status.infeasible, Status.infeasible_or_unbounded)
     tried: list[str] = []
     sol = failed = None
     last = len(choices) - 1
     for k, (name, why) in enumerate(choices):
-        left = None if seconds is None else seconds - (time.perf_counter() - t0)
-        if k > 0 and left is not None and left <= 0:
+        if k > 0 and deadline.expired():
             break
-        opts = options if k == 0 or left is None else {**options, "time_limit": left}
+        opts = options
         try:   # (the last one raises the backend's own typed error, as solver=name would)
             sol = solve(model, name, raise_on_failure=raise_on_failure and k == last,
                         _state=state, **opts)
@@ -396,7 +406,8 @@ def _warm_starter(svm, f, opts: SolverOptions):
         pclass = lookup(name).problem_class
         for n in WARM_START_BACKENDS:
             if backend(n).takes(pclass) and available(n):
-                return fit(X, y, name, solver=n, time_limit=opts.time_limit, **params)
+                return fit(X, y, name, solver=n, time_limit=opts.time_limit,
+                           deadline=opts.deadline, **params)
         raise SolverError(f"no continuous backend installed takes the {pclass} {name} "
                           f"(one of {', '.join(WARM_START_BACKENDS)})")
 
@@ -559,11 +570,21 @@ def fit(X, y, formulation: str = "soft_l1_dual", solver: str = "auto", **params)
     names each."""
     solve_kw = split_solve_options(params)
     raise_on_failure = solve_kw.pop("raise_on_failure", True)
-    seconds = SolverOptions.from_kwargs(**solve_kw).seconds
     f = lookup(formulation)
+    # the deadline starts here: the kernel and the build are part of the call
+    solve_kw = with_deadline(solve_kw, X, formulation)
+    opts = SolverOptions.from_kwargs(**solve_kw)
+    with Countdown(opts.deadline, label=f"fit {formulation} ({solver})"):
+        return _fit_within(X, y, f, solver, params, solve_kw, opts, raise_on_failure)
+
+
+def _fit_within(X, y, f, solver: str, params: dict, solve_kw: dict, opts: SolverOptions,
+                raise_on_failure: bool) -> Solution:
+    """:func:`fit` once its solve options carry the deadline (``solve_kw``; ``opts`` the
+    same, read)."""
+    formulation = f.name
     params = params_for_backend(formulation, solver, params)
     model = build(formulation, X, y, **params)
-    t0 = time.perf_counter()
     first_error = None
     try:
         first = solve(model, solver, raise_on_failure=raise_on_failure, **solve_kw)
@@ -576,10 +597,9 @@ def fit(X, y, formulation: str = "soft_l1_dual", solver: str = "auto", **params)
     fallbacks = [] if structured else _fallbacks(model, f, params, status, solver)
     failures = []
     for name, again_params, key, said in fallbacks:
-        left = None if seconds is None else seconds - (time.perf_counter() - t0)
-        if left is not None and left <= 0:
+        if opts.expired():
             break
-        kw = solve_kw if left is None else {**solve_kw, "time_limit": left}
+        kw = solve_kw
         with warnings.catch_warnings():   # the data's warnings were given by the first build
             warnings.simplefilter("ignore", BadScaleWarning)
             again = build(name, X, y, **again_params)
@@ -614,6 +634,53 @@ def _fell_back(sol, model, f, key: str, status, said: str, params: dict) -> Solu
     warnings.warn(f"svm_models.fit: {text}, the same optimum (Solution.fallback says so)",
                   FallbackWarning, stacklevel=user_stacklevel())
     return replace(sol, fallback={**fallback, "reason": Status(status).value})
+
+
+def with_deadline(solve_kw: dict, X, formulation: str) -> dict:
+    """``solve_kw`` (solve options, perhaps with others: ``batch``) with the
+    :class:`~svm_models.solvers.base.Deadline` of a call that starts now -- from its
+    ``time_limit``, or the default scaled to the points of ``X`` -- unless it carries one:
+    the entry points (``fit``, ``SVMClassifier.fit``) make it once, every solve below
+    shares it."""
+    if solve_kw.get("deadline") is not None:
+        return solve_kw
+    opts = SolverOptions.from_kwargs(**{k: v for k, v in solve_kw.items() if k in _SOLVE_KEYS})
+    mip = lookup(formulation).problem_class in MIXED_INTEGER
+    return {**solve_kw, "deadline": opts.with_deadline(_points(X), mip).deadline}
+
+
+def _points(X) -> int | None:
+    """The number of points of ``X`` as given (None when it has no length: the data check
+    says what is wrong with it)."""
+    shape = getattr(X, "shape", None)
+    if shape is not None and len(shape) > 0:
+        return int(shape[0])
+    try:
+        return len(X)
+    except TypeError:
+        return None
+
+
+def time_limit_advice(record, solver: str, deadline) -> str:
+    """What a solve stopped by its deadline says: the limit and the time spent, and the
+    installed backends that take the model, fastest first (``solver="auto"``'s order: for a
+    classic dual as built, libsvm), besides ``solver``."""
+    from .solvers import AUTO_ORDER, BACKENDS, module_present, structure_refusal
+
+    said = "" if deadline is None else f"; {deadline.describe()}, {deadline.spent():.3g} s spent"
+    others = []
+    for n in AUTO_ORDER.get(record.problem_class, ()):   # (installed: their modules, cheaply)
+        b = BACKENDS[n]
+        if n == solver or not all(module_present(m) for m in b.modules):
+            continue
+        if b.structured is None or structure_refusal(b, record) is None:
+            others.append(n)
+    if others:
+        said += (f". Installed backends that take this model, fastest first: "
+                 f"{', '.join(others)}")
+    if deadline is not None and deadline.default:
+        said += "; or pass time_limit= (seconds; math.inf for none) for more time"
+    return said
 
 
 def _fallbacks(model, f, params: dict, status, solver: str) -> list[tuple]:

@@ -6,6 +6,7 @@
                                                 [--progress]
     svm-models formulations [show NAME]         the registered formulations; one's mathematics
     svm-models demo [--solver NAME] [--quick]   every formulation on a real and a 2-D dataset
+                                                (default solver: auto, per formulation)
     svm-models solvers                          which backends are installed and what they take
     svm-models setup-ipopt [--check]            make Ipopt usable without conda or internet
 
@@ -46,6 +47,11 @@ from .errors import (
 
 #: the demo solves rsvm_plus_dual (one variable per pair of points) on this many points
 DUAL_DEMO_POINTS = 120
+#: the demo solves the mixed-integer SVMs (a branch and bound: exponential in the worst case)
+#: on this many points, for at most this many seconds each; a row whose solve stopped at the
+#: time limit says so (the best point found, not proved optimal)
+MIP_DEMO_POINTS = 60
+MIP_DEMO_SECONDS = 10.0
 
 
 def _demo_rows(name, X, y, Xte, yte, solver, kernel_params, time_limit):
@@ -61,6 +67,11 @@ def _demo_rows(name, X, y, Xte, yte, solver, kernel_params, time_limit):
         # every pair is a variable of this dual: l(l-1)/2 of them
         X, y = X[:DUAL_DEMO_POINTS], y[:DUAL_DEMO_POINTS]
         pre = f"first {DUAL_DEMO_POINTS} points; "
+    if f.problem_class.startswith("MI"):
+        if len(y) > MIP_DEMO_POINTS:
+            X, y = X[:MIP_DEMO_POINTS], y[:MIP_DEMO_POINTS]
+            pre = f"first {MIP_DEMO_POINTS} points; "
+        time_limit = min(time_limit, MIP_DEMO_SECONDS)
     t0 = time.perf_counter()
     try:
         s = fit(X, y, formulation=name, solver=solver, time_limit=time_limit, **params)
@@ -70,6 +81,8 @@ def _demo_rows(name, X, y, Xte, yte, solver, kernel_params, time_limit):
                                              else _first_clause(str(exc)))]
     elapsed = time.perf_counter() - t0
     note = pre
+    if s.status != "optimal":
+        note += f"status {s.status.value}: the best point found, not proved optimal; "
     if s.details is not None and hasattr(s.details, "g"):
         note += f"g*={s.g:.4f}, C*=" + ("none" if s.C is None else f"{s.C:.4g}")
     elif s.details is not None and hasattr(s.details, "r"):
@@ -79,8 +92,8 @@ def _demo_rows(name, X, y, Xte, yte, solver, kernel_params, time_limit):
         gen = s.extra.get("pair_generation")
         if gen:
             note += f", {gen['pairs']} of {gen['all_pairs']} pairs generated"
-    return [name, solver, f"{s.objective:.6g}", str(s.n_support), f"{s.score(X, y):.3f}",
-            f"{s.score(Xte, yte):.3f}", f"{elapsed:.2f}", note]
+    return [name, s.solver, f"{s.objective:.6g}", str(s.n_support), f"{s.score(X, y):.3f}",
+            f"{s.score(Xte, yte):.3f}", f"{elapsed:.2f}", note.rstrip("; ")]
 
 
 def _first_clause(text: str, limit: int = 90) -> str:
@@ -96,7 +109,7 @@ def _table(rows, header):
     line = "  ".join(h.ljust(w) for h, w in zip(header, widths))
     out = [line, "  ".join("-" * w for w in widths)]
     out += ["  ".join(str(c).ljust(w) for c, w in zip(r, widths)) for r in rows]
-    return "\n".join(out)
+    return "\n".join(ln.rstrip() for ln in out)
 
 
 def demo_formulations(kernel: str) -> tuple[list[str], list[str]]:
@@ -113,18 +126,66 @@ def demo_formulations(kernel: str) -> tuple[list[str], list[str]]:
     return takes, [n for n in names if n not in takes]
 
 
-def demo(solver: str = "ipopt", quick: bool = False, time_limit: float = 60.0) -> int:
+def demo_backend(name: str, f, X=None, y=None, params=None) -> tuple[str | None, str | None]:
+    """The backend the demo runs formulation ``f`` on, and why not when it cannot: ``(solver,
+    None)`` or ``(None, reason)``. Read from the backend table, as the solve would: ``"auto"``
+    when an installed backend takes ``f``'s problem class (:func:`svm_models.solvers.
+    auto_choice`); a named backend when it takes the class (a structured one, libsvm: when it
+    takes the model built on ``X``, ``y`` with ``params``, by its own structure check)."""
+    from .solvers import auto_choice, backend, structure_refusal
+
+    if str(name).lower() == "auto":
+        try:
+            auto_choice(f.problem_class)
+        except SolverUnavailableError:
+            return None, f"no installed backend takes a {f.problem_class}"
+        return "auto", None
+    b = backend(name)
+    if b.structured is not None:
+        from .api import build
+        from .model.built import single_record
+
+        refusal = structure_refusal(b, single_record(build(f.name, X, y, **(params or {}))))
+        return (None, refusal) if refusal else (b.name, None)
+    if not b.takes(f.problem_class):
+        return None, f"a {f.problem_class}"
+    return b.name, None
+
+
+def _skipped_line(solver: str, skipped: list[tuple[str, str]]) -> str:
+    """One line: the formulations left out of a table, grouped by why."""
+    from .solvers import ORDER, backend
+
+    why: dict[str, list[str]] = {}
+    for name, reason in skipped:
+        why.setdefault(reason, []).append(name)
+    parts = "; ".join(f"{', '.join(names)} ({reason})" for reason, names in why.items())
+    if str(solver).lower() == "auto":
+        return f"(skipped: {parts})"
+    b = backend(solver)
+    takes = (f": {b.name} takes {', '.join(c for c in ORDER if c in b.classes)} only"
+             if b.structured is None else "")   # (a structured backend's reason says it)
+    return f"(skipped: {parts}{takes}; 'svm-models demo' runs each on a backend that takes it)"
+
+
+def demo(solver: str = "auto", quick: bool = False, time_limit: float = 60.0) -> int:
     """Run every registered formulation on three datasets and print a table per dataset.
 
-    The linear-only formulations (those that take no ``kernel``, read from the registry) are
-    left out of the rbf table, which says so (:func:`demo_formulations`). The solver is
-    checked first: an unknown name is a ParameterError (with the closest name), a backend
-    that is not installed a SolverUnavailableError (with its install line).
+    Each formulation runs on ``solver``: by default ``"auto"``, the fastest installed backend
+    that takes it (the table's solver column names the one that solved it). A formulation
+    the backend cannot take (:func:`demo_backend`, from the backend table) is not a row: one
+    line under the table names the skipped ones and why. The linear-only formulations (those
+    that take no ``kernel``, read from the registry) are left out of the rbf table, which says
+    so (:func:`demo_formulations`). The solver is checked first: an unknown name is a
+    ParameterError (with the closest name), a backend that is not installed a
+    SolverUnavailableError (with its install line).
     """
     from . import datasets
+    from .formulations import get
     from .solvers import check_capability
 
-    check_capability(solver, None)
+    if str(solver).lower() != "auto":
+        check_capability(solver, None)
 
     header = ["formulation", "solver", "objective", "SVs", "train acc", "test acc", "time s", "note"]
     Xtr, Xte, ytr, yte = datasets.breast_cancer()
@@ -140,19 +201,30 @@ def demo(solver: str = "ipopt", quick: bool = False, time_limit: float = 60.0) -
         ("2-D teaching set (two Gaussian clouds), linear kernel", X2, y2, X2te, y2te,
          {"kernel": "linear"}),
     ]
-    print(f"svm-models demo: every registered formulation with solver={solver!r}, C = 1 "
-          f"where it applies, at most {time_limit:g} s a solve\n")
+    on = ("on the fastest installed backend that takes it (solver='auto')"
+          if str(solver).lower() == "auto" else f"with solver={solver!r}")
+    print(f"svm-models demo: every registered formulation {on}, C = 1 where it applies, at "
+          f"most {time_limit:g} s a solve (a mixed-integer one: {MIP_DEMO_POINTS} points, at "
+          f"most {min(time_limit, MIP_DEMO_SECONDS):g} s)\n")
     t0 = time.perf_counter()
     runs = [demo_formulations(kp["kernel"]) for *_, kp in sets]
     with Progress(sum(len(names) for names, _ in runs), label="demo") as bar:  # on a terminal
         for (title, X, y, Xt, yt, kp), (names, left_out) in zip(sets, runs):
-            rows = []
+            rows, skipped = [], []
             for name in names:
-                rows.append(_demo_rows(name, X, y, Xt, yt, solver, kp, time_limit))
+                f = get(name)
+                params = {k: v for k, v in kp.items() if k in f.params}
+                use, reason = demo_backend(solver, f, X, y, params)
+                if use is None:
+                    skipped.append((name, reason))
+                else:
+                    rows.append(_demo_rows(name, X, y, Xt, yt, use, kp, time_limit))
                 bar.step(name)
             bar.close()
             print(f"== {title}: {len(y)} training / {len(yt)} test points")
             print(_table(rows, header))
+            if skipped:
+                print(_skipped_line(solver, skipped))
             if left_out:
                 print(f"(not in this table: {', '.join(left_out)}, which take no kernel; "
                       "their rows are in the linear tables)")
@@ -659,7 +731,10 @@ def parser() -> argparse.ArgumentParser:
         "name", metavar="NAME")
     d = sub.add_parser("demo", help="run every formulation on a real and a 2-D dataset",
                        allow_abbrev=False)
-    d.add_argument("--solver", default="ipopt", help="backend (default: ipopt)")
+    d.add_argument("--solver", default="auto",
+                   help="backend (default: auto, per formulation the fastest installed backend "
+                        "that takes it); a formulation the backend cannot take is skipped, "
+                        "saying so")
     d.add_argument("--quick", action="store_true", help="smaller training set")
     d.add_argument("--time-limit", type=float, default=60.0,
                    help="seconds allowed for each solve (default: 60)")

@@ -42,6 +42,7 @@ from .methods.cv import (
     cross_validate,
     problem_points,
 )
+from .api import with_deadline
 from .methods.radius import fit as sm_fit
 from .solvers import SolverOptions
 
@@ -486,7 +487,8 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
         if callable(self.kernel):   # SVC's callable kernel: solved on its Gram matrix
             self._kernel_X = X
             X = self._gram(X, X)
-        solve_kw = self._solve_options()
+        # one deadline for the whole fit: every binary problem, the probability calibration
+        solve_kw = with_deadline(self._solve_options(), X, self.formulation)
         multi_class = self._multi_class()
         probability = self._probability()
         for name in ("solution_", "estimators_", "g_", "lam_", "r_", "mu_", "_probA", "_probB"):

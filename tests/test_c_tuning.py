@@ -11,7 +11,6 @@ backend on real and synthetic data, all three variants, and the same data pertur
 
 from __future__ import annotations
 
-import ctypes
 import runpy
 from pathlib import Path
 

@@ -11,7 +11,11 @@
 * every ```python snippet runs as is (fresh namespace);
 * every relative link between pages resolves, anchors included;
 * every builder's docstring has a ``.. math::`` block, its problem class, a reference and
-  names each component that its page names.
+  names each component that its page names;
+* the mathematics is MyST math, not code: no inline code holds ASCII mathematics (the
+  heuristic ``docs/check_site.py`` applies to the built pages, ``MATH_IN_CODE``; the pages
+  still being converted, ``MATH_IN_CODE_PENDING``, excepted), and every ``$...$`` is closed
+  and balanced.
 
 The page format the test reads is stated in ``formulations/README.md``.
 """
@@ -19,6 +23,7 @@ The page format the test reads is stated in ``formulations/README.md``.
 from __future__ import annotations
 
 import re
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -292,3 +297,42 @@ def test_builder_docstring(name):
     missing = [c for c, _ in components(name)
                if not re.search(rf"``{re.escape(c)}(\[[^`]*\])?``", doc)]
     assert not missing, f"{name}: the docstring does not name {missing}"
+
+
+# ---------------------------------------------------------------------------------------
+# the mathematics is typeset (MyST math), code font is for code
+
+
+def _check_site():
+    sys.path.insert(0, str(ROOT / "docs"))
+    try:
+        import check_site
+    finally:
+        sys.path.pop(0)
+    return check_site
+
+
+def prose(path: Path) -> str:
+    """The page without its fenced and indented code blocks."""
+    text = re.sub(r"^```.*?^```$", "", path.read_text(), flags=re.M | re.S)
+    return re.sub(r"^    .*$", "", text, flags=re.M)
+
+
+@pytest.mark.parametrize("path", sorted(CATALOGUE.glob("*.md")), ids=lambda p: p.name)
+def test_mathematics_is_typeset_not_code(path):
+    site = _check_site()
+    text = prose(path)
+    code = [" ".join(c.split()) for c in re.findall(r"`([^`]+)`", text)]
+    found = site.math_in_code(code)
+    if path.stem in site.MATH_IN_CODE_PENDING:
+        assert found, f"{path.name} has no ASCII math left: take it out of MATH_IN_CODE_PENDING"
+        return
+    assert not found, f"{path.name}: ASCII math in code font, write it as $...$: {found}"
+    inline = re.sub(r"`[^`]*`", "", re.sub(r"\$\$.*?\$\$", "", text, flags=re.S))
+    for n, paragraph in enumerate(inline.split("\n\n")):
+        assert paragraph.count("$") % 2 == 0, f"{path.name}: an unclosed $ in {paragraph!r}"
+        for tex in re.findall(r"\$([^$]+)\$", paragraph):
+            assert tex.count("{") - tex.count("\\{") == tex.count("}") - tex.count("\\}"), tex
+            assert tex == tex.strip(), f"{path.name}: $...$ with a space inside its $: {tex!r}"
+            assert not re.search(r"_(\w|\{(?:[^{}]|\{[^{}]*\})*\})_", tex), \
+                f"{path.name}: a double subscript in {tex!r}"

@@ -33,7 +33,6 @@ from conftest import (
     usable,
 )
 
-import svm_models as sm
 
 # ---------------------------------------------------------------------------------------
 # Golden toy, by hand.
@@ -61,8 +60,7 @@ GOLDEN = {
     "soft_l2_primal": (_A2, [0.4, 0.4], 0.0, 0.2, _A2),
     "soft_l2_dual": (_A2, [0.4, 0.4], 0.0, 0.2, _A2),
 }
-BACKEND_PATHS = [(s, p) for s in QP_BACKENDS for p in ("fast", "general")
-                 if not (s == "scip" and p == "fast")]  # SCIP has no matrix interface
+BACKEND_PATHS = [(s, p) for s in QP_BACKENDS for p in ("fast", "general")]
 
 
 def _w_tol(backend: str, formulation: str) -> float:

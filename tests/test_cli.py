@@ -4,6 +4,7 @@ the Solution's, every bad input is one line and exit 2, and the listings name ev
 import inspect
 import io
 import json
+import re
 import subprocess
 import sys
 
@@ -326,3 +327,61 @@ def test_progress_bar_lines_and_in_place():
     assert quiet.getvalue() == "" and bar.done == 1
 
 
+
+
+# ---------------------------------------------------------------------------------------
+# the demo: each formulation on a backend that takes it, the others skipped in one line
+
+
+def test_demo_backend_is_the_backend_tables():
+    from svm_models.cli import demo_backend
+
+    table = sm.solvers()
+    X, y = teaching_2d(12, seed=3)
+    for name in sm.formulations():
+        f = get(name)
+        takes = [b for b, i in table.items() if f.problem_class in i["classes"]]
+        none = (None, f"no installed backend takes a {f.problem_class}")
+        assert demo_backend("auto", f) == (("auto", None) if any(
+            table[b]["available"] for b in takes) else none)
+        for b, info in table.items():
+            if not info["available"] or b == "libsvm":
+                continue
+            assert demo_backend(b, f) == ((b, None) if b in takes
+                                          else (None, f"a {f.problem_class}")), (b, name)
+        # libsvm (structured): its own check of the model built, the classic duals only
+        use, why = demo_backend("libsvm", f, X, y, {})
+        assert (use == "libsvm") == (f.module == "classic" and f.form == "dual"), name
+        assert (why is None) == (use is not None)
+
+
+def test_demo_has_no_error_row_and_says_what_it_skipped(capsys):
+    code, out, _ = run(capsys, "demo", "--quick", "--solver", "libsvm")
+    assert code == 0
+    body = out.split("\ntotal ")[0]   # (the closing sentence names the errors a solve can end in)
+    assert "Error" not in body and "error" not in body.lower()
+    tables = body.split("\n== ")[1:]
+    assert len(tables) == 3
+    classic_duals = [n for n in sm.formulations()
+                     if get(n).module == "classic" and get(n).form == "dual"]
+    for text in tables:
+        lines = text.splitlines()
+        rows = [ln.split() for ln in lines[3:] if ln and not ln.startswith("(")]
+        assert [r[0] for r in rows] == classic_duals and {r[1] for r in rows} == {"libsvm"}
+        skipped = [ln for ln in lines if ln.startswith("(skipped: ")]
+        assert len(skipped) == 1
+        shown = set(classic_duals)
+        if "not in this table" in text:
+            shown |= set(text.split("(not in this table: ")[1].split(", which")[0].split(", "))
+        groups = re.findall(r"(?:^|; )([a-z0-9_, ]+) \(", skipped[0][len("(skipped: "):])
+        named = [n for g in groups for n in g.split(", ")]
+        assert sorted(named) == sorted(set(sm.formulations()) - shown), skipped[0]
+        assert "libsvm solves only the classic SVM duals" in skipped[0]   # why
+    # the rows' objectives are the problems' (another backend)
+    from svm_models import datasets
+
+    X, _, y, _ = datasets.breast_cancer()
+    first = {r.split()[0]: r.split() for r in tables[0].splitlines()[3:] if r.split()}
+    ref = sm.fit(X[:120], y[:120], formulation="soft_l1_dual", solver="clarabel", C=1.0)
+    assert float(first["soft_l1_dual"][2]) == pytest.approx(ref.objective, rel=1e-5)
+    assert first["soft_l1_dual"][3] == str(ref.n_support)

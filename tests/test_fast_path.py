@@ -63,12 +63,28 @@ def test_fast_and_general_paths_agree(fast_backend, formulation, kernel):
     assert_same_classifier(fast, gen, Xe)
 
 
-def test_scip_takes_the_general_path_and_says_why():
+def test_scip_takes_small_dense_blocks_through_its_plugin_and_says_why():
     require("scip")
     X, y = blobs(0, l=SCIP_MAX_POINTS)
     sol = sm.fit(X, y, "soft_l1_dual", "scip", C=1.0)
     assert sol.path == "general"
-    assert "scip" in sol.extra["general_path_reason"]
+    assert "scip_direct takes" in sol.extra["general_path_reason"]
+
+
+def test_scip_takes_the_records_matrices_with_the_general_paths_optimum():
+    """SCIP is given the library's matrices (pyscipopt; a dense block factored), not Pyomo's
+    term-by-term walk of the dense objective, beyond SCIP_MATRIX_MIN points (and when the
+    fast path is asked for): the same optimum as its general path."""
+    require("scip")
+    X, y = blobs(0, l=SCIP_MAX_POINTS)
+    kw = dict(C=1.0, kernel="rbf", gamma=0.5, time_limit=60)
+    sol = sm.fit(X, y, "soft_l1_dual", "scip", path="fast", **kw)
+    assert sol.path == "fast" and sol.interface == "pyscipopt"
+    assert "general_path_reason" not in sol.extra
+    gen = sm.fit(X, y, "soft_l1_dual", "scip", path="general", **kw)
+    assert gen.path == "general"
+    assert sol.objective == pytest.approx(gen.objective, rel=1e-6)
+    np.testing.assert_allclose(sol.alpha, gen.alpha, atol=1e-4)
 
 
 # ---------------------------------------------------------------------------------------

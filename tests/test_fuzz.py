@@ -23,7 +23,7 @@ import warnings
 import numpy as np
 import pytest
 from conftest import TOY_X, TOY_Y, agreement, require
-from hypothesis import HealthCheck, assume, event, example, given, settings
+from hypothesis import HealthCheck, event, example, given, settings
 from hypothesis import strategies as st
 
 import svm_models as sm

@@ -301,7 +301,6 @@ def test_a_model_feasible_by_construction_is_never_reported_infeasible(name):
     """Clarabel calls these models, on features of scale 1e-4 at C = 1e15, PrimalInfeasible:
     as built they are feasible (free errors; slacks), so that is numerical trouble, never an
     InfeasibleError. A model the user changed may really be infeasible: then it says so."""
-    import pyomo.environ as pyo
 
     rng = np.random.default_rng(3)
     X = rng.normal(size=(30, 3)) * 1e-4

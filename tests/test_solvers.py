@@ -70,7 +70,7 @@ def test_listing_names_every_project_backend():
         assert "QP" in info[name]["classes"]
     for name in FAST_BACKENDS:
         assert info[name]["fast_path"] is True
-    assert info["scip"]["fast_path"] is False
+    assert info["scip"]["fast_path"] is True    # (its matrix adapter: pyscipopt)
     assert info["scip"]["duals"] is False
 
 

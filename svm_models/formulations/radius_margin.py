@@ -688,25 +688,7 @@ def rsvm_plus_kernel(X, y, *, C=1.0, lam=1.0, kernel="linear", gamma="scale", de
                      place([(fpos, sp.identity(l, format="csr")), (zpos, sp.csr_matrix(-L))],
                            l, layout.n), np.zeros(l), np.zeros(l))]
     if radius == "compact":
-        b.upper = pyo.Var(initialize=0.0, doc="upper end of the decision values: f_i <= upper")
-        b.lower = pyo.Var(initialize=0.0, doc="lower end of the decision values: f_i >= lower")
-        up, lo = layout.add(b.upper), layout.add(b.lower)
-        rows.append(add_margin(b, layout, b.f, sp.identity(l, format="csr"), "f", data.y, xi))
-        b.env_hi = pyo.Constraint(b.I, rule=_env_hi_rule, doc="env_hi: f_i <= upper")
-        b.env_lo = pyo.Constraint(b.I, rule=_env_lo_rule, doc="env_lo: f_i >= lower")
-        one = sp.csr_matrix(np.ones((l, 1)))
-        eye = sp.identity(l, format="csr")
-        rows.append(RowGroup(b.env_hi, list(b.env_hi.values()),
-                             place([(up, one), (fpos, -eye)], l, layout.n),
-                             np.zeros(l), np.full(l, INF)))
-        rows.append(RowGroup(b.env_lo, list(b.env_lo.values()),
-                             place([(fpos, eye), (lo, -one)], l, layout.n),
-                             np.zeros(l), np.full(l, INF)))
-        b.r = pyo.Expression(expr=0.5 * (b.upper - b.lower) ** 2,
-                             doc="r = (upper - lower)^2 / 2 = max_{i<j} (f_i - f_j)^2 / 2 at the optimum")
-        quadratic.append(QuadTerm(QuadBlock(np.concatenate([up, lo]),
-                                            matrix=np.array([[1.0, -1.0], [-1.0, 1.0]])),
-                                  Scale(0.25, "lam")))
+        quadratic.append(_compact_radius(b, layout, rows, data, fpos, xi))
     else:
         b.r = pyo.Var(bounds=(0, None), initialize=0.0, doc="r >= (f_i - f_j)^2 / 2 for every pair")
         rpos = layout.add(b.r)
@@ -736,6 +718,32 @@ def rsvm_plus_kernel(X, y, *, C=1.0, lam=1.0, kernel="linear", gamma="scale", de
     b._svm = BuiltSVM(formulation=name, data=data, kernel=kern, block=b, record=record,
                       K=K, L=L, facts=RadiusFacts(variant="kernel", C=C, radius=radius))
     return b
+
+
+def _compact_radius(b, layout, rows: list, data, fpos, xi) -> QuadTerm:
+    """The compact radius rows of ``rsvm_plus_kernel`` (exact): the ends ``upper``,
+    ``lower`` of the decision values, ``env_hi[i]: f_i <= upper``, ``env_lo[i]: f_i >=
+    lower``, the margin rows (appended to ``rows``) and ``r = (upper - lower)^2 / 2``;
+    returns the objective's term ``lam/2 r``."""
+    l = data.n_points
+    b.upper = pyo.Var(initialize=0.0, doc="upper end of the decision values: f_i <= upper")
+    b.lower = pyo.Var(initialize=0.0, doc="lower end of the decision values: f_i >= lower")
+    up, lo = layout.add(b.upper), layout.add(b.lower)
+    rows.append(add_margin(b, layout, b.f, sp.identity(l, format="csr"), "f", data.y, xi))
+    b.env_hi = pyo.Constraint(b.I, rule=_env_hi_rule, doc="env_hi: f_i <= upper")
+    b.env_lo = pyo.Constraint(b.I, rule=_env_lo_rule, doc="env_lo: f_i >= lower")
+    one = sp.csr_matrix(np.ones((l, 1)))
+    eye = sp.identity(l, format="csr")
+    rows.append(RowGroup(b.env_hi, list(b.env_hi.values()),
+                         place([(up, one), (fpos, -eye)], l, layout.n),
+                         np.zeros(l), np.full(l, INF)))
+    rows.append(RowGroup(b.env_lo, list(b.env_lo.values()),
+                         place([(fpos, eye), (lo, -one)], l, layout.n),
+                         np.zeros(l), np.full(l, INF)))
+    b.r = pyo.Expression(expr=0.5 * (b.upper - b.lower) ** 2,
+                         doc="r = (upper - lower)^2 / 2 = max_{i<j} (f_i - f_j)^2 / 2 at the optimum")
+    return QuadTerm(QuadBlock(np.concatenate([up, lo]),
+                              matrix=np.array([[1.0, -1.0], [-1.0, 1.0]])), Scale(0.25, "lam"))
 
 
 def _f_def_relation(fi, L, zl, i):

@@ -78,32 +78,12 @@ def edits(record) -> Edits | str:
     string -- why no mixed form is possible."""
     if record.problem_class not in ("LP", "QP", "SOCP", "QCQP"):
         return f"a {record.problem_class} record has no matrices"
-    blk = record.block
-    comps = record.components
-    for name, comp in comps.items():
-        if blk.component(name) is not comp:
-            return f"component {name!r} was deleted or replaced"
-        if comp.ctype is Set and len(comp) != record.set_sizes.get(name, len(comp)):
-            return f"set {name!r} was changed"
-        if comp.ctype is Expression:
-            members = first_changed(comp) if is_lazy_indexed(comp) else comp.values()
-            if any(not _unchanged(record, d) for d in members):
-                return f"expression {comp.name!r} was changed"
-    why = _check_sizes(record)
+    why = _wholes_changed(record)
     if why is not None:
         return why
-    # recorded members taken as wholes: quadratic rows, cones, row families
+    blk, comps = record.block, record.components
     whole = {id(q.data) for q in record.quad_rows} | {id(c.data) for c in record.cones}
-    for d in [q.data for q in record.quad_rows] + [c.data for c in record.cones]:
-        if not (d.active and _unchanged(record, d)):
-            return f"recorded constraint {d.name!r} was changed or deactivated"
     family_comps = {id(f.component) for f in record.families}
-    for f in record.families:   # its rows are the record's: every member as recorded
-        comp = f.component
-        members = (first_changed(comp, constraint=True) if is_lazy_indexed(comp)
-                   else comp.values())
-        if not comp.active or any(not (d.active and _unchanged(record, d)) for d in members):
-            return f"row family {comp.name!r} was changed or deactivated"
     grouped = {id(g.component) for g in record.rows}
     model = blk.model()
     recorded = {id(c) for c in comps.values()}
@@ -159,6 +139,35 @@ def edits(record) -> Edits | str:
     else:
         out.added = added
     return out
+
+
+def _wholes_changed(record) -> str | None:
+    """Why the parts of a record that a mixed form takes only whole -- its components, sets
+    and named expressions, its quadratic rows, cones and row families -- are not as recorded
+    (None: they are)."""
+    blk = record.block
+    for name, comp in record.components.items():
+        if blk.component(name) is not comp:
+            return f"component {name!r} was deleted or replaced"
+        if comp.ctype is Set and len(comp) != record.set_sizes.get(name, len(comp)):
+            return f"set {name!r} was changed"
+        if comp.ctype is Expression:
+            members = first_changed(comp) if is_lazy_indexed(comp) else comp.values()
+            if any(not _unchanged(record, d) for d in members):
+                return f"expression {comp.name!r} was changed"
+    why = _check_sizes(record)
+    if why is not None:
+        return why
+    for d in [q.data for q in record.quad_rows] + [c.data for c in record.cones]:
+        if not (d.active and _unchanged(record, d)):
+            return f"recorded constraint {d.name!r} was changed or deactivated"
+    for f in record.families:   # its rows are the record's: every member as recorded
+        comp = f.component
+        members = (first_changed(comp, constraint=True) if is_lazy_indexed(comp)
+                   else comp.values())
+        if not comp.active or any(not (d.active and _unchanged(record, d)) for d in members):
+            return f"row family {comp.name!r} was changed or deactivated"
+    return None
 
 
 def _cheap_members(comp, datas):

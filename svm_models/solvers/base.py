@@ -18,7 +18,8 @@ import os
 import sys
 import tempfile
 import threading
-from dataclasses import dataclass, field
+import time
+from dataclasses import dataclass, field, replace
 from typing import Callable
 
 import numpy as np
@@ -34,8 +35,78 @@ ORDER = PROBLEM_CLASSES
 #: the values of the solve option ``switch`` (:class:`SolverOptions`), the default first
 SWITCHES = ("big_m", "indicator")
 
-#: every solve gets a time limit: this one unless the user sets another (math.inf: none)
+#: every solve gets a time limit: this one unless the user sets another (math.inf: none);
+#: a call that knows its problem's size gets :func:`default_time_limit` instead
 DEFAULT_TIME_LIMIT = 3600.0
+
+#: the default time limit of a problem of at most :data:`DEFAULT_LIMIT_POINTS` points
+#: (seconds): met within 1.2x + 1 s, a call on such a problem ends within 10 s
+DEFAULT_LIMIT_SMALL = 7.5
+DEFAULT_LIMIT_POINTS = 200
+
+
+def default_time_limit(points: int | None, mixed_integer: bool = False) -> float:
+    """The time limit a call gets when the user sets none, scaled to the problem: 7.5 s up to
+    200 points (a convex SVM of that size is solved in well under a second by the fast
+    backends: a backend that has not answered by then is stuck, and the error names one
+    that answers), growing as the square of the points beyond (the cost of a dense kernel
+    block), at most :data:`DEFAULT_TIME_LIMIT`. A mixed-integer model (branch and bound, its
+    incumbent kept at the limit) and a call of unknown size keep :data:`DEFAULT_TIME_LIMIT`."""
+    if points is None or mixed_integer:
+        return DEFAULT_TIME_LIMIT
+    scaled = DEFAULT_LIMIT_SMALL * (max(int(points), 1) / DEFAULT_LIMIT_POINTS) ** 2
+    return float(min(DEFAULT_TIME_LIMIT, max(DEFAULT_LIMIT_SMALL, scaled)))
+
+
+class Deadline:
+    """The instant by which a whole call must end: made once where the call enters the
+    library (``solve``, ``fit``, ``SVMClassifier.fit``) from its time limit, and handed down
+    with the solve options (:attr:`SolverOptions.deadline`): every stage -- the kernel and
+    the build, handing the model to the backend, the solve, its retries, the polish, the
+    fallbacks -- asks it for the time left, and a backend is given that as its own limit.
+
+    ``limit``: the seconds allowed (None: no limit); ``default``: whether they are the
+    library's default (:func:`default_time_limit`), not the user's. Pickled (a process pool,
+    a Dask worker), it carries the time left, counted again from its arrival."""
+
+    __slots__ = ("limit", "end", "start", "default")
+
+    def __init__(self, limit: float | None, *, default: bool = False):
+        self.start = time.monotonic()
+        self.limit = None if limit is None or math.isinf(limit) else float(limit)
+        self.end = math.inf if self.limit is None else self.start + self.limit
+        self.default = bool(default)
+
+    def left(self) -> float | None:
+        """Seconds left (never negative); None without a limit."""
+        if self.limit is None:
+            return None
+        return max(0.0, self.end - time.monotonic())
+
+    def expired(self) -> bool:
+        return self.limit is not None and time.monotonic() >= self.end
+
+    def spent(self) -> float:
+        """Seconds since the call entered."""
+        return time.monotonic() - self.start
+
+    def describe(self) -> str:
+        """The limit as a user reads it (``"the time limit of 5 s"``)."""
+        if self.limit is None:
+            return "no time limit"
+        what = "the default time limit" if self.default else "the time limit"
+        return f"{what} of {self.limit:g} s"
+
+    def __reduce__(self):
+        return (_resumed, (self.left(), self.default))
+
+    def __repr__(self) -> str:
+        left = self.left()
+        return f"Deadline({self.limit}, left={'none' if left is None else f'{left:.3g}'})"
+
+
+def _resumed(left, default):
+    return Deadline(left, default=default)
 
 
 @dataclass(frozen=True)
@@ -76,6 +147,10 @@ class Backend:
     (``Record.structure``, e.g. libsvm and the classic duals), only on a model the record
     proves unchanged, and no problem class in general;  structure_check : ``Record -> str or
     None``, why it does not take a recorded model (None: it does);
+    matrix_when : ``Record -> str or None``, why ``path="auto"`` takes the Pyomo plugin
+    rather than the matrix adapter for a model the record proves unchanged (None: the
+    matrices; SCIP: its plugin for small dense blocks, its matrices where Pyomo would spend
+    long on the dense terms); an edited model takes the mixed path all the same;
     install : how to install it;  note : one line for listings.
     """
 
@@ -101,6 +176,7 @@ class Backend:
     add_indicators: Callable | None = None
     structured: Callable | None = None
     structure_check: Callable | None = None
+    matrix_when: Callable | None = None
     install: str = ""
     note: str = ""
 
@@ -126,6 +202,9 @@ class SolverOptions:
            (every variable of a dense quadratic block scaled by the power of two nearest
            ``1/sqrt(Q_ii)``: a kernel whose diagonal spans many orders of magnitude, a poly
            kernel on badly scaled features, gets a unit diagonal; exact as well)
+    deadline : the :class:`Deadline` of the whole call (set where the call enters the
+           library, from ``time_limit``; a caller may pass one to bound several calls
+           together): :attr:`seconds` is then the time left
     switch : how the binaries of a mixed-integer SVM switch its rows (``formulations/mip.md``):
            ``"big_m"`` (the default: the model as built, its rows ``... + M z >= 1`` with the
            proved M) or ``"indicator"`` (each such row handed to the solver as a native
@@ -145,6 +224,7 @@ class SolverOptions:
     path: str = "auto"
     scaling: str = "auto"
     switch: str = "big_m"
+    deadline: Deadline | None = None
 
     @classmethod
     def from_kwargs(cls, **kw) -> "SolverOptions":
@@ -175,6 +255,10 @@ class SolverOptions:
             if v is not None and (isinstance(v, bool) or not isinstance(v, (int, np.integer))
                                   or v < 1):
                 raise ParameterError(f"{name} must be a positive integer; got {plain(v)!r}")
+        dl = kw.get("deadline")
+        if dl is not None and not isinstance(dl, Deadline):
+            raise ParameterError(f"deadline must be a svm_models.solvers.base.Deadline (or "
+                                 f"None); got {type(dl).__name__}: set time_limit instead")
         raw = kw.get("options")
         if raw is not None and not isinstance(raw, dict):
             raise ParameterError(f"options must be a dict of raw backend options "
@@ -198,9 +282,44 @@ class SolverOptions:
 
     @property
     def seconds(self) -> float | None:
-        """The time limit to hand the backend (None: unlimited, by the user's choice)."""
+        """The time limit to hand the backend now (None: unlimited, by the user's choice):
+        ``time_limit`` (default :data:`DEFAULT_TIME_LIMIT`), at most the time left before
+        the :attr:`deadline`."""
         t = DEFAULT_TIME_LIMIT if self.time_limit is None else float(self.time_limit)
-        return None if math.isinf(t) else t
+        if self.deadline is not None and self.deadline.limit is not None:
+            # (the deadline was made from the time limit: a stage's own cap is below it)
+            t = min(t, self.deadline.left()) if self.time_limit is not None else \
+                self.deadline.left()
+        return None if math.isinf(t) else max(t, MIN_SECONDS)
+
+    def expired(self) -> bool:
+        """Whether the call's deadline has passed (no backend is started then)."""
+        return self.deadline is not None and self.deadline.expired()
+
+    def with_deadline(self, points: int | None = None,
+                      mixed_integer: bool = False) -> "SolverOptions":
+        """These options with a :class:`Deadline` starting now (the one they carry, if
+        any): from ``time_limit``, or the default scaled to ``points``
+        (:func:`default_time_limit`)."""
+        if self.deadline is not None:
+            return self
+        if self.time_limit is not None:
+            return replace(self, deadline=Deadline(float(self.time_limit)))
+        return replace(self, deadline=Deadline(default_time_limit(points, mixed_integer),
+                                               default=True))
+
+
+def out_of_time(opts: SolverOptions, stage: str) -> str:
+    """The message of a stage not started because the call's deadline had passed."""
+    dl = opts.deadline
+    said = dl.describe() if dl is not None else "the time limit"
+    spent = f" ({dl.spent():.3g} s spent)" if dl is not None else ""
+    return f"{said} was reached before {stage}{spent}"
+
+
+#: the least time limit handed to a backend (some refuse 0): a stage started with no time
+#: left is not started at all (:meth:`SolverOptions.expired`)
+MIN_SECONDS = 1e-3
 
 
 @dataclass

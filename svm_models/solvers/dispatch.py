@@ -20,7 +20,11 @@
    each big-M row is replaced there by a native indicator constraint
    (:func:`_indicator_rows`); anything else asked to switch so is refused before a solve;
 4. every solve runs with a time limit and with the backend's output drained to a file, so
-   that no solve can hang on a full pipe;
+   that no solve can hang on a full pipe; the limit is the time left before the call's
+   :class:`~svm_models.solvers.base.Deadline` (``SolverOptions.deadline``): each stage --
+   assembling the matrices, each solve of the retries, of the working set and of the
+   far-bound rungs -- gets what is left, and none is started once it has passed (status
+   ``time_limit``);
 5. the status is checked before any value is read; duals are normalised to one convention --
    d(optimal objective)/d(constraint bound), in the model's own sense -- whatever the
    interface reported.
@@ -53,7 +57,7 @@ from ..status import Status
 from ..tolerances import (PROXY_BOUND, PROXY_BOUND_MAX, PROXY_GROWTH, RELAXED_TIME_FACTOR,
                           RELAXED_TIME_MIN, RETRY_ITER_LIMIT,
                           RETRY_TOL, RETRY_TOL_FACTOR)
-from .base import SolverOptions, drained_output, preserved_fpu
+from .base import MIN_SECONDS, SolverOptions, drained_output, out_of_time, preserved_fpu
 from .table import (BACKENDS, PROJECT_BACKENDS, backend, capable, check_capability,
                     pyomo_plugin, structure_refusal)
 from .working_set import solve_with_working_set
@@ -127,8 +131,8 @@ def solve_model(model, solver: str = "ipopt", *, record=None, problem_class=None
     non-optimal status is returned, not raised: the caller maps it to its typed error.
     """
 
-    opts = options or SolverOptions()
     pclass = problem_class or (record.problem_class if record is not None else None)
+    opts = (options or SolverOptions()).with_deadline(mixed_integer=pclass in MIXED_INTEGER)
     if opts.switch == "indicator":
         _refuse_indicator_backend(solver)
     b = check_capability(solver, None if backend(solver).structured else pclass)
@@ -148,8 +152,9 @@ def solve_model(model, solver: str = "ipopt", *, record=None, problem_class=None
         reason = unproved
     elif b.matrix is None:
         reason = f"{b.name} has no matrix interface"
-    else:
-        reason = None
+    else:   # (a backend whose plugin takes this model as fast as its matrices: "auto" asks)
+        reason = b.matrix_when(record) if b.matrix_when is not None and \
+            opts.path == "auto" else None
     if reason is not None and opts.path == "fast":
         raise SolverError(f"the fast path is not possible: {reason}")
     # an edited model: the record for what it still proves, Pyomo for the edits
@@ -172,7 +177,6 @@ def solve_model(model, solver: str = "ipopt", *, record=None, problem_class=None
         out.path_reason = reason
         return out
 
-    t0 = time.perf_counter()
     info = run(opts)
     # numerical trouble: once more with a looser tolerance (an interior-point method stalls
     # near its round-off floor); the backend's own iteration limit (the user set none): once
@@ -189,13 +193,9 @@ def solve_model(model, solver: str = "ipopt", *, record=None, problem_class=None
         ladder = []
     first, attempts = info, 0
     for what in ladder:
-        safer = replace(opts, **what)
-        if opts.seconds is not None:
-            left = opts.seconds - (time.perf_counter() - t0)
-            if left <= 0:
-                break
-            safer = replace(safer, time_limit=left)
-        info = run(safer)
+        if opts.expired():
+            break
+        info = run(replace(opts, **what))
         attempts += 1
         info.retry = {"first_status": first.status.value, "first_message": first.message,
                       **what, "status": info.status.value, "attempts": attempts}
@@ -311,27 +311,50 @@ def solve_matrix(adapter, sf, sc, opts: SolverOptions, state=None):
         _rescale_state(state, sc, sf.n)
     bound = PROXY_BOUND
     relaxed = False
+    # the rungs after the first repair it: together at most half the time left now, the
+    # rest kept for the caller's other attempts (the scaling the other way round: Ipopt
+    # spent a default limit on the rungs of a scaled box of 2.3e9 and solved the problem
+    # unscaled in 0.6 s)
+    left = opts.seconds
+    repair = opts if left is None else replace(opts, time_limit=left / 2)
+    repair_end = None if left is None else time.monotonic() + left / 2
+    first = True
     while True:
         t_rung = time.perf_counter()
         proxied, moved = proxy_bounds(work, bound)
-        res = solve_with_working_set(adapter, proxied, opts, state)
-        if moved is None:
+        res = solve_with_working_set(adapter, proxied, opts if first else
+                                     _until(repair, repair_end), state)
+        if moved is None or (opts.expired() and res.status is not Status.optimal) or (
+                first and res.status is Status.time_limit):   # (no rung repairs a time limit)
             break
+        first = False
         if res.status is Status.optimal and res.x is not None and proxy_inactive(res.x, moved,
                                                                                  bound):
             res.extra["bounds"] = {"proxy": bound, "moved": int(moved[0].sum() + moved[1].sum())}
             break
         if not relaxed:   # a moved bound is reached (or the solve failed): first without them
             relaxed = True
-            free = _solve_without_bounds(adapter, work, moved, opts, state,
-                                         time.perf_counter() - t_rung)
+            # (unless the true bounds are near the proxy, NEAR_PROXY: a box of C = 1.14e6
+            # after scaling, proxied at 1e6, reached -- without it the QP of a low-rank
+            # kernel is unbounded, and Ipopt diverged for 6.8 s before the true box was
+            # solved in 0.4 s)
+            far = _far_beyond(work, moved, bound * NEAR_PROXY)
+            free = None if not far else _solve_without_bounds(
+                adapter, work, moved, _until(repair, repair_end), state,
+                time.perf_counter() - t_rung)
             if free is not None:
                 res = free
                 break
         bound *= PROXY_GROWTH   # ... then larger ones
         if bound > PROXY_BOUND_MAX:   # ... up to the true bounds
-            res = solve_with_working_set(adapter, work, opts, state)
+            res = solve_with_working_set(adapter, work, _until(repair, repair_end), state)
             break
+    if not first and res.status is Status.time_limit and not opts.expired():
+        # a repair rung ran out of its share, the call has time left: the solve failed,
+        # which the caller may try otherwise (not the call's time limit)
+        res.status = Status.numerical_error
+        res.message = (f"the far-bound rungs (bounds moved in to {PROXY_BOUND:g} and beyond) "
+                       f"did not settle within half the time left ({res.message})")
     if sc is not None:
         sc.unscale_result(res)
         if res.x is not None:
@@ -347,14 +370,36 @@ def _solve_without_bounds(adapter, work, moved, opts: SolverOptions, state, spen
     bounds the problem may be unbounded (an inseparable hard margin), which some backends
     are slow to say."""
     cap = max(RELAXED_TIME_MIN, RELAXED_TIME_FACTOR * spent)
-    if opts.seconds is not None:
-        cap = min(cap, opts.seconds)
+    if opts.seconds is not None:   # (and half the time left at most: the rungs that follow)
+        cap = min(cap, opts.seconds / 2)
     res = solve_with_working_set(adapter, without_bounds(work, moved),
                                  replace(opts, time_limit=cap), state)
     if res.status is not Status.optimal or res.x is None or not within_bounds(res.x, work, moved):
         return None
     res.extra["bounds"] = {"dropped": int(moved[0].sum() + moved[1].sum())}
     return res
+
+
+#: the moved bounds within this factor of their proxy are solved as they are, not first
+#: dropped (a box of 1.14e6 proxied at 1e6: the true box is as easy as the proxy, and the
+#: problem without it may be unbounded); beyond it the box is dropped first (moons at
+#: C = 1e8: the hard margin, solved at once, lies inside; the box [0, 1e9] stalled HiGHS)
+NEAR_PROXY = 10.0
+
+
+def _until(opts: SolverOptions, end: float | None) -> SolverOptions:
+    """``opts`` with a time limit that ends at ``end`` (``time.monotonic``; None: as they
+    are); within the call's deadline either way."""
+    if end is None:
+        return opts
+    return replace(opts, time_limit=max(end - time.monotonic(), MIN_SECONDS))
+
+
+def _far_beyond(work, moved, bound: float) -> bool:
+    """Whether some bound that ``moved`` names lies beyond ``bound`` (or is infinite): else
+    the next rung of the proxy ladder solves the true bounds."""
+    big_l, big_u = moved
+    return bool(np.any(work.ux[big_u] > bound) or np.any(work.lx[big_l] < -bound))
 
 
 def _rescale_state(state: dict, sc, n: int) -> None:
@@ -456,6 +501,8 @@ def _load_matrix_result(sf, res, info: SolveInfo) -> None:
     if res.cone_duals is not None:
         for c, v in zip(sf.cones, res.cone_duals.tolist()):
             duals[c.data] = sf.sense * v / c.row_scale
+    if rows is None and not duals:   # a backend that reports none (SCIP): as on the
+        return                        # general path, the extractors use the KKT conditions
     info.duals = RowDuals(sf.row_datas, rows, duals)
     info.form = sf
 
@@ -465,7 +512,10 @@ def _matrix_info(b, opts: SolverOptions, sf, path: str, t0: float, fn, *args,
     """Run ``fn(*args)`` (a backend's adapter on the standard form ``sf``), its own errors
     as the library's SolverError; the values of ``fixed`` variables ``(position, value)``
     kept exactly; the result loaded into the model (the fast, mixed and general matrix
-    paths alike)."""
+    paths alike); none is started once the deadline has passed."""
+    if opts.expired():
+        return SolveInfo(status=Status.time_limit, solver=b.name, interface=b.name, path=path,
+                         time=time.perf_counter() - t0, message=out_of_time(opts, "solving"))
     try:
         res = _run(fn, opts, *args)
     except SVMError:
@@ -538,6 +588,9 @@ def _solve_general(model, b, opts: SolverOptions, *, verified: bool,
     indicator constraint (:func:`_run_plugin`)."""
     if not b.plugins:
         return _solve_general_matrix(model, b, opts)
+    if opts.expired():
+        return SolveInfo(status=Status.time_limit, solver=b.name, interface=pyomo_plugin(b.name),
+                         path="general", time=0.0, message=out_of_time(opts, "solving"))
     import pyomo.environ as pyo
     from pyomo.opt import TerminationCondition as TC
 

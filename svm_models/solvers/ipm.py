@@ -162,7 +162,7 @@ class _Problem:
     the reduction of its Newton systems (see the module docstring)."""
 
     def __init__(self, sf):
-        n, m = sf.n, sf.m
+        n = sf.n
         self.n = n
         lA, uA = sf.lA, sf.uA
         eq = np.isfinite(lA) & (lA == uA)
@@ -435,6 +435,28 @@ def _max_step(x: np.ndarray, dx: np.ndarray) -> float:
     return float(min(1.0, np.min(-x[neg] / dx[neg])))
 
 
+def _direction(it_state, sig_mu, cl, cu):
+    """The Newton direction ``(dv, dy, dzl, dzu)`` of an iterate (``it_state``: the problem,
+    the bounded positions, the residuals, the gaps to the bounds and their multipliers) toward
+    the centring target ``sig_mu`` with the corrector terms ``cl``, ``cu``."""
+    p, L, U, rd, rp, gl, gu, zl, zu = it_state
+    r1 = -rd
+    r1[L] += (sig_mu - cl) / gl - zl
+    r1[U] += zu - (sig_mu - cu) / gu
+    dv, dy = p.newton(r1, -rp)
+    dzl = (sig_mu - cl - zl * gl - zl * dv[L]) / gl
+    dzu = (sig_mu - cu - zu * gu + zu * dv[U]) / gu
+    return dv, dy, dzl, dzu
+
+
+def _step(it_state, dv, dzl, dzu):
+    """The largest step along a direction that keeps the gaps and multipliers positive."""
+    p, L, U, rd, rp, gl, gu, zl, zu = it_state
+    a_p = min(_max_step(gl, dv[L]), _max_step(gu, -dv[U]))
+    a_d = min(_max_step(zl, dzl), _max_step(zu, dzu))
+    return min(a_p, a_d)
+
+
 def _mehrotra(p: _Problem, tol: float, it_max: int, seconds, verbose: bool):
     """Mehrotra's predictor-corrector; ``(status, message, v, y, iterations)``."""
     t0 = time.perf_counter()
@@ -490,31 +512,18 @@ def _mehrotra(p: _Problem, tol: float, it_max: int, seconds, verbose: bool):
             return (Status.numerical_error, f"singular Newton system after {it} iterations "
                     f"({exc})", v, y, it)
 
-        def direction(sig_mu, cl, cu):
-            r1 = -rd
-            r1[L] += (sig_mu - cl) / gl - zl
-            r1[U] += zu - (sig_mu - cu) / gu
-            dv, dy = p.newton(r1, -rp)
-            dzl = (sig_mu - cl - zl * gl - zl * dv[L]) / gl
-            dzu = (sig_mu - cu - zu * gu + zu * dv[U]) / gu
-            return dv, dy, dzl, dzu
-
-        def step(dv, dzl, dzu):
-            a_p = min(_max_step(gl, dv[L]), _max_step(gu, -dv[U]))
-            a_d = min(_max_step(zl, dzl), _max_step(zu, dzu))
-            return min(a_p, a_d)
-
+        it_state = (p, L, U, rd, rp, gl, gu, zl, zu)
         zero_l, zero_u = np.zeros(len(L)), np.zeros(len(U))
-        dv, dy, dzl, dzu = direction(0.0, zero_l, zero_u)
-        a = step(dv, dzl, dzu)
+        dv, dy, dzl, dzu = _direction(it_state, 0.0, zero_l, zero_u)
+        a = _step(it_state, dv, dzl, dzu)
         mu_aff = float((gl + a * dv[L]) @ (zl + a * dzl)
                        + (gu - a * dv[U]) @ (zu + a * dzu)) / n_c
         sigma = min(1.0, (mu_aff / mu) ** 3) if mu > 0 else 0.0
-        dv, dy, dzl, dzu = direction(sigma * mu, dv[L] * dzl, -dv[U] * dzu)
+        dv, dy, dzl, dzu = _direction(it_state, sigma * mu, dv[L] * dzl, -dv[U] * dzu)
         if not (np.all(np.isfinite(dv)) and np.all(np.isfinite(dy))):
             return (Status.numerical_error, f"non-finite Newton step after {it} iterations",
                     v, y, it)
-        a = min(1.0, IPM_STEP * step(dv, dzl, dzu))
+        a = min(1.0, IPM_STEP * _step(it_state, dv, dzl, dzu))
         v = v + a * dv
         y = y + a * dy
         zl = zl + a * dzl

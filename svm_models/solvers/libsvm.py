@@ -76,7 +76,7 @@ def solve(record, sf, opts, state=None) -> MatrixResult:
     from sklearn.svm import SVC
 
     st = record.structure
-    kern, X, y = st.kernel, st.X, st.y
+    y = st.y
     box = np.asarray(sf.ux[st.alpha], dtype=float)
     ridge = 0.0
     if st.margin.ridge:
@@ -86,6 +86,56 @@ def solve(record, sf, opts, state=None) -> MatrixResult:
                                                            else st.weight)
         ridge = ratio(np.ones(len(y)), Ci)
         box = np.where(box > 0, np.inf, 0.0)
+    params, data, s, interface, native = _svc_problem(st, ridge, state)
+    # the points of weight 0 (box 0: alpha_i = 0) are left out (libsvm would drop them and
+    # number its support vectors among the others)
+    keep = np.flatnonzero(box > 0)
+    if len(keep) < len(y):
+        data = data[np.ix_(keep, keep)] if params["kernel"] == "precomputed" else data[keep]
+    box_k, y_k = box[keep], y[keep]
+    cmax = float(np.max(box_k, initial=0.0))
+    if not math.isfinite(cmax):   # hard margin, 2-norm
+        C, weight = C_INF, None
+    else:   # C_i = C * weight_i
+        C = cmax * s
+        weight = None if np.all(box_k == cmax) else box_k / cmax
+    cap = max(MIN_ITER, ITER_PER_POINT * len(y)) if opts.iter_limit is None else opts.iter_limit
+    svc = SVC(C=C, tol=opts.tolerance, max_iter=cap,
+              cache_size=CACHE_MB if native else 200.0, shrinking=True, **params)
+    limit = opts.seconds   # (the time left now: read before the solve)
+    t0 = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        svc.fit(data, y_k, sample_weight=weight)
+    elapsed = time.perf_counter() - t0
+    status, message = Status.optimal, "converged"
+    if svc.fit_status_ != 0 and opts.iter_limit is not None:
+        status, message = Status.iteration_limit, f"max_iter={opts.iter_limit} reached"
+    elif svc.fit_status_ != 0:   # (the retry: a looser tolerance)
+        status, message = Status.numerical_error, f"no convergence in {cap} iterations"
+    if limit is not None and elapsed > limit:
+        status, message = Status.time_limit, f"{message} after the time limit ({limit:g} s)"
+    res = MatrixResult(status=status, message=message, interface=interface)
+    if status is Status.optimal:
+        alpha = np.zeros(len(y))
+        sv = keep[svc.support_]
+        # decision = K dual_coef + intercept, positive for classes_[1] = +1: dual_coef = y a
+        alpha[sv] = np.maximum(y[sv] * svc.dual_coef_[0], 0.0) / s
+        np.minimum(alpha, box, out=alpha)
+        x = np.zeros(sf.n)
+        st.complete(x, alpha)
+        res.x = x
+        res.objective = sf.objective(x)
+        res.iterations = int(np.sum(svc.n_iter_))
+    return res
+
+
+def _svc_problem(st, ridge, state):
+    """What SVC is given for the dual ``st``: ``(params, data, s, interface, native)`` -- the
+    kernel libsvm evaluates itself (``native``: the linear kernel on the centred features, a
+    poly kernel's monomials, or its own rbf/poly/sigmoid) or the precomputed centred Gram
+    matrix (with the 2-norm's ``ridge`` on its diagonal), scaled by ``s``, a power of four."""
+    kern, X, y = st.kernel, st.X, st.y
     along_a_path = state is not None and len(y) <= PATH_PRECOMPUTED_MAX
     # a poly kernel in the factor form: its exact features (the monomials, K = L L'; at most
     # kernels.POLY_FEATURES_MAX), handed over as points of the linear kernel
@@ -103,61 +153,19 @@ def solve(record, sf, opts, state=None) -> MatrixResult:
             params, data = _native(kern), X
         interface = ("libsvm-linear, on the poly kernel's monomials" if kern.name == "poly"
                      else f"libsvm-{kern.name}")
+        return params, data, s, interface, True
+    kept = state.get("libsvm_gram") if state is not None else None
+    if kept is not None and kept[0] is st:
+        K = kept[1]
     else:
-        kept = state.get("libsvm_gram") if state is not None else None
-        if kept is not None and kept[0] is st:
-            K = kept[1]
-        else:
-            K = _centred(np.asarray(st.gram if st.gram is not None else st.L @ st.L.T,
-                                    dtype=float))
-            if state is not None:   # (the same model's matrix at the next C)
-                state["libsvm_gram"] = (st, K)
-        if np.any(ridge):
-            K = K + np.diag(np.broadcast_to(ridge, (len(y),)))
-        s = power_of_four(float(np.mean(np.diag(K))) if len(y) else 1.0)
-        params, data = {"kernel": "precomputed"}, K / s
-        interface = "libsvm-precomputed"
-    # the points of weight 0 (box 0: alpha_i = 0) are left out (libsvm would drop them and
-    # number its support vectors among the others)
-    keep = np.flatnonzero(box > 0)
-    if len(keep) < len(y):
-        data = data[np.ix_(keep, keep)] if params["kernel"] == "precomputed" else data[keep]
-    box_k, y_k = box[keep], y[keep]
-    cmax = float(np.max(box_k, initial=0.0))
-    if not math.isfinite(cmax):   # hard margin, 2-norm
-        C, weight = C_INF, None
-    else:   # C_i = C * weight_i
-        C = cmax * s
-        weight = None if np.all(box_k == cmax) else box_k / cmax
-    cap = max(MIN_ITER, ITER_PER_POINT * len(y)) if opts.iter_limit is None else opts.iter_limit
-    svc = SVC(C=C, tol=opts.tolerance, max_iter=cap,
-              cache_size=CACHE_MB if native else 200.0, shrinking=True, **params)
-    t0 = time.perf_counter()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        svc.fit(data, y_k, sample_weight=weight)
-    elapsed = time.perf_counter() - t0
-    status, message = Status.optimal, "converged"
-    if svc.fit_status_ != 0 and opts.iter_limit is not None:
-        status, message = Status.iteration_limit, f"max_iter={opts.iter_limit} reached"
-    elif svc.fit_status_ != 0:   # (the retry: a looser tolerance)
-        status, message = Status.numerical_error, f"no convergence in {cap} iterations"
-    limit = opts.seconds
-    if limit is not None and elapsed > limit:
-        status, message = Status.time_limit, f"{message} after the time limit ({limit:g} s)"
-    res = MatrixResult(status=status, message=message, interface=interface)
-    if status is Status.optimal:
-        alpha = np.zeros(len(y))
-        sv = keep[svc.support_]
-        # decision = K dual_coef + intercept, positive for classes_[1] = +1: dual_coef = y a
-        alpha[sv] = np.maximum(y[sv] * svc.dual_coef_[0], 0.0) / s
-        np.minimum(alpha, box, out=alpha)
-        x = np.zeros(sf.n)
-        st.complete(x, alpha)
-        res.x = x
-        res.objective = sf.objective(x)
-        res.iterations = int(np.sum(svc.n_iter_))
-    return res
+        K = _centred(np.asarray(st.gram if st.gram is not None else st.L @ st.L.T,
+                                dtype=float))
+        if state is not None:   # (the same model's matrix at the next C)
+            state["libsvm_gram"] = (st, K)
+    if np.any(ridge):
+        K = K + np.diag(np.broadcast_to(ridge, (len(y),)))
+    s = power_of_four(float(np.mean(np.diag(K))) if len(y) else 1.0)
+    return {"kernel": "precomputed"}, K / s, s, "libsvm-precomputed", False
 
 
 def _centred(K: np.ndarray) -> np.ndarray:

@@ -54,6 +54,7 @@ def solve(sf, opts, state=None) -> MatrixResult:
     for key, val in {**opts.limits(iterations="max_iter", threads="num_threads"),
                      **opts.options}.items():
         setattr(s, key, val)
+    limit = opts.seconds   # (the time left now: read before the solve)
     t0 = time.perf_counter()
     solver.setup(*args)
     st = solver.solve()
@@ -65,7 +66,6 @@ def solve(sf, opts, state=None) -> MatrixResult:
               "PIQP_NUMERICS": Status.numerical_error}.get(name, Status.error)
     if status is Status.unbounded:   # a certificate of dual infeasibility only
         status, name = settle_dual_infeasible(solve, sf, opts)
-    limit = opts.seconds
     if limit is not None and time.perf_counter() - t0 > limit:
         status, name = Status.time_limit, f"{name} after the time limit ({limit:g} s)"
     res = MatrixResult(status=status, message=name,

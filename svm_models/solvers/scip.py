@@ -1,5 +1,5 @@
 """SCIP: spatial branch and bound, global optima of LP/QP/QCQP/NLP (``pip install
-pyscipopt``; Pyomo plugin ``scip_direct``; no matrix path).
+pyscipopt``; Pyomo plugin ``scip_direct``; matrix path through pyscipopt, :func:`solve`).
 
 Facts that shape how it is called:
 
@@ -24,10 +24,30 @@ Facts that shape how it is called:
 from __future__ import annotations
 
 import contextlib
+from typing import TYPE_CHECKING
+
+import numpy as np
 
 from ..model.pyomo_compat import persistent_native, persistent_swap
+from ..model.standard_form import cones_as_rows
+from ..status import Status
 from ..tolerances import SCIP_GAP, SCIP_TOL_FLOOR
-from .base import ORDER, Backend
+from .base import ORDER, Backend, MatrixResult
+
+if TYPE_CHECKING:   # (pyscipopt is imported when SCIP is used)
+    from pyscipopt.scip import Expr
+
+#: a dense block's eigenvalues below this fraction of the largest in magnitude are dropped
+#: (round-off of a semidefinite kernel block); one more negative than this, the block is
+#: not semidefinite and goes to SCIP as its products
+SCIP_FACTOR_TOL = 1e-12
+#: seconds per k^3 an eigendecomposition of a dense k x k block is expected to take (about
+#: 9 k^3 flops at 2e9 a second: 4.5 s at k = 1,000); a block that would not be factored
+#: within the time left is not started
+SCIP_FACTOR_SECONDS = 4.5e-9
+#: the largest dense quadratic block ``path="auto"`` leaves to Pyomo's ``scip_direct``
+#: (:func:`matrix_when`)
+SCIP_MATRIX_MIN = 50
 
 
 @contextlib.contextmanager
@@ -57,6 +77,180 @@ def plugin_options(plugin: str, opts) -> dict:
     return {**o, **opts.limits("limits/time", threads="parallel/maxnthreads")}
 
 
+#: SCIP's statuses (``Model.getStatus``) on the matrix path; the gap limit is the tolerance
+#: asked for (``limits/gap``), so it ends a solve as an optimum; anything else is an error
+MATRIX_STATUS = {"optimal": Status.optimal, "gaplimit": Status.optimal,
+                 "infeasible": Status.infeasible, "unbounded": Status.unbounded,
+                 "inforunbd": Status.infeasible_or_unbounded, "timelimit": Status.time_limit,
+                 "nodelimit": Status.iteration_limit, "totalnodelimit": Status.iteration_limit,
+                 "stallnodelimit": Status.iteration_limit}
+
+
+def solve(sf, opts, state=None) -> MatrixResult:
+    """SCIP through pyscipopt on the library's matrices (the fast and mixed paths): LP, QP,
+    SOCP and QCQP. Pyomo's ``scip_direct`` walks a dense quadratic objective term by term
+    and sums the terms one by one (569 rbf points: about 4 minutes before SCIP starts); here
+    the model is made in seconds, and SCIP gets its quadratic parts in the form it solves
+    fastest: each dense block ``M = L L'`` (:func:`_factor`) as ``||L'x||^2`` over new
+    variables ``z = L'x`` (120 rbf points: 0.9 s against more than 20 s for the same block
+    as l^2/2 products), the objective's quadratic part as a row ``q(x) <= t`` with ``t``
+    minimised (SCIP's objective is linear); cones as quadratic rows in squared form.
+    SCIP reports no duals: the extractors recover multipliers from the KKT conditions."""
+    import pyscipopt as ps
+    from pyscipopt.scip import Expr, Term
+
+    n0 = sf.n
+    lifted = cones_as_rows(sf)
+    model = ps.Model()
+    model.hideOutput(not opts.verbose)
+    x = [model.addVar(lb=float(lo) if np.isfinite(lo) else None,
+                      ub=float(up) if np.isfinite(up) else None)
+         for lo, up in zip(lifted.lx.tolist(), lifted.ux.tolist())]
+    terms = [Term(v) for v in x]
+    A = lifted.A.tocsr()
+    for i in range(A.shape[0]):
+        lo, up = float(lifted.lA[i]), float(lifted.uA[i])
+        cols = slice(A.indptr[i], A.indptr[i + 1])
+        _add_row(model, Expr(dict(zip([terms[j] for j in A.indices[cols]],
+                                      A.data[cols].tolist()))), lo, up)
+    objective = _linear(terms, lifted.c)
+    try:
+        if lifted.quad:
+            t = model.addVar(lb=None, ub=None, name="objective_quadratic_part")
+            model.addCons(_quadratic(model, x, terms, lifted.quad, opts)
+                          + Expr({Term(t): -1.0}) <= 0.0)
+            objective = objective + Expr({Term(t): 1.0})
+        for q in lifted.qrows:
+            model.addCons(_quadratic(model, x, terms, q.quad, opts) + _linear(terms, q.linear)
+                          <= float(q.upper))
+    except _OutOfTime:
+        model.freeProb()
+        return MatrixResult(status=Status.time_limit, interface="pyscipopt", message=(
+            "not started: SCIP's model (a dense block factored, its terms made) could not "
+            f"be made within the time left ({opts.seconds:.3g} s)"))
+    if opts.expired():   # (SCIP's presolve of a large model overruns a limit of ~0)
+        model.freeProb()
+        return MatrixResult(status=Status.time_limit, interface="pyscipopt", message=(
+            "not started: the time limit was reached while SCIP's model was being made"))
+    model.setObjective(objective, "minimize")
+    for key, val in {**plugin_options("scip_direct", opts), **opts.options}.items():
+        model.setParam(key, val)    # (the time limit: what is left after the build)
+    model.optimize()
+    code = model.getStatus()
+    status = MATRIX_STATUS.get(code, Status.error)
+    res = MatrixResult(status=status, message=f"scip status {code}", interface="pyscipopt")
+    if status is Status.optimal and model.getNSols() > 0:
+        best = model.getBestSol()
+        xv = np.array([model.getSolVal(best, v) for v in x[:n0]])
+        res.x = xv
+        res.objective = sf.objective(xv)
+        res.iterations = int(model.getNNodes())
+    elif status is Status.optimal:
+        res.status, res.message = Status.error, f"scip status {code} without a solution"
+    model.freeProb()
+    return res
+
+
+def matrix_when(record) -> str | None:
+    """Why ``path="auto"`` gives SCIP this model through ``scip_direct`` (None: through its
+    matrices, :func:`solve`): a model without a dense quadratic block (in its objective or
+    a quadratic row: C tuning's) above
+    :data:`SCIP_MATRIX_MIN` variables, which Pyomo hands over in well under a second and
+    SCIP solves as products (a hard-margin rbf dual of 20 points: solved so, and not within
+    10 s factored); beyond it, Pyomo's term-by-term walk grows as the square of the block
+    (200 points: 10 s; 569: 239 s) and the factored block is solved faster."""
+    _, _, quad = record.objective_parts()
+    blocks = list(quad) + [b for row in record.quad_rows for b in row.quad]
+    k = max((len(q.index) for q in blocks if q.base is not None), default=0)
+    if k > SCIP_MATRIX_MIN:
+        return None
+    return (f"scip_direct takes a model whose dense quadratic blocks have at most "
+            f"{SCIP_MATRIX_MIN} variables (this one: {k}) as fast as its matrices")
+
+
+def _add_row(model, expr, lo: float, up: float) -> None:
+    """``lo <= expr <= up`` (either side may be infinite)."""
+    if lo == up:
+        model.addCons(expr == lo)
+    elif np.isfinite(lo):
+        cons = model.addCons(expr >= lo)
+        if np.isfinite(up):
+            model.chgRhs(cons, up)
+    elif np.isfinite(up):
+        model.addCons(expr <= up)
+
+
+def _linear(terms, coef) -> "Expr":
+    from pyscipopt.scip import Expr
+
+    nz = np.flatnonzero(coef)
+    return Expr({terms[j]: float(coef[j]) for j in nz.tolist()})
+
+
+class _OutOfTime(Exception):
+    """The deadline passed while SCIP's model was being made."""
+
+
+def _quadratic(model, x, terms, blocks, opts) -> "Expr":
+    """``sum_blocks x'Mx`` as a pyscipopt expression: a diagonal block as its squares; a
+    dense positive semidefinite block through its factor (:func:`_factor`),
+    ``sum_k (L_k'x)^2`` with a new variable ``z_k = L_k'x`` per column (rows of k terms
+    each); a dense
+    block that is not (a rotated cone's 2 x 2 head) as its products."""
+    from pyscipopt.scip import Expr, Term
+
+    out = {}
+
+    def add(key, val):
+        out[key] = out.get(key, 0.0) + val
+
+    for q in blocks:
+        idx = np.asarray(q.index).tolist()
+        if q.base is None:
+            for i, d in zip(idx, q.diag.tolist()):
+                if d:
+                    add(Term(x[i], x[i]), d)
+            continue
+        left = opts.seconds
+        if opts.expired() or (left is not None and SCIP_FACTOR_SECONDS * len(idx) ** 3 > left):
+            raise _OutOfTime   # (the eigendecomposition cannot be stopped once started)
+        W = np.asarray(q.matrix, dtype=float)
+        L = _factor(W) if len(idx) > 2 else None
+        if L is None:
+            for a in range(len(idx)):
+                for b in range(a, len(idx)):
+                    v = W[a, b] if a == b else W[a, b] + W[b, a]
+                    if v:
+                        add(Term(x[idx[a]], x[idx[b]]), float(v))
+            continue
+        own = [terms[i] for i in idx]
+        for k in range(L.shape[1]):
+            if k % 64 == 0 and opts.expired():
+                raise _OutOfTime
+            z = model.addVar(lb=None, ub=None)
+            row = dict(zip(own, L[:, k].tolist()))
+            row[Term(z)] = -1.0
+            model.addCons(Expr(row) == 0.0)
+            add(Term(z, z), 1.0)
+    return Expr(out)
+
+
+def _factor(W: np.ndarray) -> np.ndarray | None:
+    """``L`` (k x r) with ``W = L L'`` to round-off, from the eigenvalues of ``W`` (those
+    above :data:`SCIP_FACTOR_TOL` of the largest kept: ``L = V sqrt(w)``, orthogonal
+    columns -- SCIP solved 120 rbf points in 0.9 s so, and not within 5 s from a pivoted
+    Cholesky factor of the same block), or None when ``W`` is not positive semidefinite (an
+    eigenvalue below ``-SCIP_FACTOR_TOL`` times the largest)."""
+    if not np.all(np.isfinite(W)):
+        return None
+    w, V = np.linalg.eigh(W)
+    top = float(np.max(np.abs(w), initial=0.0))
+    if top == 0.0 or w[0] < -SCIP_FACTOR_TOL * top:
+        return None
+    keep = w > SCIP_FACTOR_TOL * top
+    return V[:, keep] * np.sqrt(w[keep])
+
+
 def mip_options(opts) -> dict:
     """A mixed-integer model: nothing to add -- the gap is already :data:`SCIP_GAP` and
     integrality is held to the feasibility tolerance (above)."""
@@ -80,6 +274,7 @@ def add_indicators(solver, rows) -> int:
 
 BACKEND = Backend(
     name="scip", mip_options=mip_options, classes=frozenset(ORDER), plugins=("scip_direct",), modules=("pyscipopt",),
+    matrix=solve, matrix_when=matrix_when,
     duals=False, global_opt=True, proves_unbounded=False, plugin_options=plugin_options,
     plugin_guard=pipe_free_capture,
     indicator_plugin="scip_persistent", add_indicators=add_indicators,

@@ -10,7 +10,7 @@ import io
 
 from ..errors import CapabilityError, ParameterError, SolverUnavailableError
 from . import clarabel, gurobi, highs, ipm, ipopt, libsvm, others, piqp, scip
-from .base import ORDER, Backend, SolverOptions, module_present
+from .base import ORDER, Backend, module_present
 
 #: every backend by its flag, the project's six first
 BACKENDS: dict[str, Backend] = {b.name: b for b in [

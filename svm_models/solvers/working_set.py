@@ -28,11 +28,16 @@ from ..status import Status
 from ..tolerances import (WS_ACTIVE_SET_BOUND_REL, WS_ACTIVE_SET_MAX_FREE,
                           WS_ACTIVE_SET_RESIDUAL, WS_ACTIVE_SET_ROUNDS, WS_AT_BOUND_REL,
                           WS_MAX_FRACTION, WS_MAX_ROUNDS, WS_MAX_ROW_LP, WS_REDUCED_COST_REL)
-from .base import MatrixResult
+from .base import MatrixResult, out_of_time
 
 
 def solve_with_working_set(adapter, sf, opts, state=None) -> MatrixResult:
-    """``adapter(sf, opts, state)``, or -- for a re-solve -- the working-set method above."""
+    """``adapter(sf, opts, state)``, or -- for a re-solve -- the working-set method above;
+    no backend call is started once the call's deadline has passed (status ``time_limit``;
+    each round of the working set gets the time left)."""
+    if opts.expired():
+        return MatrixResult(status=Status.time_limit, message=out_of_time(opts, "solving"),
+                            interface="working set")
     prev = None if state is None else state.get("working_set")
     res = None
     if (prev is not None and not sf.qrows and not sf.cones and prev["n"] == sf.n and prev["m"] == sf.m):
@@ -40,6 +45,9 @@ def solve_with_working_set(adapter, sf, opts, state=None) -> MatrixResult:
         if res is None:
             res = _solve_on_working_set(adapter, sf, opts, prev)
     if res is None:
+        if opts.expired():
+            return MatrixResult(status=Status.time_limit, message=out_of_time(opts, "solving"),
+                                interface="working set")
         res = adapter(sf, opts, state)
         if state is not None and res.status is Status.optimal and res.x is not None:
             # a backend warm-started from ``state`` may keep parts of the previous problem
@@ -149,6 +157,8 @@ def _solve_on_working_set(adapter, sf, opts, prev) -> MatrixResult | None:
     fixed = at_lo | at_up
     iterations = 0
     for rounds in range(1, WS_MAX_ROUNDS + 1):
+        if opts.expired():
+            return None
         keep = np.flatnonzero(~fixed)
         if keep.size > WS_MAX_FRACTION * n:
             return None
