@@ -11,13 +11,21 @@ C = 1; digits: the 10 classes of ``load_digits`` (one-vs-rest in the library, SV
 one-vs-one: different multiclass schemes, timed as users call them). Each time is the best
 of ``--repeat`` runs of ``fit``. The objective column compares the library's certified
 dual objective with PIQP's on the same model (relative difference). Results:
-``benchmarks/svc_results.md``.
+``benchmarks/svc_results.md`` (``--out``): each run appends a section (its date, commit,
+command and scikit-learn version), the earlier ones kept. With each figure it records the
+machine's state while it was measured: the load average (``os.getloadavg()``, 1 minute)
+before and after, the BLAS and OpenMP thread settings (threadpoolctl's
+``threadpool_info()``), and the other processes that were busy (more than half a core,
+sampled over 0.5 s before the figure, with psutil; "unknown" without it).
 """
 
 from __future__ import annotations
 
 import argparse
+import datetime
 import os
+import subprocess
+import sys
 import time
 import warnings
 
@@ -35,12 +43,86 @@ def best(fn, repeat: int) -> tuple[float, object]:
     return t, out
 
 
+def blas_threads() -> str:
+    """The thread pools as threadpoolctl sees them: "openblas 2 (pthreads), openmp 2"."""
+    from threadpoolctl import threadpool_info
+
+    seen = []
+    for pool in threadpool_info():
+        layer = f" ({pool['threading_layer']})" if pool.get("threading_layer") else ""
+        item = f"{pool.get('internal_api', pool['user_api'])} {pool['num_threads']}{layer}"
+        if item not in seen:
+            seen.append(item)
+    return ", ".join(seen) or "none loaded"
+
+
+def busy_others(interval: float = 0.5, threshold: float = 0.5) -> str:
+    """Other processes using more than ``threshold`` of a core over ``interval`` seconds, as
+    "name (pid) 98%" ("none"; "unknown" without psutil)."""
+    try:
+        import psutil
+    except ImportError:
+        return "unknown"
+    own = {os.getpid()} | {c.pid for c in psutil.Process().children(recursive=True)}
+    procs = [p for p in psutil.process_iter(["name"]) if p.pid not in own]
+    for p in procs:
+        try:
+            p.cpu_percent(None)
+        except (psutil.NoSuchProcess, psutil.AccessDenied):
+            pass
+    time.sleep(interval)
+    busy = []
+    for p in procs:
+        try:
+            pct = p.cpu_percent(None)
+        except (psutil.NoSuchProcess, psutil.AccessDenied):
+            continue
+        if pct > 100 * threshold:
+            name = (p.info["name"] or "?").replace("|", "/")   # (a cell of the table)
+            busy.append(f"{name} ({p.pid}) {pct:.0f}%")
+    return "; ".join(busy) or "none"
+
+
+def machine() -> dict:
+    """The machine's state now: load average (1 min), thread pools, busy processes."""
+    return {"load": os.getloadavg()[0], "threads": blas_threads(), "busy": busy_others()}
+
+
+def write_section(path: str, rows: list, argv: list) -> None:
+    """Append this run's section to ``path`` (the title first when the file is new)."""
+    try:
+        commit = subprocess.run(["git", "-C", HERE, "rev-parse", "--short", "HEAD"],
+                                capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        commit = "unknown"
+    import sklearn
+
+    now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    new = not os.path.exists(path) or os.path.getsize(path) == 0
+    with open(path, "a") as fh:
+        if new:
+            fh.write("# SVMClassifier() against SVC (`python benchmarks/svc.py`)\n")
+        fh.write(f"\n## Run of {now}\n\ncommit {commit}, scikit-learn {sklearn.__version__}, "
+                 f"{os.cpu_count()} CPUs, `python benchmarks/svc.py {' '.join(argv)}`\n\n"
+                 "| data | SVC tol 1e-3 (s) | SVC tol 1e-8 (s) | SVMClassifier() (s) | backend "
+                 "| ratio to SVC 1e-3 / 1e-8 | objective vs PIQP | load (1 min) before / after "
+                 "| BLAS threads | other processes busy |\n"
+                 "|---|---|---|---|---|---|---|---|---|---|\n")
+        for name, a, b, c, used, rel, before, after in rows:
+            fh.write(f"| {name} | {a:.3f} | {b:.3f} | {c:.3f} | {used} | {c / a:.1f}x / "
+                     f"{c / b:.1f}x | {rel or '-'} | {before['load']:.2f} / "
+                     f"{after['load']:.2f} | {before['threads']} | {before['busy']} |\n")
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", type=int, nargs="*", default=[1000, 2000, 5000])
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--piqp", action="store_true", help="compare the objective with PIQP's")
     ap.add_argument("--no-digits", action="store_true")
+    ap.add_argument("--out", default=os.path.join(HERE, "svc_results.md"),
+                    help="the results file, appended to")
+    argv = sys.argv[1:] if argv is None else list(argv)
     args = ap.parse_args(argv)
     from sklearn.datasets import load_digits, make_classification
     from sklearn.svm import SVC
@@ -54,6 +136,7 @@ def main(argv=None) -> int:
         d = load_digits()
         cases.append(("digits (10 classes, 1797)", d.data / 16.0, d.target))
     for name, X, y in cases:
+        before = machine()
         t_svc3, _ = best(lambda: SVC(C=1.0, gamma="scale").fit(X, y), args.repeat)
         t_svc8, _ = best(lambda: SVC(C=1.0, gamma="scale", tol=1e-8).fit(X, y), args.repeat)
         t_ours, clf = best(lambda: sm.SVMClassifier(kernel="rbf", C=1.0).fit(X, y), args.repeat)
@@ -63,17 +146,14 @@ def main(argv=None) -> int:
         if args.piqp and sol is not None and len(y) <= 2000:
             ref = sm.fit(X, y, solver="piqp", kernel="rbf", C=1.0)
             rel = f"{abs(sol.objective - ref.objective) / abs(ref.objective):.1e}"
-        rows.append((name, t_svc3, t_svc8, t_ours, used, rel))
+        after = {"load": os.getloadavg()[0]}
+        rows.append((name, t_svc3, t_svc8, t_ours, used, rel, before, after))
         print(f"{name}: SVC {t_svc3:.3f} s (tol 1e-3), {t_svc8:.3f} s (tol 1e-8); "
               f"SVMClassifier() {t_ours:.3f} s with {used} = {t_ours / t_svc3:.1f}x / "
-              f"{t_ours / t_svc8:.1f}x {rel}", flush=True)
-    with open(os.path.join(HERE, "svc_results.md"), "w") as fh:
-        fh.write("# SVMClassifier() against SVC (`python benchmarks/svc.py`)\n\n"
-                 "| data | SVC tol 1e-3 (s) | SVC tol 1e-8 (s) | SVMClassifier() (s) | backend "
-                 "| ratio to SVC 1e-3 / 1e-8 | objective vs PIQP |\n|---|---|---|---|---|---|---|\n")
-        for name, a, b, c, used, rel in rows:
-            fh.write(f"| {name} | {a:.3f} | {b:.3f} | {c:.3f} | {used} | {c / a:.1f}x / "
-                     f"{c / b:.1f}x | {rel or '-'} |\n")
+              f"{t_ours / t_svc8:.1f}x {rel}; load {before['load']:.2f} -> "
+              f"{after['load']:.2f}, threads {before['threads']}, busy: {before['busy']}",
+              flush=True)
+    write_section(args.out, rows, argv)
     return 0
 
 

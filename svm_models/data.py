@@ -127,6 +127,29 @@ def as_weights(sample_weight, l: int) -> np.ndarray:
     return w
 
 
+def check_weighted_classes(weight: np.ndarray, labels: np.ndarray, classes) -> None:
+    """Refuse per-point weights (``sample_weight``, times ``class_weight``) that leave a
+    class with no point of positive weight, with ``SVC``'s messages first: "all samples have
+    zero or negative weights" (none left), "all samples with positive weights belong to the
+    same class" (one class left); then, and for more than two classes with some left (where
+    ``SVC`` drops the class and its one-vs-one table no longer matches ``classes_``), the
+    classes left without weight, by their labels. ``labels[i]``: point i's index in
+    ``classes``."""
+    kept = np.bincount(labels[weight > 0.0], minlength=len(classes))
+    empty = ", ".join(repr(plain(c)) for c in np.asarray(classes)[kept == 0])
+    if not empty:
+        return
+    head = ("Invalid input - all samples have zero or negative weights. " if not kept.any()
+            else "Invalid input - all samples with positive weights belong to the same "
+            "class. " if np.count_nonzero(kept) == 1 else "")
+    many = np.count_nonzero(kept == 0) > 1
+    raise DataError(f"{head}Every sample of class{'es' if many else ''} {empty} has a zero "
+                    "or negative weight (sample_weight, times class_weight): no classifier "
+                    f"of {'those classes' if many else 'that class'} is left to train; give "
+                    f"some of {'their' if many else 'its'} samples a positive weight, or "
+                    f"leave {'their' if many else 'its'} samples out of X and y")
+
+
 def encode_labels(y) -> tuple[np.ndarray, np.ndarray]:
     """Map any two distinct labels to -1/+1; return (encoded, classes)."""
     labels = np.asarray(y)

@@ -18,12 +18,19 @@ from collections.abc import Mapping
 from functools import partial
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils import _safe_indexing
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import (
+    _num_samples,
+    check_consistent_length,
+    check_is_fitted,
+    validate_data,
+)
 
-from .data import as_weights, check_scale
+from .data import as_weights, check_scale, check_weighted_classes
 from .errors import BadScaleWarning, DataError, ParameterError
 from .formulations import LISTENERS, check_params, hyperparameters
 from .formulations import get as lookup
@@ -44,8 +51,8 @@ PROBABILITY_FOLDS = 5
 
 #: :class:`SVMClassifier`'s own parameters (after the hyperparameters) and their defaults
 ESTIMATOR_PARAMS = {"solver_options": None, "multi_class": None, "class_weight": None,
-                    "decision_function_shape": "ovr", "probability": False,
-                    "random_state": None}
+                    "decision_function_shape": "ovr", "probability": "deprecated",
+                    "random_state": None, "break_ties": False}
 
 
 def _parameter_names() -> tuple[str, ...]:
@@ -77,13 +84,21 @@ def _derive_parameters(formulation=None) -> None:
 SOLVER_OPTION_KEYS = tuple(SolverOptions.__dataclass_fields__) + ("batch",)
 
 
-def _validate(estimator, X, y="no_validation", *, reset=True):
+def _validate(estimator, X, y="no_validation", *, reset=True, sparse=False):
     """scikit-learn's ``validate_data``, its ValueErrors raised as
     :class:`~svm_models.errors.DataError` (a ValueError too). The message starts with
     scikit-learn's own first line ("Input X contains NaN.", which its checks look for); for
-    NaN or infinite values it then names the first such entry and the way out."""
+    NaN or infinite values it then names the first such entry and the way out. ``sparse``:
+    a scipy sparse X of any format is taken as ``SVC`` takes it (converted to CSR, so
+    ``lil``, ``coo``, ... too), then held dense (:func:`_densified`)."""
     try:
-        return validate_data(estimator, X, y, reset=reset)
+        out = validate_data(estimator, X, y, reset=reset,
+                            **({"accept_sparse": "csr"} if sparse else {}))
+        if not sparse:
+            return out
+        if isinstance(out, tuple):
+            return _densified(out[0]), out[1]
+        return _densified(out)
     except DataError:
         raise
     except ValueError as exc:
@@ -97,6 +112,28 @@ def _validate(estimator, X, y="no_validation", *, reset=True):
             text = (f"{first.rstrip('.')}{_first_non_finite(y if labels else X)}. "
                     f"{type(estimator).__name__} needs finite numbers: {way_out}")
         raise DataError(text) from None
+
+
+def _densified(X):
+    """A validated X as the dense array the models hold (``X.toarray()`` for a sparse one;
+    a DataError with its size when there is no memory for it)."""
+    if not sp.issparse(X):
+        return X
+    try:
+        return X.toarray()
+    except MemoryError:
+        mb = float(np.prod(X.shape)) * 8 / 2**20
+        raise DataError(f"X is a scipy sparse matrix ({X.shape[0]} x {X.shape[1]}); the "
+                        f"models hold it dense, and its {mb:,.0f} MB of float64 do not fit "
+                        "in memory: reduce its features (e.g. sklearn's TruncatedSVD) "
+                        "first") from None
+
+
+def _shape(X) -> str:
+    """``X``'s shape, or its type and length when it has no shape (a list of strings)."""
+    shape = getattr(X, "shape", None)
+    return f"shape {tuple(shape)}" if shape is not None else (
+        f"a {type(X).__name__} of {_num_samples(X)}")
 
 
 def _check_targets(y) -> None:
@@ -191,8 +228,8 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
     multi_class : {"ovr", "ovo"} or None, default=None
         More than two classes: one-vs-rest (one problem per class, on all points) or
         one-vs-one (one per pair ``i < j`` of classes, on their points; class ``j`` is the
-        positive one; prediction by votes, ties going to the larger summed decision values,
-        as scikit-learn's ``OneVsOneClassifier`` and ``SVC``). None: one-vs-one when
+        positive one; prediction by votes, as ``SVC``: a tie goes to the first tied class, or
+        with ``break_ties=True`` to the larger summed decision values). None: one-vs-one when
         ``decision_function_shape="ovo"``, else one-vs-rest.
     class_weight : dict, "balanced" or None, default=None
         As ``SVC``'s: class ``k``'s C is ``C * class_weight[k]`` (``"balanced"``:
@@ -205,11 +242,19 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
         plus squashed confidences, as ``SVC``); ``"ovo"``, the one-vs-one problems' own
         values, shape (n_samples, n_classes (n_classes - 1) / 2), positive for the first
         class of each pair (``SVC``'s order and sign); it trains one-vs-one.
-    probability : bool, default=False
-        Fit Platt's sigmoid to each binary problem's decision values from an internal 5-fold
-        cross-validation (five more fits per problem), as ``SVC``: ``predict_proba``.
+    probability : bool, default="deprecated"
+        Deprecated, as scikit-learn 1.9 deprecates ``SVC``'s: calibrate with
+        ``CalibratedClassifierCV(SVMClassifier(), ensemble=False)`` instead. True (with a
+        FutureWarning, as ``SVC``): fit Platt's sigmoid to each binary problem's decision
+        values from an internal 5-fold cross-validation (five more fits per problem):
+        ``predict_proba``. "deprecated" (the default) is False.
     random_state : int, RandomState or None, default=None
         The shuffling of that internal cross-validation.
+    break_ties : bool, default=False
+        As ``SVC``'s: with ``decision_function_shape="ovr"``, more than two classes and
+        one-vs-one, ``predict`` gives a tie of votes to the largest ``decision_function``
+        value (its argmax) instead of the first of the tied classes. True with
+        ``decision_function_shape="ovo"`` is refused by ``predict``.
     k : float or None, default=None
         ``feature_selection`` only: the budget, at most ``k`` features kept (with
         ``feature_cost``: ``sum_j cost_j v_j <= k``); None: no budget.
@@ -233,7 +278,8 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
         Indices of the support vectors, grouped by class as ``SVC`` (more than two
         classes: the union of the binary problems' support sets).
     support_vectors_ : ndarray of shape (n_SV, n_features)
-        The support vectors (``(n_SV, 0)`` for a precomputed kernel).
+        The support vectors (``(n_SV, 0)`` for a precomputed kernel; for a callable kernel
+        the training samples as given: rows of X, or items of a list).
     n_support_ : ndarray of shape (n_classes,), int32
         Support vectors of each class (by their training label).
     dual_coef_ : ndarray of shape (1, n_SV) or (n_problems, n_SV)
@@ -266,13 +312,16 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
         Feature names, when ``X`` has string column names (a DataFrame).
 
     probA_, probB_ : ndarray of shape (n_problems,)
-        ``probability=True``: each binary problem's sigmoid, ``P = 1 / (1 + exp(A f + B))``.
+        ``probability=True``: each binary problem's sigmoid, ``P = 1 / (1 + exp(A f + B))``
+        (deprecated, as SVC's: reading them is a FutureWarning).
 
     Notes
     -----
     ``sample_weight`` and ``class_weight`` set a per-point C in the soft-margin formulations
-    (primal and dual, every backend); sparse input is refused with scikit-learn's TypeError. Bad data and
-    bad hyperparameters raise :class:`~svm_models.errors.DataError` and
+    (primal and dual, every backend); weights that leave a class with no positive weight are
+    refused (SVC's messages, the class named). A scipy sparse X of any format is taken as
+    ``SVC`` takes it (converted to CSR, then held dense by the models; refused for
+    ``kernel="precomputed"``, as SVC). Bad data and bad hyperparameters raise :class:`~svm_models.errors.DataError` and
     :class:`~svm_models.errors.ParameterError`, which subclass ValueError. A kernel parameter
     the chosen kernel does not use (``gamma`` with ``kernel="linear"``) is refused: in a grid
     search, give one grid per kernel (a list of dicts).
@@ -313,6 +362,7 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.pairwise = self.kernel == "precomputed"
+        tags.input_tags.sparse = self.kernel != "precomputed"   # as SVC's
         return tags
 
     # hyperparameters --------------------------------------------------------------------
@@ -325,10 +375,12 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
         return check_params(self.formulation, given)
 
     def _input(self, X) -> np.ndarray:
-        """``X`` validated for prediction; for a callable kernel its matrix against the
-        training samples, ``kernel(X, X_train)``."""
-        X = _validate(self, X, reset=False)
-        return self._gram(X, self._kernel_X) if callable(self.kernel) else X
+        """``X`` validated for prediction (a sparse X held dense, as at ``fit``); for a
+        callable kernel, its matrix against the training samples, ``kernel(X, X_train)``, X
+        given to the kernel as it is (a list of strings too, as SVC's)."""
+        if callable(self.kernel):
+            return self._gram(X, self._kernel_X)
+        return _validate(self, X, reset=False, sparse=True)
 
     @property
     def _precomputed(self) -> bool:
@@ -338,16 +390,23 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
 
     def _gram(self, X, Z) -> np.ndarray:
         """``kernel(X, Z)`` of a callable kernel, checked: a finite matrix of shape
-        (len(X), len(Z))."""
+        (len(X), len(Z)). ``X`` and ``Z`` are the samples as given (arrays, sparse matrices,
+        lists of strings, ...: only the kernel reads them)."""
         try:
-            K = np.asarray(self.kernel(X, Z), dtype=float)
+            n, m = _num_samples(X), _num_samples(Z)
+        except TypeError as exc:
+            raise DataError(f"X must hold samples for the callable kernel: {exc}") from None
+        try:
+            K = self.kernel(X, Z)
+            K = np.asarray(K.toarray() if sp.issparse(K) else K, dtype=float)
         except Exception as exc:   # noqa: BLE001  (the user's function: said, not hidden)
-            raise ParameterError(f"the callable kernel failed on arrays of shapes {X.shape} "
-                                 f"and {Z.shape}: {type(exc).__name__}: {exc}") from exc
-        if K.shape != (X.shape[0], Z.shape[0]):
+            raise ParameterError(f"the callable kernel failed on {n} and {m} samples "
+                                 f"({_shape(X)} and {_shape(Z)}): {type(exc).__name__}: "
+                                 f"{exc}") from exc
+        if K.shape != (n, m):
             raise ParameterError(f"the callable kernel must return a matrix of shape "
-                                 f"({X.shape[0]}, {Z.shape[0]}) for arrays of {X.shape[0]} and "
-                                 f"{Z.shape[0]} samples; it returned shape {K.shape}")
+                                 f"({n}, {m}) for arrays of {n} and "
+                                 f"{m} samples; it returned shape {K.shape}")
         if not np.all(np.isfinite(K)):
             raise DataError("the callable kernel returned values that are not finite")
         return K
@@ -361,6 +420,8 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
         if self.decision_function_shape not in ("ovr", "ovo"):
             raise ParameterError(f"decision_function_shape must be 'ovr' or 'ovo'; got "
                                  f"{self.decision_function_shape!r}")
+        if not isinstance(self.break_ties, (bool, np.bool_)):
+            raise ParameterError(f"break_ties must be True or False; got {self.break_ties!r}")
         if self.multi_class is None:
             return "ovo" if self.decision_function_shape == "ovo" else "ovr"
         if self.multi_class == "ovr" and self.decision_function_shape == "ovo":
@@ -419,7 +480,7 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
         SolverError
             The backend is missing, cannot take the problem, or did not solve it.
         """
-        X, y = _validate(self, X, y)
+        X, y = self._fit_input(X, y)
         _check_targets(y)
         params = self._formulation_params()
         self.__dict__.pop("_kernel_X", None)
@@ -429,13 +490,16 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
         # one deadline for the whole fit: every binary problem, the probability calibration
         solve_kw = with_deadline(self._solve_options(), X, self.formulation)
         multi_class = self._multi_class()
-        for name in ("solution_", "estimators_", "g_", "lam_", "r_", "mu_", "probA_", "probB_"):
+        probability = self._probability()
+        for name in ("solution_", "estimators_", "g_", "lam_", "r_", "mu_", "_probA", "_probB"):
             self.__dict__.pop(name, None)  # learned by an earlier fit
         classes, y_index = np.unique(y, return_inverse=True)
         if classes.size < 2:
             raise DataError(f"y has 1 class ({classes[0].item()!r}); a classifier needs "
                             "samples of at least two classes")
         weight = self._point_weights(y, classes, sample_weight)
+        if weight is not None:   # SVC's refusals, the class named (before any binary split)
+            check_weighted_classes(weight, y_index, classes)
         binary = classes.size == 2
         problems = binary_problems(classes.size, multi_class)
         self._points = [None] if binary else [
@@ -456,7 +520,7 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
                     "sample_weight": weight if pts is None else weight[pts]}
                 sols.append(sm_fit(Xp, t, self.formulation, self.solver, **params, **kw,
                                    **solve_kw))
-            if self.probability:
+            if probability:
                 self._fit_probability(X, y_index, weight, problems, params, solve_kw)
         self.classes_ = classes
         if binary:
@@ -466,6 +530,39 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
         self._learned_attributes(sols, X, y_index)
         return self
 
+    def _fit_input(self, X, y) -> tuple:
+        """(X, y) validated for ``fit``, as ``SVC`` takes them: a sparse X of any scipy format
+        held dense (refused for ``kernel="precomputed"``, with SVC's TypeError); for a
+        callable kernel X as given (a list of strings too: only the kernel reads it), y
+        validated and of X's length."""
+        if not callable(self.kernel):
+            if sp.issparse(X) and self.kernel == "precomputed":
+                raise TypeError("Sparse precomputed kernels are not supported.")
+            return _validate(self, X, y, sparse=self.kernel != "precomputed")
+        try:
+            check_consistent_length(X, y)
+        except (TypeError, ValueError) as exc:
+            raise DataError(str(exc)) from None
+        for name in ("n_features_in_", "feature_names_in_"):
+            self.__dict__.pop(name, None)   # (SVC learns neither with a callable kernel)
+        return X, _validate(self, "no_validation", y)
+
+    def _probability(self) -> bool:
+        """``probability`` as scikit-learn 1.9 keeps SVC's: "deprecated" (the default) is
+        False; True or False given is a FutureWarning (calibrate with
+        ``CalibratedClassifierCV`` instead) and is obeyed."""
+        if isinstance(self.probability, str) and self.probability == "deprecated":
+            return False
+        if not isinstance(self.probability, (bool, np.bool_)):
+            raise ParameterError(f"probability must be True or False; got "
+                                 f"{self.probability!r}")
+        warnings.warn(f"The `probability` parameter is deprecated, as scikit-learn 1.9 "
+                      f"deprecates SVC's, and will be removed. Use "
+                      f"`CalibratedClassifierCV({type(self).__name__}(), ensemble=False)` "
+                      f"instead of `{type(self).__name__}(probability=True)`",
+                      FutureWarning, stacklevel=3)
+        return bool(self.probability)
+
     def _learned_attributes(self, sols, X, y_index) -> None:
         binary = len(sols) == 1
         pts = [np.arange(y_index.size) if p is None else p for p in self._points]
@@ -473,9 +570,11 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
         support = np.unique(np.concatenate(chosen))
         support = support[np.argsort(y_index[support], kind="stable")]  # by class, as SVC
         self.support_ = support.astype(np.int32)
+        given = getattr(self, "_kernel_X", None)   # a callable kernel's samples, as given
         self.support_vectors_ = (X[support] if sols[0].kernel.name != "precomputed"
-                                 else self._kernel_X[support] if callable(self.kernel)
-                                 else np.zeros((support.size, 0)))
+                                 else np.zeros((support.size, 0)) if given is None
+                                 else _safe_indexing(given.tocsr() if sp.issparse(given)
+                                                     else given, support))
         self.n_support_ = np.bincount(y_index[support],
                                       minlength=self.classes_.size).astype(np.int32)
         where = np.full(y_index.size, -1)
@@ -568,10 +667,27 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
                 a, b = platt(f, t)
                 A.append(a)
                 B.append(b)
-        self.probA_, self.probB_ = np.array(A), np.array(B)
+        self._probA, self._probB = np.array(A), np.array(B)
+
+    @property
+    def probA_(self) -> np.ndarray:
+        """Platt's A of each binary problem (``probability=True``); deprecated with
+        ``probability``, as SVC's."""
+        warnings.warn("Attribute `probA_` is deprecated, as scikit-learn 1.9 deprecates SVC's, "
+                      "with the `probability=True` option", FutureWarning, stacklevel=2)
+        return self._probA
+
+    @property
+    def probB_(self) -> np.ndarray:
+        """Platt's B of each binary problem (``probability=True``); deprecated with
+        ``probability``, as SVC's."""
+        warnings.warn("Attribute `probB_` is deprecated, as scikit-learn 1.9 deprecates SVC's, "
+                      "with the `probability=True` option", FutureWarning, stacklevel=2)
+        return self._probB
 
     def _check_proba(self) -> bool:
-        if not self.probability:
+        if (isinstance(self.probability, str) and self.probability == "deprecated"
+                or not self.probability):
             raise AttributeError("predict_proba is not available when probability=False")
         return True
 
@@ -584,10 +700,10 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
         some points."""
         from .methods.calibration import ovo_probabilities, ovr_probabilities, sigmoid
 
-        check_is_fitted(self, "probA_")
+        check_is_fitted(self, "_probA")
         X = self._input(X)
-        probs = [sigmoid(f, a, b) for f, a, b in zip(self._binary_values(X), self.probA_,
-                                                        self.probB_)]
+        probs = [sigmoid(f, a, b) for f, a, b in zip(self._binary_values(X), self._probA,
+                                                        self._probB)]
         if len(probs) == 1:
             return np.column_stack([1.0 - probs[0], probs[0]])
         if self._multi_class() == "ovo":
@@ -602,13 +718,23 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
             return np.log(self.predict_proba(X))
 
     def predict(self, X) -> np.ndarray:
-        """Predicted class labels, shape (n_samples,)."""
+        """Predicted class labels, shape (n_samples,). More than two classes, as ``SVC``:
+        one-vs-rest, the class of largest value (``decision_function``'s argmax);
+        one-vs-one, the class of most votes, a tie going to the first of the tied classes,
+        or with ``break_ties=True`` (and ``decision_function_shape="ovr"``) to the largest
+        ``decision_function`` value, its argmax."""
         sols = self._solutions()
+        if self.break_ties and self.decision_function_shape == "ovo":
+            raise ParameterError("break_ties must be False when decision_function_shape is "
+                                 "'ovo'")
         if len(sols) == 1:
             return sols[0].predict(self._input(X))
-        scores = combine(self._binary_values(self._input(X)),
-                         self.classes_.size, self._multi_class())
-        return self.classes_[np.argmax(scores, axis=1)]
+        values = self._binary_values(self._input(X))
+        if self._multi_class() == "ovo" and not self.break_ties:   # libsvm's votes
+            votes = np.floor(combine(values, self.classes_.size, "ovo") + 0.5)
+            return self.classes_[np.argmax(votes, axis=1)]
+        return self.classes_[np.argmax(combine(values, self.classes_.size,
+                                               self._multi_class()), axis=1)]
 
 
 def _solve_options(opts, owner: str) -> dict:

@@ -295,3 +295,60 @@ def test_badly_scaled_multiclass_data_warn_once():
         SVMClassifier(solver="piqp", C=1.0).fit(X * 5e3, y)
     scale = [w for w in caught if issubclass(w.category, sm.BadScaleWarning)]
     assert len(scale) == 1, [str(w.message) for w in caught]
+
+
+def _tie_data():
+    """Three overlapping blobs and a grid of test points away from every pairwise boundary
+    (|value| > 1e-3 for SVC's one-vs-one problems), some with a tie of votes (1-1-1)."""
+    from sklearn.datasets import make_blobs
+
+    X, y = make_blobs(90, centers=[[0, 0], [3, 0.5], [1.2, 2.8]], cluster_std=1.4,
+                      random_state=3)
+    g = np.stack(np.meshgrid(np.linspace(-3, 6, 60), np.linspace(-3, 6, 60)), -1)
+    g = g.reshape(-1, 2)
+    ovo = SVC(kernel="rbf", gamma=0.5, tol=1e-12, decision_function_shape="ovo").fit(X, y)
+    return X, y, g[np.all(np.abs(ovo.decision_function(g)) > 1e-3, axis=1)]
+
+
+@pytest.mark.parametrize("break_ties", [False, True])
+def test_break_ties_and_predict_against_the_decision_function_as_SVC(break_ties):
+    """SVC's predict for one-vs-one: votes, a tie going to the first tied class, or with
+    break_ties=True to the argmax of decision_function (shape "ovr"); the estimator's
+    predictions equal SVC's on every grid point, ties included, and under
+    decision_function_shape="ovr" predict is decision_function's argmax wherever SVC's is
+    (everywhere with break_ties, one-vs-rest always); break_ties with shape "ovo" is
+    refused as SVC refuses it."""
+    X, y, g = _tie_data()
+    kw = {"kernel": "rbf", "gamma": 0.5}
+    svc = SVC(tol=1e-12, break_ties=break_ties, **kw).fit(X, y)
+    ours = SVMClassifier(multi_class="ovo", break_ties=break_ties, **kw).fit(X, y)
+    np.testing.assert_allclose(ours.decision_function(g), svc.decision_function(g), atol=1e-6)
+    np.testing.assert_array_equal(ours.predict(g), svc.predict(g))
+    ref_agree = svc.predict(g) == svc.classes_[np.argmax(svc.decision_function(g), axis=1)]
+    agree = ours.predict(g) == ours.classes_[np.argmax(ours.decision_function(g), axis=1)]
+    np.testing.assert_array_equal(agree, ref_agree)
+    assert agree.all() if break_ties else 0 < np.count_nonzero(~agree) < 0.05 * len(g)
+    ovr = SVMClassifier(break_ties=break_ties, **kw).fit(X, y)   # one-vs-rest: no votes
+    np.testing.assert_array_equal(ovr.predict(g), np.argmax(ovr.decision_function(g), axis=1))
+    for est in (SVC(break_ties=True, decision_function_shape="ovo", **kw),
+                SVMClassifier(break_ties=True, decision_function_shape="ovo", **kw)):
+        with pytest.raises(ValueError, match="^break_ties must be False when "
+                                             "decision_function_shape is 'ovo'"):
+            est.fit(X, y).predict(g)
+
+
+@pytest.mark.parametrize("ensemble", [False, True])
+def test_calibrated_classifier_cv_as_with_SVC(ensemble):
+    """scikit-learn 1.9's way to SVC's probabilities, CalibratedClassifierCV: the estimator
+    works inside it and gives SVC's probabilities (the same folds, decision values equal to
+    1e-6), on two and three classes."""
+    from sklearn.calibration import CalibratedClassifierCV
+
+    Xi, yi = load_iris(return_X_y=True)
+    for X, y in ((Xi[50:], yi[50:]), (Xi, yi)):
+        ref = CalibratedClassifierCV(SVC(kernel="rbf", gamma=0.5, tol=1e-12), cv=3,
+                                     ensemble=ensemble).fit(X, y)
+        ours = CalibratedClassifierCV(SVMClassifier(kernel="rbf", gamma=0.5, multi_class="ovo"),
+                                      cv=3, ensemble=ensemble).fit(X, y)
+        np.testing.assert_allclose(ours.predict_proba(X), ref.predict_proba(X), atol=1e-4)
+        np.testing.assert_array_equal(ours.predict(X), ref.predict(X))

@@ -116,6 +116,50 @@ def test_bad_weights_are_named_alike_on_every_surface(bad, match):
             call()
 
 
+@pytest.mark.parametrize("zero,rows", [(0.0, slice(0, 50)), (-1.0, slice(50, 100)),
+                                       (0.0, slice(0, 100)), (-2.0, slice(50, 150))],
+                         ids=["binary-first", "binary-second-negative", "binary-all",
+                              "three-two-left-out"])
+def test_weights_that_leave_a_class_out_are_refused_as_SVC(zero, rows):
+    """SVC's errors and messages for sample weights <= 0 on a whole class (its message
+    first), then the class left with no weight named by its own label."""
+    Xi, yi = load_iris(return_X_y=True)
+    n = 100 if rows.stop <= 100 else 150
+    w = np.ones(n)
+    w[rows] = zero
+    with pytest.raises(ValueError) as ref:
+        SVC().fit(Xi[:n], yi[:n], sample_weight=w)
+    message = str(ref.value)
+    assert message.startswith("Invalid input - all samples")
+    left_out = sorted(set(yi[:n][rows]))
+    named = ("classes " + ", ".join(map(str, left_out)) if len(left_out) > 1
+             else f"class {left_out[0]}")
+    for fit in (lambda: sm.SVMClassifier(kernel="rbf").fit(Xi[:n], yi[:n], sample_weight=w),
+                lambda: sm.SVMClassifier(kernel="rbf", multi_class="ovo").fit(
+                    Xi[:n], yi[:n], sample_weight=w)):
+        with pytest.raises(sm.DataError) as ours:
+            fit()
+        assert str(ours.value).startswith(message + " Every sample of " + named + " has")
+
+
+def test_a_class_left_with_no_weight_is_named():
+    """Three classes, one left with weights <= 0: SVC drops it from libsvm's problem but not
+    from classes_ (its decision_function fails, its one-vs-one table no longer matches); the
+    estimator refuses, naming that class (one-vs-rest named another: its binary labels);
+    svm_models.fit names it too."""
+    Xi, yi = load_iris(return_X_y=True)
+    labels = np.array(["setosa", "versicolor", "virginica"])[yi]
+    w = np.where(yi == 0, 0.0, 1.0)
+    with pytest.raises(IndexError):   # SVC's answer: no error at fit, a broken model
+        SVC().fit(Xi, yi, sample_weight=w).decision_function(Xi)
+    for mc in ("ovr", "ovo"):
+        with pytest.raises(sm.DataError, match="^Every sample of class 'setosa' has a zero or "
+                                               "negative weight"):
+            sm.SVMClassifier(kernel="rbf", multi_class=mc).fit(Xi, labels, sample_weight=w)
+    with pytest.raises(sm.DataError, match="same class. Every sample of class 'versicolor'"):
+        sm.fit(Xi[:100], labels[:100], sample_weight=np.where(yi[:100] == 1, -1.0, 1.0))
+
+
 @pytest.mark.parametrize("class_weight", ["balanced", {0: 3.0, 1: 0.5}])
 def test_class_weight_as_SVC(class_weight):
     y = Y.copy()
@@ -215,8 +259,9 @@ def test_pairwise_coupling_solves_its_least_squares_problem():
 
 def test_predict_proba_as_SVC():
     Xi, yi = load_iris(return_X_y=True)
-    ours = sm.SVMClassifier(kernel="rbf", gamma=0.5, probability=True, random_state=0,
-                            multi_class="ovo").fit(Xi, yi)
+    with pytest.warns(FutureWarning, match="CalibratedClassifierCV"):   # deprecated, as SVC's
+        ours = sm.SVMClassifier(kernel="rbf", gamma=0.5, probability=True, random_state=0,
+                                multi_class="ovo").fit(Xi, yi)
     with warnings.catch_warnings():   # (scikit-learn 1.9 deprecates SVC's probability)
         warnings.simplefilter("ignore", FutureWarning)
         svc = SVC(kernel="rbf", gamma=0.5, probability=True, random_state=0).fit(Xi, yi)
@@ -226,10 +271,12 @@ def test_predict_proba_as_SVC():
     assert np.max(np.abs(P - svc.predict_proba(Xi))) < 0.15
     assert np.mean(P.argmax(axis=1) == yi) > 0.95
     np.testing.assert_allclose(ours.predict_log_proba(Xi), np.log(P))
-    b = sm.SVMClassifier(kernel="rbf", gamma=0.7, probability=True, random_state=0).fit(X, Y)
+    with pytest.warns(FutureWarning, match="probability"):
+        b = sm.SVMClassifier(kernel="rbf", gamma=0.7, probability=True, random_state=0).fit(X, Y)
     Pb = b.predict_proba(X)
-    np.testing.assert_allclose(Pb[:, 1], sigmoid(b.decision_function(X), b.probA_[0],
-                                                 b.probB_[0]))
+    with pytest.warns(FutureWarning, match="probA_"):
+        A = b.probA_
+    np.testing.assert_allclose(Pb[:, 1], sigmoid(b.decision_function(X), A[0], b._probB[0]))
     assert not hasattr(sm.SVMClassifier().fit(X, Y), "predict_proba")
 
 
@@ -272,11 +319,74 @@ def test_a_callable_kernel_that_misbehaves_is_named():
         sm.SVMClassifier(kernel=lambda A, B: 1 / 0).fit(X, y)
 
 
-def test_sparse_X_gets_a_clear_error():
+def test_sparse_X_gets_a_clear_error_from_fit():
     import scipy.sparse as spm
 
     X, y = np.eye(6), np.arange(6) % 2
     with pytest.raises(sm.DataError, match=r"scipy sparse matrix.*X\.toarray\(\)"):
         sm.fit(spm.csr_matrix(X), y, solver="highs")
-    with pytest.raises(TypeError, match="toarray"):   # scikit-learn's own, as SVC's checks expect
-        sm.SVMClassifier(solver="highs").fit(spm.csr_matrix(X), y)
+
+
+@pytest.mark.parametrize("fmt", ["lil", "csr", "coo"])
+def test_sparse_X_is_taken_as_SVC_takes_it(fmt):
+    """SVC converts any scipy sparse X to CSR (lil too) and fits it; the estimator does the
+    same and holds it dense: the classifier equals SVC's on the same sparse data, for
+    sparse, dense and other-format test points. A sparse precomputed kernel is refused with
+    SVC's TypeError."""
+    import scipy.sparse as spm
+
+    Xi, yi = load_iris(return_X_y=True)
+    Xs = spm.random(150, 4, density=0.6, random_state=0, format=fmt) + spm.csr_matrix(Xi)
+    Xs = Xs.asformat(fmt)
+    kw = {"kernel": "rbf", "gamma": 0.4, "C": 2.0}
+    svc = SVC(tol=1e-12, decision_function_shape="ovo", **kw).fit(Xs, yi)
+    ours = sm.SVMClassifier(decision_function_shape="ovo", **kw).fit(Xs, yi)
+    for Xt in (Xs, Xs.tocsc(), Xs.toarray()):
+        np.testing.assert_allclose(ours.decision_function(Xt), svc.decision_function(Xt),
+                                   atol=1e-5)
+        np.testing.assert_array_equal(ours.predict(Xt), svc.predict(Xt))
+    # a callable kernel is given the sparse X itself, as SVC gives it
+    def lin(A, B):
+        return (A @ B.T).toarray()
+
+    part = Xs.tocsr()[50:].asformat(fmt)
+    svc = SVC(kernel=lin, tol=1e-12).fit(part, yi[50:])
+    ours = sm.SVMClassifier(kernel=lin).fit(part, yi[50:])
+    named = sm.SVMClassifier(kernel="linear").fit(part.toarray(), yi[50:])
+    np.testing.assert_allclose(ours.decision_function(Xs), named.decision_function(Xs),
+                               atol=1e-7)
+    np.testing.assert_allclose(ours.decision_function(Xs), svc.decision_function(Xs),
+                               atol=1e-4)   # (libsvm's own tolerance: 1.4e-5 off here)
+    assert (ours.support_vectors_ != Xs.tocsr()[50:][ours.support_]).nnz == 0
+    K = spm.csr_matrix(Xi @ Xi.T)
+    for est in (SVC(kernel="precomputed"), sm.SVMClassifier(kernel="precomputed")):
+        with pytest.raises(TypeError, match="^Sparse precomputed kernels are not supported"):
+            est.fit(K, yi)
+
+
+def test_a_callable_kernel_takes_a_list_of_strings_as_SVC():
+    """SVC passes X to a callable kernel as it is (no validation): a string kernel on a list
+    of words. The classifier equals SVC's with the same kernel; support_vectors_ are the
+    training words."""
+    words = ["apple", "apricot", "banana", "bandana", "cherry", "charm", "apply", "bane",
+             "chess", "appeal", "banner", "cheer", "april", "band", "chart"]
+    y = np.array([0, 0, 1, 1, 2, 2, 0, 1, 2, 0, 1, 2, 0, 1, 2])
+
+    def shared_letters(A, B):
+        return np.array([[len(set(a) & set(b)) for b in B] for a in A], dtype=float)
+
+    test = ["appl", "chew", "bandit", "arch"]
+    for shape in ("ovo", "ovr"):
+        svc = SVC(kernel=shared_letters, tol=1e-12, decision_function_shape=shape).fit(words, y)
+        ours = sm.SVMClassifier(kernel=shared_letters, multi_class="ovo",
+                                decision_function_shape=shape).fit(words, y)
+        np.testing.assert_allclose(ours.decision_function(test), svc.decision_function(test),
+                                   atol=1e-5)
+        np.testing.assert_array_equal(ours.predict(test), svc.predict(test))
+    assert ours.support_vectors_ == [words[i] for i in ours.support_]
+    assert sorted(ours.support_) == sorted(svc.support_)
+    b = sm.SVMClassifier(kernel=shared_letters).fit(words[:4], y[:4])
+    s2 = SVC(kernel=shared_letters, tol=1e-12).fit(words[:4], y[:4])
+    np.testing.assert_allclose(b.decision_function(test), s2.decision_function(test), atol=1e-6)
+    with pytest.raises(sm.DataError, match="inconsistent numbers of samples"):
+        sm.SVMClassifier(kernel=shared_letters).fit(words, y[:-1])

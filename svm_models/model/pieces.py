@@ -22,7 +22,7 @@ import numpy as np
 import pyomo.environ as pyo
 import scipy.sparse as sp
 
-from ..data import Dataset, as_weights, validate
+from ..data import Dataset, as_weights, check_weighted_classes, validate
 from ..errors import DataError, ParameterError, plain
 from ..kernels import (
     Kernel,
@@ -157,18 +157,13 @@ def check_sample_weight(sample_weight, data: Dataset) -> np.ndarray | None:
     """Per-point weights of C (``C_i = C * weight_i``, scikit-learn's ``sample_weight``):
     a finite number per point; weights ``<= 0`` are 0 (the point does not count: scikit-learn
     drops it). None (or every weight 1): None. DataError when no point of a class keeps a
-    positive weight (no SVM is left to train)."""
+    positive weight (no SVM is left to train), with SVC's message and the class named
+    (:func:`~svm_models.data.check_weighted_classes`)."""
     if sample_weight is None:
         return None
     w = as_weights(sample_weight, data.n_points)
     w = np.where(w > 0.0, w, 0.0)
-    for c in (-1.0, 1.0):
-        if not np.any(w[data.y == c] > 0.0):
-            cls = plain(data.classes[0 if c < 0 else 1])
-            raise DataError(f"every point of class {cls!r} has a zero or negative weight in "
-                            "sample_weight: "
-                            "no SVM is left to train; give some of its points a positive "
-                            "weight")
+    check_weighted_classes(w, (data.y > 0).astype(int), data.classes)
     if np.all(w == 1.0):
         return None
     return w
