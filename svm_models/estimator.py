@@ -39,6 +39,7 @@ from .methods.cv import (
     best_index,
     binary_problems,
     combine,
+    predicted_index,
     cross_validate,
     problem_points,
 )
@@ -730,11 +731,9 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
         if len(sols) == 1:
             return sols[0].predict(self._input(X))
         values = self._binary_values(self._input(X))
-        if self._multi_class() == "ovo" and not self.break_ties:   # libsvm's votes
-            votes = np.floor(combine(values, self.classes_.size, "ovo") + 0.5)
-            return self.classes_[np.argmax(votes, axis=1)]
-        return self.classes_[np.argmax(combine(values, self.classes_.size,
-                                               self._multi_class()), axis=1)]
+        scheme = self._multi_class()
+        return self.classes_[predicted_index(combine(values, self.classes_.size, scheme),
+                                             scheme, bool(self.break_ties))]
 
 
 def _solve_options(opts, owner: str) -> dict:

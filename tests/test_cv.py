@@ -385,9 +385,18 @@ def iris():
 @pytest.mark.parametrize("multi_class, wrapper", [("ovr", OneVsRestClassifier),
                                                   ("ovo", OneVsOneClassifier)])
 def test_multiclass_matches_sklearn_over_svc(iris, multi_class, wrapper):
+    """One-vs-rest as OneVsRestClassifier(SVC); one-vs-one as SVC trains it: the decision
+    function as OneVsOneClassifier's (SVC's), a tie of votes to the first tied class (SVC's
+    predict; OneVsOneClassifier gives it to the larger summed confidence)."""
     X, y = iris
     kw = dict(kernel="rbf", gamma=0.5, C=1.0)
     ref = wrapper(SVC(tol=1e-10, **kw)).fit(X, y)
+    if multi_class == "ovo":   # (the same decision function; SVC's own predictions)
+        wrapped = ref
+        ref = SVC(tol=1e-10, **kw).fit(X, y)
+        Xd = np.random.default_rng(0).normal(size=(40, 4))
+        np.testing.assert_allclose(ref.decision_function(Xd), wrapped.decision_function(Xd),
+                                   atol=1e-5)
     ours = SVMClassifier(solver="piqp", multi_class=multi_class, **kw).fit(X, y)
     Xt = np.random.default_rng(0).normal(size=(40, 4))
     np.testing.assert_array_equal(ours.predict(Xt), ref.predict(Xt))

@@ -115,10 +115,16 @@ def combine(decisions, n_classes: int, multi_class: str = "ovr") -> np.ndarray:
     return votes + conf / (3 * (np.abs(conf) + 1))
 
 
-def predicted_index(scores: np.ndarray) -> np.ndarray:
-    """Class indices from :func:`combine`'s output (binary: 1 where the value is >= 0)."""
+def predicted_index(scores: np.ndarray, multi_class: str = "ovr",
+                    break_ties: bool = False) -> np.ndarray:
+    """Class indices from :func:`combine`'s output (binary: 1 where the value is >= 0): the
+    argmax; one-vs-one as ``SVC`` predicts, the class of most votes, a tie going to the
+    first of the tied classes (with ``break_ties``: the argmax, the larger summed
+    confidence)."""
     if scores.ndim == 1:
         return (scores >= 0).astype(int)
+    if multi_class == "ovo" and not break_ties:   # the votes: the confidences are in (-1/3, 1/3)
+        return np.argmax(np.floor(scores + 0.5), axis=1)
     return np.argmax(scores, axis=1)
 
 
