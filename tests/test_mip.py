@@ -512,7 +512,7 @@ def test_highs_takes_no_warm_start_and_a_convex_failure_means_none():
     from svm_models.formulations import get
 
     m = sm.build("ramp_loss_primal", *data(), C=1.0)
-    report = get("ramp_loss_primal").hooks.warm_start(
+    report = get("ramp_loss_primal").warm_start(
         m._svm, lambda name, X, y, **p: sm.fit(X, y, name, solver="clarabel",
                                                options={"no_such_option": 1}, **p))
     assert report["objective"] is None and "soft_l1_primal was not solved" in report["why"]
@@ -662,7 +662,7 @@ def test_exactly_the_big_m_rows_are_replaced_in_the_native_model(solver, case):
     require(solver)
     name, make, params = _SWITCHED[case]
     m = sm.build(name, *make(), **params)
-    rows = get(name).hooks.indicator_rows(m._svm)
+    rows = get(name).indicator_rows(m._svm)
     switched = _switched_rows(m)
     assert [r.row for r in rows] == switched and {r.on for r in rows} == {0}
     every = list(m.component_data_objects(pyo.Constraint, active=True))
