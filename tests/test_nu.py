@@ -174,3 +174,71 @@ def test_the_command_line_has_a_nu_flag(tmp_path, capsys):
         warnings.simplefilter("ignore")
         assert main(["fit", str(path), "--formulation", "nu_dual", "--nu", "1.5"]) == 2
     assert "nu must be a number in (0, 1]" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("alpha, g, rho, b", [
+    # class +1 free at 0.5: r+ = mean(2, 4) = 3; class -1 none free: the midpoint of
+    # [max g at the top, min g at zero] = [3, 7], r- = 5
+    ([0.5, 0.5, 0.0, 1.0, 1.0, 0.0], [2.0, 4.0, 9.0, 1.0, 3.0, 7.0], 4.0, 1.0),
+    # class -1 all at the top: r- = max g = 3 (no upper end); class +1 free: r+ = 2.5
+    ([0.0, 0.0, 0.5, 1.0, 1.0, 1.0], [5.0, 6.0, 2.5, 1.0, 3.0, 2.0], 2.75, 0.25),
+    # class +1 all at zero: r+ = min g = 4 (no lower end); class -1 free: r- = 2
+    ([0.0, 0.0, 0.0, 0.5, 1.0, 1.0], [5.0, 6.0, 4.0, 2.0, 1.0, 1.5], 3.0, -1.0),
+    # ties at the threshold (0.1) and at upper - threshold (0.9): at zero and at the top,
+    # never free: class +1 r+ = (2 + 6) / 2 = 4, class -1 free at 0.5: r- = 3
+    ([0.1, 0.9, 0.9, 0.5, 0.1, 0.9], [6.0, 1.0, 2.0, 3.0, 8.0, 0.0], 3.5, -0.5),
+])
+def test_rho_and_b_from_the_levels_by_hand(alpha, g, rho, b):
+    """levels() worked by hand: per class the mean of g = y f over its free points, else the
+    midpoint of the interval its bounded points allow (one end missing: the other);
+    rho = (r+ + r-) / 2, b = (r- - r+) / 2."""
+    from svm_models.formulations.nu import levels
+
+    y = np.array([1.0, 1.0, 1.0, -1.0, -1.0, -1.0])
+    got = levels(np.array(g), np.array(alpha), y, 1.0, 0.1)
+    assert got == pytest.approx((rho, b), abs=1e-15)
+
+
+def test_the_certificate_is_of_exactly_the_alpha_given():
+    """certificate() against the objectives computed here from the definitions: at the
+    optimum 0; at a feasible non-optimal alpha the relative gap (primal - dual) /
+    max(|primal|, |dual|) with the primal's best slacks; the balance |y'a| / e'a and the
+    shortfall (nu - e'a) / nu of an alpha that breaks them; worst the largest of the three."""
+    from sklearn.metrics.pairwise import rbf_kernel
+
+    from svm_models.formulations.nu import certificate, levels
+
+    X, y = _data("mc0")
+    m = sm.build("nu_dual", X, y, nu=0.4, kernel="rbf", gamma=0.3)
+    sol = sm.solve(m, solver="piqp")
+    svm, yy, l = m._svm, m._svm.data.y, len(y)
+    assert certificate(svm, sol.alpha, 0.4)["worst"] < 1e-12
+    K = rbf_kernel(X, X, gamma=0.3)
+
+    def by_hand(a, nu):
+        f0 = K @ (yy * a)
+        rho, b = levels(yy * f0, a, yy, 1.0 / l, 1e-9 * a.max())
+        ww = float((yy * a) @ f0)
+        primal = 0.5 * ww - nu * rho + np.maximum(0.0, rho - yy * (f0 + b)).mean()
+        return (primal + 0.5 * ww) / max(abs(primal), 0.5 * ww)
+
+    # feasible, not optimal: the same total on two other points of each class
+    a = sol.alpha.copy()
+    for c in (1.0, -1.0):
+        idx = np.flatnonzero((yy == c) & (a < 0.5 / l))[:2]
+        moved = 0.2 * a[(yy == c) & (a > 0)].sum()
+        a[(yy == c) & (a > 0)] *= 0.8
+        a[idx] += moved / 2
+    cert = certificate(svm, a, 0.4)
+    assert cert["gap"] == pytest.approx(by_hand(a, 0.4), rel=1e-9) and cert["gap"] > 1e-3
+    assert cert["worst"] == pytest.approx(abs(cert["gap"]))
+    # unbalanced, and short of nu
+    b_ = sol.alpha.copy()
+    b_[np.flatnonzero(yy > 0)[0]] += 0.5 / l
+    cert = certificate(svm, b_, 0.4)
+    assert cert["balance"] == pytest.approx(0.5 / l / b_.sum(), rel=1e-12)
+    assert cert["worst"] >= cert["balance"] > 0
+    c_ = 0.5 * sol.alpha
+    cert = certificate(svm, c_, 0.4)
+    assert cert["total"] == pytest.approx((0.4 - c_.sum()) / 0.4, rel=1e-12)
+    assert cert["worst"] >= cert["total"] and cert["worst"] >= cert["balance"]

@@ -346,7 +346,7 @@ def certificate(svm, alpha: np.ndarray, nu: float) -> dict:
     primal = 0.5 * ww - nu * max(rho, 0.0) + float(xi.mean())
     dual = -0.5 * ww
     gap = (primal - dual) / max(abs(primal), abs(dual), 1e-300)
-    out = {"rho": rho, "b": b, "f0": f0, "ww": ww, "xi": xi, "margins": m, "primal": primal,
+    out = {"rho": rho, "b": b, "ww": ww, "xi": xi, "primal": primal,
            "dual": dual, "gap": gap,
            "balance": abs(float(y @ alpha)) / max(float(alpha.sum()), 1e-300),
            "total": max(0.0, nu - float(alpha.sum())) / nu}
