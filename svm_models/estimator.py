@@ -674,17 +674,13 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
     def probA_(self) -> np.ndarray:
         """Platt's A of each binary problem (``probability=True``); deprecated with
         ``probability``, as SVC's."""
-        warnings.warn("Attribute `probA_` is deprecated, as scikit-learn 1.9 deprecates SVC's, "
-                      "with the `probability=True` option", FutureWarning, stacklevel=2)
-        return self._probA
+        return _deprecated_platt(self._probA, "probA_")
 
     @property
     def probB_(self) -> np.ndarray:
         """Platt's B of each binary problem (``probability=True``); deprecated with
         ``probability``, as SVC's."""
-        warnings.warn("Attribute `probB_` is deprecated, as scikit-learn 1.9 deprecates SVC's, "
-                      "with the `probability=True` option", FutureWarning, stacklevel=2)
-        return self._probB
+        return _deprecated_platt(self._probB, "probB_")
 
     def _check_proba(self) -> bool:
         if (isinstance(self.probability, str) and self.probability == "deprecated"
@@ -734,6 +730,13 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
         scheme = self._multi_class()
         return self.classes_[predicted_index(combine(values, self.classes_.size, scheme),
                                              scheme, bool(self.break_ties))]
+
+
+def _deprecated_platt(values: np.ndarray, name: str) -> np.ndarray:
+    """``values`` of the deprecated attribute ``name``, with scikit-learn 1.9's warning."""
+    warnings.warn(f"Attribute `{name}` is deprecated, as scikit-learn 1.9 deprecates SVC's, "
+                  "with the `probability=True` option", FutureWarning, stacklevel=3)
+    return values
 
 
 def _solve_options(opts, owner: str) -> dict:
