@@ -29,10 +29,22 @@ import pytest
 
 import svm_models as sm
 
-QP_BACKENDS = ("highs", "gurobi", "ipopt", "scip", "piqp", "clarabel", "ipm")
-FAST_BACKENDS = ("highs", "gurobi", "ipopt", "piqp", "clarabel", "ipm")
-DUAL_BACKENDS = ("highs", "gurobi", "ipopt", "piqp", "clarabel", "ipm")
-QCQP_BACKENDS = ("gurobi", "ipopt", "scip", "clarabel")
+
+def _project(takes) -> tuple[str, ...]:
+    """The project's backends (``Backend.project``) whose declaration ``takes``, in the
+    table's order: the lists are derived from the declarations, never written here."""
+    from svm_models.solvers import BACKENDS, PROJECT_BACKENDS
+
+    return tuple(n for n in PROJECT_BACKENDS if takes(BACKENDS[n]))
+
+
+QP_BACKENDS = _project(lambda b: b.takes("QP"))
+#: the fast path taken whenever the record proves the model (SCIP's is conditional:
+#: ``matrix_when``)
+FAST_BACKENDS = _project(lambda b: b.takes("QP") and b.matrix is not None
+                         and b.matrix_when is None)
+DUAL_BACKENDS = _project(lambda b: b.takes("QP") and b.duals and b.matrix is not None)
+QCQP_BACKENDS = _project(lambda b: b.takes("QCQP"))
 
 #: Gurobi's size-limited (pip) licence: quadratic models up to this many variables.
 GUROBI_MAX_VARS = 200
