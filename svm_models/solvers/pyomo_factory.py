@@ -544,11 +544,12 @@ def _offer(b, added: bool = True) -> None:
         return
     full = PREFIX + name
     if not added:
-        SolverFactory.unregister(full)
-        for registry in (LegacySolverFactory, LegacyRegistry):
+        # (not Factory.unregister: the registries answer every svm_models.<name>, so that
+        # its membership test is true for a name they do not hold)
+        for factory in (SolverFactory, LegacySolverFactory, LegacyRegistry):
             for key in (full, full + "_v2"):
-                if hasattr(registry, "unregister"):
-                    registry.unregister(key)
+                dict.pop(factory._cls, key, None)
+                factory._doc.pop(key, None)
         SOLVERS.pop(name, None)
         if name in REGISTERED:
             REGISTERED.remove(name)

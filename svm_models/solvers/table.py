@@ -197,6 +197,23 @@ def capable(problem_class: str) -> list[str]:
     return [n for n, b in BACKENDS.items() if b.takes(problem_class)]
 
 
+def catalogue_backends(problem_class: str) -> str:
+    """The backends that take ``problem_class`` as the catalogue's pages list them (the
+    third column of a page's "Problem class and backends" table, written there by
+    ``docs/backend_columns.py`` and checked by ``tests/test_catalogue.py``): the project's,
+    then the others, each group by name, the others said to be taken where installed."""
+    names = sorted(capable(problem_class))
+    own = [n for n in names if BACKENDS[n].project]
+    text = ", ".join(f"`{n}`" for n in own)
+    for plugin in (True, False):
+        group = [n for n in names if not BACKENDS[n].project
+                 and bool(BACKENDS[n].plugins) is plugin]
+        if group:
+            where = "where their Pyomo plugins are installed" if plugin else "where installed"
+            text += ("; " if text else "") + ", ".join(f"`{n}`" for n in group) + f" {where}"
+    return text
+
+
 def check_capability(name: str, problem_class: str | None) -> Backend:
     """Refuse, before anything runs, a backend that cannot take ``problem_class`` or is missing."""
     b = backend(name)
