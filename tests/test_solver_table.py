@@ -75,6 +75,20 @@ def test_conftest_lists_are_derived():
     assert "libsvm" not in conftest.QP_BACKENDS   # (structured: takes no class in general)
 
 
+def test_the_readme_solver_table_names_the_project_backends():
+    """The README's "Solvers" table (written by hand: each backend's particulars) has one row
+    per project backend, each naming the classes it declares."""
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    body = text.split("\n## Solvers\n", 1)[1].split("\n## ", 1)[0]
+    rows = [ln.strip("|").split("|") for ln in body.splitlines() if ln.startswith("| `")]
+    names = [r[0].strip().strip("`") for r in rows]
+    assert sorted(names) == sorted(PROJECT_BACKENDS)
+    for r, n in zip(rows, names):
+        assert all(c in r[2] for c in BACKENDS[n].classes), n
+
+
 def test_a_declaration_the_table_cannot_hold_is_refused():
     lp = frozenset({"LP"})
     with pytest.raises(ParameterError, match="already registered"):
