@@ -4,7 +4,11 @@ Backends are parametrised by capability (DESIGN.md, "Testing"):
 
 * ``QP_BACKENDS``: every backend the project installs that takes a convex QP;
 * ``FAST_BACKENDS``: those with a fast (matrix) path;
-* ``DUAL_BACKENDS``: those that report constraint duals.
+* ``DUAL_BACKENDS``: those that report constraint duals;
+* ``QCQP_BACKENDS``: every backend the project installs that takes a QCQP.
+
+Each is derived from the backends' declarations (``Backend.project`` and the rest), never
+written here: a new backend joins the matrix by its declaration.
 
 A test asks for a backend through :func:`require` (or the ``qp_backend`` /
 ``fast_backend`` / ``dual_backend`` fixtures, which call it). Outside CI a missing
@@ -43,7 +47,7 @@ QP_BACKENDS = _project(lambda b: b.takes("QP"))
 #: ``matrix_when``)
 FAST_BACKENDS = _project(lambda b: b.takes("QP") and b.matrix is not None
                          and b.matrix_when is None)
-DUAL_BACKENDS = _project(lambda b: b.takes("QP") and b.duals and b.matrix is not None)
+DUAL_BACKENDS = _project(lambda b: b.takes("QP") and b.duals)
 QCQP_BACKENDS = _project(lambda b: b.takes("QCQP"))
 
 #: Gurobi's size-limited (pip) licence: quadratic models up to this many variables.
