@@ -5,7 +5,8 @@ Backends are parametrised by capability (DESIGN.md, "Testing"):
 * ``QP_BACKENDS``: every backend the project installs that takes a convex QP;
 * ``FAST_BACKENDS``: those with a fast (matrix) path;
 * ``DUAL_BACKENDS``: those that report constraint duals;
-* ``QCQP_BACKENDS``: every backend the project installs that takes a QCQP.
+* ``QCQP_BACKENDS``, ``LP_BACKENDS``, ``MILP_BACKENDS``, ``MIQP_BACKENDS``: every backend the
+  project installs that takes that problem class.
 
 Each is derived from the backends' declarations (``Backend.project`` and the rest), never
 written here: a new backend joins the matrix by its declaration.
@@ -49,6 +50,9 @@ FAST_BACKENDS = _project(lambda b: b.takes("QP") and b.matrix is not None
                          and b.matrix_when is None)
 DUAL_BACKENDS = _project(lambda b: b.takes("QP") and b.duals)
 QCQP_BACKENDS = _project(lambda b: b.takes("QCQP"))
+LP_BACKENDS = _project(lambda b: b.takes("LP"))
+MILP_BACKENDS = _project(lambda b: b.takes("MILP"))
+MIQP_BACKENDS = _project(lambda b: b.takes("MIQP"))
 
 #: Gurobi's size-limited (pip) licence: quadratic models up to this many variables.
 GUROBI_MAX_VARS = 200

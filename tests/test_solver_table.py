@@ -68,7 +68,8 @@ def test_conftest_lists_are_derived():
         return tuple(n for n in PROJECT_BACKENDS if prop(BACKENDS[n]))
 
     assert conftest.QP_BACKENDS == want(lambda b: b.takes("QP"))
-    assert conftest.QCQP_BACKENDS == want(lambda b: b.takes("QCQP"))
+    for cls in ("LP", "QCQP", "MILP", "MIQP"):
+        assert getattr(conftest, f"{cls}_BACKENDS") == want(lambda b: b.takes(cls)), cls
     assert set(conftest.DUAL_BACKENDS) <= set(conftest.QP_BACKENDS)
     assert all(BACKENDS[n].duals for n in conftest.DUAL_BACKENDS)
     assert all(BACKENDS[n].matrix is not None for n in conftest.FAST_BACKENDS)
@@ -209,3 +210,56 @@ def test_a_backend_registered_from_outside_is_a_pyomo_solver(scipy_lp):
     assert (pyo.value(m.x), pyo.value(m.y)) == pytest.approx((0.8, 0.6), rel=1e-9)
     duals = res.solution_loader.get_duals()
     assert (duals[m.a], duals[m.b]) == pytest.approx((0.4, 0.2), rel=1e-9)
+
+
+# ---------------------------------------------------------------------------------------
+# a package's backends: the entry-point group svm_models.backends
+
+PLUGIN = '''
+from svm_models.solvers import Backend
+from svm_models.solvers.clarabel import solve
+
+# Clarabel's matrix adapter under another name: a package's backend
+BACKEND = Backend(name="clarabel_twin", classes=frozenset({"LP", "QP"}), modules=("clarabel",),
+                  matrix=solve, auto={"QP": 15}, note="Clarabel, as a plugin")
+'''
+
+
+def _install_plugin(tmp_path, module: str, value: str) -> None:
+    (tmp_path / f"{module}.py").write_text(PLUGIN)
+    dist = tmp_path / f"{module}-0.1.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {module}\nVersion: 0.1\n")
+    (dist / "entry_points.txt").write_text(f"[svm_models.backends]\ntwin = {value}\n")
+
+
+def test_a_package_registers_a_backend_through_the_entry_point_group(tmp_path, monkeypatch):
+    from svm_models.solvers.table import load_entry_points
+
+    conftest.require("clarabel")
+    _install_plugin(tmp_path, "svm_backend_demo", "svm_backend_demo")   # (a module)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    try:
+        assert load_entry_points() == ["clarabel_twin"]
+        assert load_entry_points() == []   # (once)
+        assert sm.solvers()["clarabel_twin"]["available"]
+        assert AUTO_ORDER["QP"][:3] == ("libsvm", "piqp", "clarabel_twin")   # ranks 0, 10, 15
+        X, y = conftest.blobs(4, l=30)
+        got = sm.fit(X, y, formulation="soft_l1_primal", solver="clarabel_twin", C=1.0)
+        want = sm.fit(X, y, formulation="soft_l1_primal", solver="highs", C=1.0)
+        assert got.objective == pytest.approx(want.objective, rel=1e-7)
+        assert np.allclose(got.w, want.w, atol=1e-5) and got.b == pytest.approx(want.b, abs=1e-5)
+    finally:
+        if "clarabel_twin" in BACKENDS:
+            unregister_backend("clarabel_twin")
+
+
+def test_a_broken_backend_plugin_is_a_warning_naming_it(tmp_path, monkeypatch):
+    from svm_models.errors import SVMWarning
+    from svm_models.solvers.table import load_entry_points
+
+    _install_plugin(tmp_path, "svm_backend_broken", "svm_backend_broken:NoSuchThing")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.warns(SVMWarning, match="backend plugin 'twin'.*could not be loaded"):
+        assert load_entry_points() == []
+    assert "clarabel_twin" not in BACKENDS

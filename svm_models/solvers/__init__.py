@@ -9,7 +9,8 @@ options, status mapping, dual signs and matrix adapter; :mod:`.dispatch` checks 
 capability table, proves the fast path or takes the general one, and normalises the result.
 A backend is its module and one entry of :data:`.table.MODULES`; every list of backends is
 derived from their declarations, and one defined elsewhere is added by
-:func:`register_backend`. This package never imports a formulation: it meets them in the
+:func:`register_backend` -- by a package, through the entry-point group
+``svm_models.backends``. This package never imports a formulation: it meets them in the
 record.
 """
 
@@ -20,6 +21,9 @@ from .table import (AUTO_ORDER, BACKENDS, PROJECT_BACKENDS, auto_choice, availab
                     backend, capable, check_capability, pyomo_plugin, register_backend,
                     solvers, structure_refusal, unregister_backend)
 from .dispatch import SolveInfo, solve_model
+from .table import load_entry_points as _load_entry_points
+
+_load_entry_points()   # (last: a plugin imports Backend and register_backend from here)
 
 __all__ = ["AUTO_ORDER", "BACKENDS", "Backend", "SolverOptions", "SolveInfo", "auto_choice",
            "available", "backend",

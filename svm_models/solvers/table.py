@@ -8,7 +8,8 @@ it, its rank in ``solver="auto"``'s order per problem class, whether it is offer
 Pyomo's solver factories), and :data:`MODULES` names the module. Every list -- ``BACKENDS``,
 ``PROJECT_BACKENDS``, ``AUTO_ORDER``, the Pyomo factory's names, the tests' backend lists,
 the catalogue's backend columns -- is derived from the declarations. A backend defined
-outside the package is added with :func:`register_backend`, and is then seen as the
+outside the package is added with :func:`register_backend` (a package's: through the
+entry-point group ``svm_models.backends``, :func:`load_entry_points`), and is then seen as the
 package's own are (by ``solvers()``, ``auto``, ``solve(..., solver=name)``, the Pyomo
 factories).
 """
@@ -134,6 +135,35 @@ def register_backend(b: Backend) -> Backend:
     for listener in LISTENERS:
         listener(b, True)
     return b
+
+
+#: the entry-point group through which other packages register backends
+ENTRY_POINT_GROUP = "svm_models.backends"
+
+
+def load_entry_points() -> list[str]:
+    """Register the backends of the entry points of :data:`ENTRY_POINT_GROUP` (run once as
+    ``svm_models.solvers`` is imported): an entry point names a :class:`~.base.Backend`, or a
+    module that declares some as the package's modules do (``BACKEND``, ``BACKENDS``). One
+    that cannot be loaded or registered is a warning naming it, not a failed import. Returns
+    the names registered."""
+    import warnings
+    from importlib.metadata import entry_points
+
+    from ..errors import SVMWarning
+
+    out = []
+    for ep in entry_points(group=ENTRY_POINT_GROUP):
+        try:
+            obj = ep.load()
+            for b in [obj] if isinstance(obj, Backend) else declared(obj):
+                if BACKENDS.get(b.name) is not b:
+                    out.append(register_backend(b).name)
+        except Exception as exc:   # noqa: BLE001  (another package's: said, not fatal)
+            warnings.warn(f"the backend plugin {ep.name!r} ({ep.value}) could not be loaded: "
+                          f"{type(exc).__name__}: {exc}; its backends are not registered",
+                          SVMWarning, stacklevel=2)
+    return out
 
 
 def unregister_backend(name: str) -> Backend:
