@@ -200,3 +200,20 @@ def test_the_public_functions_are_also_their_packages():
         assert "no_such_thing" in str(exc)
     else:
         raise AssertionError("an unknown attribute must be an AttributeError")
+
+
+def test_no_function_body_is_over_80_lines():
+    """CONTRIBUTING's rule, checked: every function's body (its docstring aside) within 80
+    lines -- a longer one is split into named steps."""
+    import ast
+
+    long = []
+    for path in sorted(ROOT.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                body = node.body
+                if isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+                    body = body[1:]
+                if body and body[-1].end_lineno - body[0].lineno + 1 > 80:
+                    long.append(f"{path.relative_to(ROOT)}:{node.lineno} {node.name}")
+    assert not long, long

@@ -140,21 +140,7 @@ def solve_model(model, solver: str = "ipopt", *, record=None, problem_class=None
     mip = pclass in MIXED_INTEGER
     indicators = (_indicator_rows(record, pclass, unproved, indicator_rows)
                   if opts.switch == "indicator" else None)
-    if b.structured is not None:
-        _refuse_structure(b, record, pclass, opts, unproved)
-        reason = None
-    elif mip:
-        reason = (f"a {pclass} has no fast path: the Pyomo plugin solves it with its integer "
-                  "variables")
-    elif opts.path == "general":
-        reason = "the general path was requested"
-    elif record is None or unproved is not None:
-        reason = unproved
-    elif b.matrix is None:
-        reason = f"{b.name} has no matrix interface"
-    else:   # (a backend whose plugin takes this model as fast as its matrices: "auto" asks)
-        reason = b.matrix_when(record) if b.matrix_when is not None and \
-            opts.path == "auto" else None
+    reason = _why_not_fast(b, record, pclass, opts, unproved)
     if reason is not None and opts.path == "fast":
         raise SolverError(f"the fast path is not possible: {reason}")
     # an edited model: the record for what it still proves, Pyomo for the edits
@@ -177,13 +163,47 @@ def solve_model(model, solver: str = "ipopt", *, record=None, problem_class=None
         out.path_reason = reason
         return out
 
+    info = _with_retries(run, opts)
+    # rows added to the record after the build (a user's pair family) keep the fast path
+    # sound, but the formulation's own mathematics (KKT rules for b, duality gaps) no longer
+    # describe the model
+    extended = record.extension_reason() if record is not None else None
+    info.verified = unproved is None and extended is None
+    info.unproved = unproved or extended
+    if record is not None and unproved is not None:
+        # how the model's objective holds the builder's: its duals are that factor times the
+        # formulation's (a user minimising -E), or unreadable (None)
+        info.objective_scale = objective_scale(record)
+    return info
+
+
+def _why_not_fast(b, record, pclass, opts: SolverOptions, unproved) -> str | None:
+    """Why the model does not go the fast path to backend ``b`` (None: it does; a structured
+    backend that cannot take it refuses here)."""
+    if b.structured is not None:
+        _refuse_structure(b, record, pclass, opts, unproved)
+        return None
+    if pclass in MIXED_INTEGER:
+        return (f"a {pclass} has no fast path: the Pyomo plugin solves it with its integer "
+                "variables")
+    if opts.path == "general":
+        return "the general path was requested"
+    if record is None or unproved is not None:
+        return unproved
+    if b.matrix is None:
+        return f"{b.name} has no matrix interface"
+    # (a backend whose plugin takes this model as fast as its matrices: "auto" asks)
+    return b.matrix_when(record) if b.matrix_when is not None and opts.path == "auto" else None
+
+
+def _with_retries(run, opts: SolverOptions) -> SolveInfo:
+    """``run(opts)``, and on numerical trouble once more with a looser tolerance (an
+    interior-point method stalls near its round-off floor); at the backend's own iteration
+    limit (the user set none) once more with more iterations, then with the looser tolerance
+    too (PIQP ran 10,000 iterations on a hard dual of three 1-D points, 91, 91.01 and a
+    near-twin, without reaching 1e-9; at 1e-6 it solves in 0.01 s). Within what is left of
+    the time limit; reported in the Solution's extra["retry"]."""
     info = run(opts)
-    # numerical trouble: once more with a looser tolerance (an interior-point method stalls
-    # near its round-off floor); the backend's own iteration limit (the user set none): once
-    # more with more iterations, then with the looser tolerance too (PIQP ran 10,000
-    # iterations on a hard dual of three 1-D points, 91, 91.01 and a near-twin, without
-    # reaching 1e-9; at 1e-6 it solves in 0.01 s). Within what is left of the time limit;
-    # reported in the Solution's extra["retry"]
     looser = max(RETRY_TOL_FACTOR * opts.tolerance, RETRY_TOL)
     if info.status is Status.numerical_error:
         ladder = [{"tol": looser}]
@@ -207,16 +227,6 @@ def solve_model(model, solver: str = "ipopt", *, record=None, problem_class=None
         info.message = (f"{info.message}; also after {attempts} retr"
                         f"{'y' if attempts == 1 else 'ies'}, the last with {said} "
                         f"(first attempt: {first.message})")
-    # rows added to the record after the build (a user's pair family) keep the fast path
-    # sound, but the formulation's own mathematics (KKT rules for b, duality gaps) no longer
-    # describe the model
-    extended = record.extension_reason() if record is not None else None
-    info.verified = unproved is None and extended is None
-    info.unproved = unproved or extended
-    if record is not None and unproved is not None:
-        # how the model's objective holds the builder's: its duals are that factor times the
-        # formulation's (a user minimising -E), or unreadable (None)
-        info.objective_scale = objective_scale(record)
     return info
 
 

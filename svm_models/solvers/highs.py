@@ -70,46 +70,7 @@ def solve(sf, opts, state=None) -> MatrixResult:
 def _solve(sf, opts, state=None) -> MatrixResult:
     import highspy
 
-    inf = highspy.kHighsInf
-    h = None if state is None else state.get("highs")
-    A = sf.A.tocsc()
-    # the row matrix's values too: an exactly scaled problem's rows change with its scale
-    pattern = (sf.n, sf.m, A.nnz, zlib.crc32(np.ascontiguousarray(A.data)))
-    if h is not None and state.get("pattern") == pattern:
-        # warm re-solve: only bounds and costs change between points of a path
-        h.changeColsBounds(sf.n, np.arange(sf.n, dtype=np.int32),
-                           np.where(np.isfinite(sf.lx), sf.lx, -inf),
-                           np.where(np.isfinite(sf.ux), sf.ux, inf))
-        h.changeColsCost(sf.n, np.arange(sf.n, dtype=np.int32), sf.c)
-        key = _hessian_key(sf)
-        if not _same_key(key, state.get("hessian_key")):  # e.g. a 2-norm C is in the Hessian
-            h.passHessian(_hessian(highspy, sf))
-            state["hessian_key"] = key
-    else:
-        h = highspy.Highs()
-        h.setOptionValue("output_flag", bool(opts.verbose))
-        lp = highspy.HighsLp()
-        lp.num_col_ = sf.n
-        lp.num_row_ = sf.m
-        lp.col_cost_ = sf.c
-        lp.offset_ = sf.const
-        lp.col_lower_ = np.where(np.isfinite(sf.lx), sf.lx, -inf)
-        lp.col_upper_ = np.where(np.isfinite(sf.ux), sf.ux, inf)
-        lp.row_lower_ = np.where(np.isfinite(sf.lA), sf.lA, -inf)
-        lp.row_upper_ = np.where(np.isfinite(sf.uA), sf.uA, inf)
-        lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
-        lp.a_matrix_.start_ = A.indptr.astype(np.int32)
-        lp.a_matrix_.index_ = A.indices.astype(np.int32, copy=False)
-        lp.a_matrix_.value_ = A.data
-        model = highspy.HighsModel()
-        model.lp_ = lp
-        if sf.quad:
-            model.hessian_ = _hessian(highspy, sf)
-        h.passModel(model)
-        if state is not None:
-            state["highs"] = h
-            state["pattern"] = pattern
-            state["hessian_key"] = _hessian_key(sf)
+    h = _highs_for(highspy, sf, opts, state)
     # HiGHS's QP regularisation (1e-7) is left at its default: smaller values make its
     # active-set solver stall on singular Hessians; the ~1e-7 shift it causes in alpha is
     # removed by postprocess.polish_dual.
@@ -125,6 +86,59 @@ def _solve(sf, opts, state=None) -> MatrixResult:
         if h.setOptionValue(key, val) != highspy.HighsStatus.kOk:
             raise ValueError(f"HiGHS refused the option {key}={plain(val)!r}")
     h.run()
+    return _result(highspy, h, sf, opts)
+
+
+def _highs_for(highspy, sf, opts, state):
+    """The Highs object holding ``sf``: the one kept in ``state`` with only its bounds and
+    costs (and a changed Hessian) replaced when the row pattern is the same (a warm re-solve
+    along a path), else a new one (kept in ``state`` when given)."""
+    inf = highspy.kHighsInf
+    h = None if state is None else state.get("highs")
+    A = sf.A.tocsc()
+    # the row matrix's values too: an exactly scaled problem's rows change with its scale
+    pattern = (sf.n, sf.m, A.nnz, zlib.crc32(np.ascontiguousarray(A.data)))
+    if h is not None and state.get("pattern") == pattern:
+        # warm re-solve: only bounds and costs change between points of a path
+        h.changeColsBounds(sf.n, np.arange(sf.n, dtype=np.int32),
+                           np.where(np.isfinite(sf.lx), sf.lx, -inf),
+                           np.where(np.isfinite(sf.ux), sf.ux, inf))
+        h.changeColsCost(sf.n, np.arange(sf.n, dtype=np.int32), sf.c)
+        key = _hessian_key(sf)
+        if not _same_key(key, state.get("hessian_key")):  # e.g. a 2-norm C is in the Hessian
+            h.passHessian(_hessian(highspy, sf))
+            state["hessian_key"] = key
+        return h
+    h = highspy.Highs()
+    h.setOptionValue("output_flag", bool(opts.verbose))
+    lp = highspy.HighsLp()
+    lp.num_col_ = sf.n
+    lp.num_row_ = sf.m
+    lp.col_cost_ = sf.c
+    lp.offset_ = sf.const
+    lp.col_lower_ = np.where(np.isfinite(sf.lx), sf.lx, -inf)
+    lp.col_upper_ = np.where(np.isfinite(sf.ux), sf.ux, inf)
+    lp.row_lower_ = np.where(np.isfinite(sf.lA), sf.lA, -inf)
+    lp.row_upper_ = np.where(np.isfinite(sf.uA), sf.uA, inf)
+    lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
+    lp.a_matrix_.start_ = A.indptr.astype(np.int32)
+    lp.a_matrix_.index_ = A.indices.astype(np.int32, copy=False)
+    lp.a_matrix_.value_ = A.data
+    model = highspy.HighsModel()
+    model.lp_ = lp
+    if sf.quad:
+        model.hessian_ = _hessian(highspy, sf)
+    h.passModel(model)
+    if state is not None:
+        state["highs"] = h
+        state["pattern"] = pattern
+        state["hessian_key"] = _hessian_key(sf)
+    return h
+
+
+def _result(highspy, h, sf, opts) -> MatrixResult:
+    """HiGHS's status and answer after ``run``, its "optimal" on a QP checked against the
+    optimality conditions."""
     st = h.getModelStatus()
     M = highspy.HighsModelStatus
     status = {M.kOptimal: Status.optimal, M.kInfeasible: Status.infeasible,
