@@ -101,7 +101,8 @@ class RegularizationPath:
     """The exact path of ``soft_l1_dual`` in C (:func:`regularization_path`).
 
     ``breakpoints``: the Cs (ascending) where the sets change, within ``[C_min, C_max]``;
-    ``events``: the :class:`PathEvent` list (at equal C, in order of the points);
+    ``events``: the :class:`PathEvent` list, in order of C (a duplicated point's copies move
+    together);
     ``C_start``: below it every alpha is constant in ``alpha / C`` (the path's start);
     ``separable``: the path ends at the hard margin (every point of L has left it);
     :meth:`at`: the Solution at one C; :meth:`coefficients`: ``(alpha, b)`` at one C without
@@ -211,6 +212,10 @@ def regularization_path(X, y, *, kernel="linear", gamma="scale", degree=3, coef0
     problem = _merged(svm)
     lam_end = 0.0 if not np.isfinite(C_max) else 1.0 / C_max
     segments, events = _follow(problem, lam_end)
+    members = [[] for _ in range(len(problem.w))]
+    for i, g in enumerate(problem.group):
+        members[g].append(i)
+    events = [PathEvent(e.C, i, e.before, e.after) for e in events for i in members[e.point]]
     return RegularizationPath(svm, model, problem, segments, events, C_min, C_max)
 
 
