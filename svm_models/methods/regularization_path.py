@@ -49,6 +49,8 @@ EVENTS_PER_POINT = 50
 #: the path ends where lambda falls below this fraction of the start's (C 1e12 times the
 #: start's): beyond, K(y theta) is of the order of its round-off
 END = 1e-12
+#: K(y theta) is recomputed from scratch every this many events (else updated per event)
+REFRESH = 50
 #: the exact re-anchoring of a breakpoint may move theta by this much (relative) at most;
 #: beyond it the path has drifted and is refused
 ANCHOR_DRIFT = 1e-6
@@ -70,17 +72,18 @@ class PathEvent:
 
 @dataclass(eq=False)
 class _Segment:
-    """theta on ``[lam_lo, lam_hi]``: ``theta + (lam_hi - lam) d`` (``theta_0`` likewise with
-    ``nu``); ``free``: the elbow's (empty: theta_0 is not determined by the path, b is the
-    midpoint of the interval the KKT conditions allow, as libsvm's)."""
+    """theta on ``[lam_lo, lam_hi]``: ``theta + (lam_hi - lam) d`` with ``d`` zero off the
+    elbow ``free`` and ``dF`` on it (``theta_0`` likewise with ``nu``); ``free`` empty:
+    theta_0 is not determined by the path, b is the midpoint of the interval the KKT
+    conditions allow, as libsvm's."""
 
     lam_hi: float
     lam_lo: float
     theta: np.ndarray
     theta0: float
-    d: np.ndarray
-    nu: float
     free: np.ndarray
+    dF: np.ndarray
+    nu: float
 
 
 @dataclass(eq=False)
@@ -119,8 +122,9 @@ class RegularizationPath:
         self.breakpoints = np.unique(Cs[(Cs >= C_min) & (Cs <= C_max)])
         self.events = [e for e in events if C_min <= e.C <= C_max]
         last = segments[-1]
-        self.separable = bool(last.lam_lo == 0.0 and not np.any(
-            (last.theta > 0) & (last.theta >= problem.w) & (last.d == 0)))
+        at_w = (last.theta > 0) & (last.theta >= problem.w)
+        at_w[last.free] = False
+        self.separable = bool(last.lam_lo == 0.0 and not at_w.any())
         self._lo = np.array([s.lam_lo for s in segments])
 
     def __repr__(self) -> str:
@@ -143,7 +147,9 @@ class RegularizationPath:
         """``(theta, theta_0, free)`` of the merged problem at C (``alpha = C theta``)."""
         s = self._segment(C)
         t = s.lam_hi - 1.0 / float(C)
-        th = np.clip(s.theta + t * s.d, 0.0, self._p.w)
+        th = s.theta.copy()
+        th[s.free] += t * s.dF
+        th = np.clip(th, 0.0, self._p.w)
         return th, s.theta0 + t * s.nu, s.free
 
     def coefficients(self, C) -> tuple:
@@ -361,77 +367,225 @@ def _status(theta, w, free_mask):
     return np.where(free_mask, 1, np.where((theta >= w) & (w > 0), 2, 0))
 
 
+class _Elbow:
+    """The elbow's bordered system ``A = [[0, y_F'], [y_F, Q_FF]]`` kept as its inverse,
+    updated by one row and column per point that enters or leaves (O(|F|^2), the event
+    loop's hot path, instead of a factorisation per event). Every answer is checked by its
+    residual; where the inverse loses it (a nearly singular elbow: duplicated directions,
+    more elbow points than the kernel's rank), the system is solved afresh by the library's
+    free-system solver (:func:`~svm_models.postprocess._solve_free_system`: Cholesky of the
+    free block, least squares where it is singular) and the inverse rebuilt when it can be."""
+
+    def __init__(self, Q, y):
+        self.Q, self.y = Q, y
+        self.idx: list = []
+        self.A = np.zeros((1, 1))            # the bordered matrix, kept with the inverse
+        self.inv: np.ndarray | None = None   # None: no usable inverse (solve afresh)
+
+    def rebuild(self) -> None:
+        self.inv = None
+        if self.idx:
+            with np.errstate(all="ignore"):
+                if np.linalg.cond(self.A) < 1e10:
+                    self.inv = np.linalg.inv(self.A)
+
+    def add(self, i: int) -> None:
+        F = np.array(self.idx, dtype=int)
+        u = np.append(self.y[i], self.Q[F, i])
+        m = len(self.idx) + 1
+        A = np.empty((m + 1, m + 1))
+        A[:m, :m], A[:m, m], A[m, :m], A[m, m] = self.A, u, u, self.Q[i, i]
+        self.A = A
+        self.idx.append(int(i))
+        if self.inv is None or m == 1:
+            return self.rebuild()
+        v = self.inv @ u
+        s = float(self.Q[i, i] - u @ v)
+        if not abs(s) > 1e-10 * max(abs(float(self.Q[i, i])), 1e-300):
+            self.inv = None   # (dependent: solved afresh until the elbow is independent)
+            return
+        inv = np.empty((m + 1, m + 1))
+        inv[:m, :m] = self.inv + np.outer(v, v) / s
+        inv[:m, m] = inv[m, :m] = -v / s
+        inv[m, m] = 1.0 / s
+        self.inv = inv
+
+    def remove(self, i: int) -> None:
+        k = self.idx.index(int(i)) + 1
+        del self.idx[k - 1]
+        keep = np.r_[0:k, k + 1:self.A.shape[0]]
+        self.A = self.A[np.ix_(keep, keep)]
+        if self.inv is None or not self.idx:
+            return self.rebuild()
+        B = self.inv
+        if not abs(B[k, k]) > 1e-14 * float(np.abs(B).max()):
+            return self.rebuild()
+        self.inv = B[np.ix_(keep, keep)] - np.outer(B[keep, k], B[k, keep]) / B[k, k]
+
+    def inverse_of(self, rows: np.ndarray):
+        """The inverse of the bordered system restricted to ``rows`` (of ``A``; the border
+        is row 0): the others removed at once, ``B_kk - B_kR B_RR^-1 B_Rk``. None without
+        a usable inverse."""
+        if self.inv is None:
+            return None
+        drop = np.setdiff1d(np.arange(self.A.shape[0]), rows)
+        B = self.inv
+        if drop.size == 0:
+            return B
+        try:
+            return B[np.ix_(rows, rows)] - B[np.ix_(rows, drop)] @ np.linalg.solve(
+                B[np.ix_(drop, drop)], B[np.ix_(drop, rows)])
+        except np.linalg.LinAlgError:
+            return None
+
+    def solve(self, rhs_pts: np.ndarray, rhs_border: float):
+        """``(x_F, nu)`` with ``Q_FF x_F + y_F nu = rhs_pts``, ``y_F'x_F = rhs_border``."""
+        rhs = np.append(rhs_border, rhs_pts)
+        A = self.A
+        scale = max(float(np.abs(A).max()) * max(float(np.abs(rhs).max()), 1.0), 1e-300)
+        if self.inv is not None:
+            sol = self.inv @ rhs
+            for _ in range(3):   # (refinement, while needed)
+                r = rhs - A @ sol
+                if float(np.abs(r).max()) <= 1e-12 * scale * max(1.0, float(np.abs(sol).max())):
+                    return sol[1:], float(sol[0])
+                sol = sol + self.inv @ r
+            self.rebuild()
+        # afresh: the library's solver takes the border last
+        n = len(self.idx)
+        perm = np.r_[1:n + 1, 0]
+        sol = _solve_free_system(A[np.ix_(perm, perm)], rhs[perm])
+        if sol is None:
+            raise _failed("the elbow's linear system has no solution")
+        return sol[:-1], float(sol[-1])
+
+
+def _direction(el: _Elbow, p: _Problem, theta, T: np.ndarray):
+    """The next segment's direction at a breakpoint: the direction QP over the elbow and the
+    tight points ``T`` (``min 1/2 d'Q_TT d + e'd``, ``y_T'd = 0``, ``d_i >= 0`` where theta is
+    0, ``<= 0`` where it is ``w_i``) by a primal-dual active-set iteration on ``el`` (its
+    free set, updated in place); when a set repeats, one change at a time. ``(d_F, nu)``,
+    nu None when nothing is free (no elbow)."""
+    Q, y, w = p.Q, p.y, p.w
+    inF = np.zeros(len(w), dtype=bool)
+    inF[el.idx] = True
+    for i in T[~inF[T]]:
+        el.add(i)
+    seen, single = set(), False
+    at_lo, at_hi = theta[T] <= 0.0, theta[T] >= w[T]
+    for _ in range(20 * T.size + 50):
+        F = np.array(el.idx, dtype=int)
+        key = F.tobytes()
+        if key in seen:
+            if single:
+                raise _failed("the active set of a breakpoint cycles")
+            single, seen = True, set()
+        seen.add(key)
+        if F.size == 0:
+            return F, np.zeros(0), None
+        dF, nu = el.solve(-np.ones(F.size), 0.0)
+        full = np.zeros(len(w))
+        full[F] = dF
+        inF[:] = False
+        inF[F] = True
+        free = inF[T]
+        dT = full[T]
+        held = ~free
+        grad = np.zeros(T.size)
+        grad[held] = Q[np.ix_(T[held], F)] @ dF + 1.0 + y[T[held]] * nu
+        tx = QP_TOL * max(1.0, float(np.abs(dF).max()))
+        tg = QP_TOL * max(1.0, abs(nu), float(np.abs(grad).max(initial=0.0)))
+        viol = np.zeros(T.size)
+        viol[free & at_lo] = -dT[free & at_lo] / tx
+        viol[free & at_hi] = dT[free & at_hi] / tx
+        viol[held & at_lo] = -grad[held & at_lo] / tg
+        viol[held & at_hi] = grad[held & at_hi] / tg
+        bad = viol > 1.0
+        if not bad.any():
+            return F, dF, nu
+        if single:
+            bad = np.zeros(T.size, dtype=bool)
+            bad[int(np.argmax(viol))] = True
+        for i in T[bad & free]:
+            el.remove(i)
+        for i in T[bad & held]:
+            el.add(i)
+    raise _failed("the active set of a breakpoint does not settle")
+
+
 def _follow(p: _Problem, lam_end: float):
     """The segments and events of the path from its start down to ``lam_end``."""
     y, w, Q = p.y, p.w, p.Q
     n = len(y)
     live = w > 0
     theta, theta0, lam, E = _start(p)
-    mask = np.zeros(n, dtype=bool)
-    mask[E] = True
-    status = _status(theta, w, mask)
+    el = _Elbow(Q, y)
+    for i in E:
+        el.add(i)
+    status = _status(theta, w, np.isin(np.arange(n), E))
     # the start: constant theta for every lam >= lam0 (theta_0 moves with lam on an elbow)
     nu0 = -float(y[E[0]]) if E.size else 0.0
-    segments = [_Segment(lam, lam, theta.copy(), theta0, np.zeros(n), nu0, E)]
+    segments = [_Segment(lam, lam, theta.copy(), theta0, E, np.zeros(E.size), nu0)]
     events: list = []
     g = Q @ theta
-    for _ in range(EVENTS_PER_POINT * n + 100):
+    qscale = float(np.abs(Q).max())
+    for k in range(EVENTS_PER_POINT * n + 100):
         if lam <= lam_end:
             break
+        if k % REFRESH == 0:
+            g = Q @ theta
         m = g + y * theta0
-        gs = _roundoff(p, theta)
-        tol_m = TIGHT * lam + 1e-3 * gs
-        tight = live & (status != 1) & (np.abs(m - lam) <= tol_m)
+        tol_m = TIGHT * lam + 10 * _roundoff(qscale, theta)
+        # (on the margin, or past it by the round-off the check allows)
+        slack = np.where(status == 2, lam - m, m - lam)
+        tight = live & (status != 1) & (slack <= tol_m)
         T = np.flatnonzero((status == 1) | tight)
-        lo = np.where(theta[T] <= 0.0, 0.0, -np.inf)
-        hi = np.where(theta[T] >= w[T], 0.0, np.inf)
-        dT, nu, freeT = _box_qp(Q[np.ix_(T, T)], np.ones(T.size), y[T], 0.0, lo, hi,
-                                np.ones(T.size, dtype=bool))
-        mask = np.zeros(n, dtype=bool)
-        mask[T[freeT]] = True
-        new = _status(theta, w, mask)
+        for i in [j for j in el.idx if not (status[j] == 1 or tight[j])]:
+            el.remove(i)
+        F, dF, nu = _direction(el, p, theta, T)
+        new = _status(theta, w, np.isin(np.arange(n), F))
         for i in np.flatnonzero(new != status):
             events.append((lam, int(i), int(status[i]), int(new[i])))
         status = new
-        F = np.flatnonzero(mask)
-        d = np.zeros(n)
         if nu is None:   # no elbow: theta stays until the interval of theta_0 closes
             lam_next, th0_next = _pinch(g, y, theta, w)
             lam_next = max(min(lam_next, lam), lam_end)
-            segments.append(_Segment(lam, lam_next, theta.copy(), theta0, d, 0.0, F))
+            segments.append(_Segment(lam, lam_next, theta.copy(), theta0, F, dF, 0.0))
             lam, theta0 = lam_next, th0_next
             continue
-        d[T] = dT
-        dm = Q[:, F] @ d[F] + y * nu
-        t, hit = _next_event(theta, w, d, F, m, dm, lam, status, tight, live, tol_m)
+        theta, theta0, g = _anchor(el, p, theta, theta0, g, lam, F)
+        dg = dF @ Q[F]
+        t, hit = _next_event(theta, w, F, dF, m, dg + y * nu, lam, status, tight, live)
         if lam - t <= max(lam_end, END * segments[0].lam_hi):   # (the end; below END
             # of the start's lambda the events are the round-off of K(y theta) -> 0)
             t, hit = lam - lam_end, np.zeros(n, dtype=bool)
-        segments.append(_Segment(lam, lam - t, theta.copy(), theta0, d, nu, F))
+        segments.append(_Segment(lam, lam - t, theta.copy(), theta0, F, dF, nu))
         if not hit.any():   # the end
             break
-        theta = theta + t * d
+        theta[F] += t * dF
         theta0 += t * nu
+        g += t * dg
         lam -= t
-        snap = hit & (status == 1)
-        theta[snap] = np.where(d[snap] < 0, 0.0, w[snap])
-        theta = np.clip(theta, 0.0, w)
-        theta, theta0 = _anchor(p, theta, theta0, lam, status)
-        g = Q @ theta
-        _check(p, theta, theta0, g, lam, status)
+        snap = F[hit[F] | (theta[F] < 0) | (theta[F] > w[F])]
+        target = np.where(theta[snap] < w[snap] / 2, 0.0, w[snap])
+        g += Q[:, snap] @ (target - theta[snap])
+        theta[snap] = target
+        _check(p, theta, theta0, g, lam, status, qscale)
     else:
         raise _failed(f"more than {EVENTS_PER_POINT} events per point")
     return segments, [PathEvent(1.0 / lam_e, i, _NAMES[a], _NAMES[b])
                       for lam_e, i, a, b in events]
 
 
-def _next_event(theta, w, d, F, m, dm, lam, status, tight, live, tol_m):
+def _next_event(theta, w, F, dF, m, dm, lam, status, tight, live):
     """``(t, hit)``: the decrease of lam to the next event and the points that cause it."""
     n = len(w)
     t = np.full(n, np.inf)
-    dF = d[F]
     with np.errstate(divide="ignore", invalid="ignore"):
-        t[F] = np.where(dF < 0, theta[F] / -dF, np.where(dF > 0, (w[F] - theta[F]) / dF, np.inf))
+        # (an elbow point at its bound whose direction points out within the direction
+        # QP's tolerance stays there: no event)
+        t[F] = np.where((dF < 0) & (theta[F] > 0), theta[F] / -dF,
+                        np.where((dF > 0) & (theta[F] < w[F]), (w[F] - theta[F]) / dF, np.inf))
         rate = 1.0 + dm
         L = (status == 2) & ~tight & live
         R = (status == 0) & ~tight & live
@@ -445,38 +599,52 @@ def _next_event(theta, w, d, F, m, dm, lam, status, tight, live, tol_m):
     return tmin, t <= tmin * (1 + 1e-9) + 1e-15 * lam
 
 
-def _anchor(p: _Problem, theta, theta0, lam, status):
-    """theta and theta_0 at lam solved exactly on the elbow's system (the held at their
-    bound), when that moves them by round-off only; else as stepped (a singular elbow: the
-    stepped theta is one of its solutions)."""
-    E = np.flatnonzero((status == 1) & (theta > 0) & (theta < p.w))
-    if E.size == 0:
-        return theta, theta0
-    B = np.flatnonzero(~np.isin(np.arange(len(theta)), E))
-    Q, y = p.Q, p.y
-    rhs = np.append(lam - Q[np.ix_(E, B)] @ theta[B], -(y[B] @ theta[B]))
-    sol = _solve_free_system(_bordered(Q[np.ix_(E, E)], y[E]), rhs)
-    if sol is None:
-        return theta, theta0
-    new = theta.copy()
-    new[E] = sol[:-1]
-    if float(np.abs(new - theta).max()) <= ANCHOR_DRIFT * float(p.w.max()) \
-            and np.all((new[E] >= 0) & (new[E] <= p.w[E])):
-        return new, float(sol[-1])
-    return theta, theta0
+def _anchor(el: _Elbow, p: _Problem, theta, theta0, g, lam, F):
+    """theta and theta_0 at lam solved exactly on the elbow's system -- its points strictly
+    inside their box free, those at a bound held there (``Q_FB theta_B = g_F - Q_FF
+    theta_F``) -- when that moves them by round-off only and keeps them in their box; else
+    as they are (a singular elbow: the current theta is one of its solutions).
+    ``(theta, theta0, g)``."""
+    inside = (theta[F] > 0) & (theta[F] < p.w[F])
+    if not inside.any():
+        return theta, theta0, g
+    y = p.y
+    pos = np.flatnonzero(inside)
+    rows = np.append(0, pos + 1)
+    A = el.A[np.ix_(rows, rows)]
+    E = F[inside]
+    rest = g[E] - A[1:, 1:] @ theta[E]
+    rhs = np.append(-(float(y @ theta) - float(y[E] @ theta[E])), lam - rest)
+    inv = el.inverse_of(rows)
+    sol = None if inv is None else inv @ rhs
+    if sol is None or float(np.abs(A @ sol - rhs).max()) > 1e-12 * max(1.0, float(
+            np.abs(A).max()) * float(np.abs(sol).max())):
+        n = E.size
+        perm = np.r_[1:n + 1, 0]
+        out = _solve_free_system(A[np.ix_(perm, perm)], rhs[perm])
+        if out is None:
+            return theta, theta0, g
+        sol = np.append(out[-1], out[:-1])
+    new = sol[1:]
+    delta = new - theta[E]
+    if float(np.abs(delta).max()) > ANCHOR_DRIFT * float(p.w.max()) \
+            or np.any(new < 0) or np.any(new > p.w[E]):
+        return theta, theta0, g
+    theta = theta.copy()
+    theta[E] = new
+    return theta, float(sol[0]), g + delta @ p.Q[E]
 
 
-def _roundoff(p: _Problem, theta) -> float:
-    """The round-off of ``Q theta`` as computed: eps times the largest ``|Q| theta``."""
-    return float(np.finfo(float).eps * np.sqrt(len(theta))
-                 * np.max(np.abs(p.Q) @ theta, initial=0.0))
+def _roundoff(qscale: float, theta) -> float:
+    """A bound on the round-off of ``Q theta`` as computed: eps sqrt(n) max|Q| sum theta."""
+    return float(np.finfo(float).eps * np.sqrt(len(theta)) * qscale * theta.sum())
 
 
-def _check(p: _Problem, theta, theta0, g, lam, status) -> None:
+def _check(p: _Problem, theta, theta0, g, lam, status, qscale) -> None:
     """The KKT conditions of the path's sets at lam (SolveFailedError when they fail)."""
     m = g + p.y * theta0
     live = p.w > 0
-    tol = 1e-7 * lam + 1e-2 * _roundoff(p, theta)
+    tol = 1e-7 * lam + 100 * _roundoff(qscale, theta)
     bad = live & (((status == 1) & (np.abs(m - lam) > tol))
                   | ((status == 2) & (m > lam + tol)) | ((status == 0) & (m < lam - tol)))
     bal = abs(float(p.y @ theta)) > 1e-9 * float(theta.sum())
