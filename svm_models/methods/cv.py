@@ -221,6 +221,12 @@ def _task(job: Job, key: tuple) -> dict:
             t0 = time.perf_counter()
             try:
                 hyper = _hyperparameters(job, formulation, s)
+                exact = _exact_path(job, formulation, Cs, hyper, Xtr, target, Xte, weights)
+                if exact is not None:   # every C from the one exact path of the fold
+                    out["fit_time"][k:k + m] = (time.perf_counter() - t0) / m
+                    out["values"][k:k + m], out["C"][k:k + m] = exact, Cs
+                    k += m
+                    continue
                 if Cs:
                     sols = fit_path(Xtr, target, Cs, formulation, job.solver, progress=False,
                                     **hyper, **weights, **options)
@@ -242,6 +248,29 @@ def _task(job: Job, key: tuple) -> dict:
                 out["score_time"][k] = time.perf_counter() - t1
                 k += 1
     return out
+
+
+#: the hyperparameters the exact regularization path takes (with sample_weight)
+PATH_PARAMS = frozenset({"kernel", "gamma", "degree", "coef0"})
+
+
+def _exact_path(job: Job, formulation: str, Cs, hyper: dict, Xtr, target, Xte, weights):
+    """The decision values on the test fold at every C of ``Cs`` from the exact
+    regularization path of the training fold (:func:`~svm_models.methods.regularization_path.
+    regularization_path`): for ``soft_l1_dual`` with ``solver="auto"`` and no
+    option the path does not take (``kernel_rank``, ``quad_form``...). None where it does
+    not apply, or where the path cannot be followed (the C path of solves then runs)."""
+    from .regularization_path import regularization_path
+
+    if (formulation != "soft_l1_dual" or not Cs or job.solver != "auto"
+            or not set(hyper) <= PATH_PARAMS or job.precomputed):
+        return None
+    try:
+        path = regularization_path(Xtr, target, C_min=min(Cs), C_max=max(Cs), **hyper,
+                                   **weights)
+        return path.decision_function(Xte, Cs)
+    except SVMError:
+        return None
 
 
 def _failed(job: Job, key: tuple, exc: BaseException) -> dict:

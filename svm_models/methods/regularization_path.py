@@ -94,6 +94,7 @@ class _Problem:
     y: np.ndarray          # (g,) labels
     w: np.ndarray          # (g,) summed weights
     group: np.ndarray      # (l,) the group of each original point
+    rep: np.ndarray        # (g,) a representative original point of each group
     Q: np.ndarray = field(init=False)
 
     def __post_init__(self):
@@ -168,6 +169,30 @@ class RegularizationPath:
         return alpha, bias_from_kkt(svm.facts.margin, alpha, svm.data.y, f,
                                     svm.point_C(C), 0.0)
 
+    def decision_function(self, X, Cs) -> np.ndarray:
+        """The decision values ``f(x) = sum_i y_i alpha_i k(x_i, x) + b`` of the points ``X``
+        at each C of ``Cs``: an array of shape ``(len(Cs), len(X))``, from one kernel matrix
+        and one product with the path's theta at every C (cross-validation)."""
+        from ..data import as_matrix
+
+        svm, p = self._svm, self._p
+        Cs = np.atleast_1d(np.asarray(Cs, dtype=float))
+        X = as_matrix(X)
+        Kx = X[:, p.rep] if svm.kernel.name == "precomputed" else \
+            svm.kernel.gram(X, svm.data.X[p.rep])
+        thetas, th0 = np.empty((Cs.size, len(p.w))), np.empty(Cs.size)
+        exact = []
+        for k, C in enumerate(Cs):
+            th, th0[k], free = self.theta(C)
+            thetas[k] = th
+            if not free.size:
+                exact.append(k)   # (b not linear in 1/C there: from alpha's KKT interval)
+        out = Cs[:, None] * (thetas * p.y) @ Kx.T + (Cs * th0)[:, None]
+        for k in exact:
+            alpha, b = self.coefficients(Cs[k])
+            out[k] = (Cs[k] * thetas[k] * p.y) @ Kx.T + b
+        return out
+
     def _split(self, a_groups: np.ndarray) -> np.ndarray:
         p, svm = self._p, self._svm
         wi = np.ones(len(p.group)) if svm.weight is None else np.maximum(svm.weight, 0.0)
@@ -239,7 +264,7 @@ def _merged(svm) -> _Problem:
     if not (np.any(w[y[first] > 0] > 0) and np.any(w[y[first] < 0] > 0)):
         raise DataError("the regularization path needs points of positive weight in both "
                         "classes")
-    return _Problem(K=K, y=y[first], w=w, group=group)
+    return _Problem(K=K, y=y[first], w=w, group=group, rep=first)
 
 
 def _failed(message: str) -> SolveFailedError:
