@@ -157,3 +157,40 @@ def test_range_and_bad_input():
         sm.regularization_path(X, y, C_min=10.0, C_max=1.0)
     with pytest.raises(sm.SVMError):
         sm.regularization_path(X, np.ones(len(y)))
+
+
+def _grid_search(X, y, Cs, **kw):
+    from sklearn.model_selection import GridSearchCV, StratifiedKFold
+
+    return GridSearchCV(SVC(tol=1e-10, **kw), {"C": list(Cs)}, cv=StratifiedKFold(5)).fit(X, y)
+
+
+def test_cross_validation_takes_every_C_from_one_path_per_fold(monkeypatch):
+    import svm_models.methods.regularization_path as rp
+
+    calls = []
+    real = rp.regularization_path
+    monkeypatch.setattr(rp, "regularization_path", lambda *a, **k: calls.append(1) or real(*a, **k))
+    X, y = make_classification(60, 5, random_state=2)
+    Cs = np.logspace(-2, 2, 9)
+    table = sm.cross_validate(X, y, Cs=Cs, cv=5, kernel="rbf", gamma=0.2)
+    assert len(calls) == 5   # one path per fold, not one solve per C
+    gs = _grid_search(X, y, Cs, kernel="rbf", gamma=0.2)
+    for k in range(5):
+        assert np.array_equal(table[f"split{k}_test_score"], gs.cv_results_[f"split{k}_test_score"])
+
+
+def test_Cs_path_finds_the_best_C_on_the_whole_interval():
+    X, y = make_classification(40, 4, random_state=4)
+    est = sm.SVMClassifierCV(Cs="path", kernel="rbf", gamma=0.3).fit(X, y)
+    Cs = np.array([p["C"] for p in est.cv_results_["params"]])
+    assert len(Cs) > 20 and np.all(np.diff(Cs) > 0)
+    rows = np.unique(np.r_[np.arange(0, len(Cs), 7), est.best_index_])   # (libsvm: 5 fits each)
+    gs = _grid_search(X, y, Cs[rows], kernel="rbf", gamma=0.3)
+    assert np.array_equal(est.cv_results_["mean_test_score"][rows],
+                          gs.cv_results_["mean_test_score"])
+    # no grid of the interval does better
+    assert est.best_score_ >= _grid_search(X, y, np.logspace(-4, 4, 41), kernel="rbf",
+                                           gamma=0.3).best_score_
+    with pytest.raises(ParameterError, match="path"):
+        sm.SVMClassifierCV(Cs="path", formulation="soft_l2_dual").fit(X, y)

@@ -303,7 +303,20 @@ def _box_qp(P, c, a, s, lo, hi, free):
         if F.size == 0:
             short = s - float(a @ x)
             if abs(short) <= QP_TOL * max(1.0, abs(s), float(np.abs(a * x).sum())):
-                return x, None, free
+                # every variable at a bound: optimal when one nu makes every multiplier's
+                # sign right (r_i + a_i nu >= 0 at lo, <= 0 at hi); else free the variable
+                # of the bound nu cannot meet
+                r = P @ x + c
+                side = np.where(at_hi, -1.0, 1.0) * np.sign(a)
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    v = -r / a
+                lows, highs = np.where(side > 0, v, -np.inf), np.where(side < 0, v, np.inf)
+                tol = QP_TOL * max(1.0, float(np.abs(r).max()))
+                if lows.max() <= highs.min() + tol:
+                    return x, None, free
+                free[int(np.argmax(lows)) if np.isfinite(lows.max()) else int(np.argmin(highs))] = True
+                at_hi &= ~free
+                continue
             # a'x = s does not hold: free the held variable that moves a'x towards s
             # at the least cost (the smallest gradient in that direction)
             step = np.sign(short) * np.sign(a)
