@@ -51,6 +51,8 @@ EVENTS_PER_POINT = 50
 END = 1e-12
 #: K(y theta) is recomputed from scratch every this many events (else updated per event)
 REFRESH = 50
+#: a breakpoint is re-anchored every this many events (the KKT check is at every one)
+ANCHOR_EVERY = 10
 #: the exact re-anchoring of a breakpoint may move theta by this much (relative) at most;
 #: beyond it the path has drifted and is refused
 ANCHOR_DRIFT = 1e-6
@@ -581,7 +583,9 @@ def _follow(p: _Problem, lam_end: float):
         for i in [j for j in el.idx if not (status[j] == 1 or tight[j])]:
             el.remove(i)
         F, dF, nu = _direction(el, p, theta, T)
-        new = _status(theta, w, np.isin(np.arange(n), F))
+        inF = np.zeros(n, dtype=bool)
+        inF[F] = True
+        new = _status(theta, w, inF)
         for i in np.flatnonzero(new != status):
             events.append((lam, int(i), int(status[i]), int(new[i])))
         status = new
@@ -591,7 +595,8 @@ def _follow(p: _Problem, lam_end: float):
             segments.append(_Segment(lam, lam_next, theta.copy(), theta0, F, dF, 0.0))
             lam, theta0 = lam_next, th0_next
             continue
-        theta, theta0, g = _anchor(el, p, theta, theta0, g, lam, F)
+        if k % ANCHOR_EVERY == 0:
+            theta, theta0, g = _anchor(el, p, theta, theta0, g, lam, F)
         dg = dF @ Q[F]
         t, hit = _next_event(theta, w, F, dF, m, dg + y * nu, lam, status, tight, live)
         if lam - t <= max(lam_end, END * segments[0].lam_hi):   # (the end; below END
