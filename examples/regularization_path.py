@@ -80,7 +80,7 @@ def _draw(path, X, y, Cs, margins, cv_C, cv_err, C_star):
     for C in path.breakpoints:
         ax[0].axvline(1.0 / C, color="grey", ls=":", lw=0.6)
     ax[0].set(xlabel="1/C", ylabel="alpha_i / C", title="alpha_i / C: piecewise linear in 1/C")
-    ax[1].semilogx(Cs, margins)
+    ax[1].loglog(Cs, margins)
     ax[1].set(xlabel="C", ylabel="margin 1/|w|", title="the margin narrows as C grows")
     ax[2].step(cv_C, cv_err, where="mid", label="5-fold CV error (every C)")
     ax[2].axvline(C_star, color="C3", ls="--", label=f"C-tuning QCQP: C* = {C_star:.3g}")
