@@ -194,3 +194,22 @@ def test_Cs_path_finds_the_best_C_on_the_whole_interval():
                                            gamma=0.3).best_score_
     with pytest.raises(ParameterError, match="path"):
         sm.SVMClassifierCV(Cs="path", formulation="soft_l2_dual").fit(X, y)
+
+
+def test_precomputed_kernel_and_points_of_weight_zero():
+    from sklearn.metrics.pairwise import rbf_kernel
+
+    X, y = make_classification(40, 4, random_state=7)
+    K = rbf_kernel(X, X, gamma=0.3)
+    w = np.ones(40)
+    w[:5], w[5:10] = 0.0, 2.5
+    pre = sm.regularization_path(K, y, kernel="precomputed")
+    weighted = sm.regularization_path(X, y, kernel="rbf", gamma=0.3, sample_weight=w)
+    for C in (0.01, 1.0, 100.0):
+        for path, data, kw in ((pre, K, {"kernel": "precomputed"}),
+                               (weighted, X, {"kernel": "rbf", "gamma": 0.3, "sample_weight": w})):
+            sol = path.at(C)
+            _certified(sol)
+            ref = sm.fit(data, y, solver="libsvm", tol=1e-10, C=C, **kw)
+            assert abs(sol.objective - ref.objective) <= 1e-8 * abs(ref.objective)
+        assert np.all(weighted.at(C).alpha[:5] == 0.0)
