@@ -7,7 +7,7 @@ Quick start::
     sol.w, sol.b, sol.alpha, sol.support, sol.predict(X_new)
 
 Public API: :func:`formulations`, :func:`build`, :func:`solve`, :func:`fit`, :func:`extract`,
-:func:`fit_path`, :func:`solvers`; :class:`SVMBlock` (an SVM as a Pyomo block type,
+:func:`fit_path`, :func:`regularization_path` (the exact path of the 1-norm SVM in C), :func:`solvers`; :class:`SVMBlock` (an SVM as a Pyomo block type,
 indexed for several); the scikit-learn estimators :class:`SVMClassifier` and
 :class:`SVMClassifierCV` (cross-validation over processes or a Dask cluster; :func:`cross_validate`);
 :func:`add_decision_function` (a trained SVM inside a Pyomo model of your own) and
@@ -17,7 +17,7 @@ the error base class :class:`SVMError`.
 Layers (each imports only those below it)::
 
     cli, estimator, plots, embed          the faces users meet
-    methods (fit, fit_path, lam_path, two_step, generate_pairs, saddle_point_check, radii,
+    methods (fit, fit_path, regularization_path, lam_path, two_step, generate_pairs, saddle_point_check, radii,
              cross_validate)
                                           what loops over solves
     api (build, solve, fit, extract)      one solve each
@@ -50,6 +50,7 @@ from .errors import (
 )
 from .methods.cv import cross_validate
 from .methods.paths import fit_path
+from .methods.regularization_path import RegularizationPath, regularization_path
 from .methods.radius import (
     enclosing_ball_radius,
     fit,
@@ -109,6 +110,7 @@ solvers = _FunctionAndPackage(solvers, "svm_models.solvers")
 __all__ = [
     "SVMClassifier", "SVMClassifierCV", "cross_validate", "add_decision_function", "EmbeddedSVM", "optimize",
     "build", "enclosing_ball_radius", "extract", "fit", "fit_path", "formulations",
+    "regularization_path", "RegularizationPath",
     "generate_pairs", "half_diameter", "lam_path", "saddle_point_check", "solve", "two_step",
     "solvers", "Solution",
     "Status", "SVMError", "DataError", "ParameterError", "SolverError", "SolverUnavailableError",

@@ -4,6 +4,8 @@
     svm-models predict MODEL.json DATA [-o out.csv] [--decision]
     svm-models path DATA --Cs 0.01,0.1,1,10 [model flags] [-o path.json] [--plot out.png]
                                                 [--progress]
+    svm-models path DATA --exact [--C-min C] [--C-max C] [kernel flags]
+                                                the breakpoints of the exact path (soft_l1_dual)
     svm-models formulations [show NAME]         the registered formulations; one's mathematics
     svm-models demo [--solver NAME] [--quick]   every formulation on a real and a 2-D dataset
                                                 (default solver: auto, per formulation)
@@ -627,6 +629,11 @@ def cmd_path(args) -> int:
         raise ParameterError(f"a path varies C, and {f.name} takes no C (see "
                              "'svm-models formulations')")
     params = _model_params(args, f)
+    if args.exact:
+        return _exact_path(args, f, params)
+    if args.Cs is None:
+        raise ParameterError("give the values of C as --Cs 0.01,0.1,1,10, or --exact for the "
+                             "whole path of soft_l1_dual")
     solver = _solver(args.solver, f)
     Cs = _Cs(args.Cs)
     plots = _plots() if args.plot else None
@@ -645,6 +652,35 @@ def cmd_path(args) -> int:
         print(f"path written to {args.output}")
     if plots is not None:
         _draw(plots.c_path(sols, X, y, path=args.plot), args.plot)
+    return 0
+
+
+def _exact_path(args, f, params: dict) -> int:
+    """``path --exact``: the breakpoints of the exact regularization path and its events."""
+    from .methods.cv import PATH_PARAMS
+    from .methods.regularization_path import regularization_path
+
+    if f.name != "soft_l1_dual" or args.solver not in (None, "auto"):
+        raise ParameterError("--exact follows the exact path of soft_l1_dual (no --solver): "
+                             f"got --formulation {f.name}" + (f" --solver {args.solver}"
+                                                              if args.solver else ""))
+    other = sorted(set(params) - PATH_PARAMS)
+    if other or args.plot or args.output:
+        raise ParameterError(f"--exact takes the kernel flags only (--kernel, --gamma, "
+                             f"--degree, --coef0, --C-min, --C-max); got "
+                             f"{other or ['--plot' if args.plot else '-o']}")
+    X, y, _ = load_training(args.data, args.label_column)
+    path = regularization_path(X, y, C_min=args.C_min, C_max=args.C_max, **params)
+    by_C: dict = {}
+    for e in path.events:
+        by_C.setdefault(e.C, []).append(f"{e.point}:{e.before}->{e.after}")
+    rows = [[f"{C:.10g}", " ".join(moves)] for C, moves in by_C.items()]
+    end = ("the hard margin (separable)" if path.separable
+           else "the last event (the sets stay beyond it)")
+    print(f"exact regularization path of soft_l1_dual on {args.data}: "
+          f"{len(path.breakpoints)} breakpoints, {len(path.events)} events, alpha/C constant "
+          f"below C = {path.C_start:.10g}, ends at {end}")
+    print(_table(rows, ["C", "events (point:from->to)"]))
     return 0
 
 
@@ -720,7 +756,12 @@ def parser() -> argparse.ArgumentParser:
     cp = sub.add_parser("path", help="solutions along a path of C (one model, re-solved)",
                         allow_abbrev=False)
     _model_flags(cp, with_C=False)
-    cp.add_argument("--Cs", required=True, help="comma-separated values of C, e.g. 0.01,0.1,1,10")
+    cp.add_argument("--Cs", help="comma-separated values of C, e.g. 0.01,0.1,1,10")
+    cp.add_argument("--exact", action="store_true",
+                    help="print the breakpoints of the exact regularization path of "
+                         "soft_l1_dual (every C at once) instead of solving at --Cs")
+    cp.add_argument("--C-min", type=float, help="with --exact: the path from this C")
+    cp.add_argument("--C-max", type=float, help="with --exact: the path up to this C")
     cp.add_argument("-o", "--output", metavar="PATH.json", help="write every model here")
     cp.add_argument("--progress", action="store_true",
                     help="show the progress bar on stderr even when it is not a terminal")

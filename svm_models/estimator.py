@@ -803,9 +803,13 @@ class SVMClassifierCV(ClassifierMixin, BaseEstimator):
     solver : str, default="auto"
         The backend, as in :class:`SVMClassifier` (``"auto"``: the fastest that takes the
         model).
-    Cs : list of float, int or None, default=None
+    Cs : list of float, int, "path" or None, default=None
         The values of C, walked in this order; an int n: ``np.logspace(-4, 4, n)``; None: 10
         such values (none for the hard margin; for C tuning, none besides the learned C*).
+        ``soft_l1_dual`` with ``solver="auto"`` takes every C of a fold from its exact
+        regularization path; ``"path"``: the best C on the whole interval (one row per piece
+        of C on which every fold's errors are constant,
+        :func:`~svm_models.methods.cv.whole_path_Cs`).
     cv : int, splitter or iterable of (train, test), default=5
         As scikit-learn's (an int: ``StratifiedKFold(cv)``, no shuffling).
     n_jobs : int or None, default=None

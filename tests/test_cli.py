@@ -385,3 +385,27 @@ def test_demo_has_no_error_row_and_says_what_it_skipped(capsys):
     ref = sm.fit(X[:120], y[:120], formulation="soft_l1_dual", solver="clarabel", C=1.0)
     assert float(first["soft_l1_dual"][2]) == pytest.approx(ref.objective, rel=1e-5)
     assert first["soft_l1_dual"][3] == str(ref.n_support)
+
+
+def test_path_exact_prints_the_breakpoints(tmp_path, capsys):
+    """``path --exact``: the breakpoints of the exact path of soft_l1_dual; between two
+    printed breakpoints libsvm's elbow (0 < alpha < C) changes -- each is an event."""
+    from sklearn.datasets import make_classification
+
+    X, y = make_classification(30, 3, n_informative=2, n_redundant=0, random_state=1)
+    data = tmp_path / "d.npz"
+    np.savez(data, X=X, y=y)
+    code, out, _ = run(capsys, "path", data, "--exact", "--kernel", "rbf", "--gamma", "0.5")
+    assert code == 0 and "breakpoints" in out and "left->elbow" in out
+    Cs = [float(line.split()[0]) for line in out.splitlines()[3:]]
+    assert len(Cs) > 10 and Cs == sorted(Cs)
+
+    def elbow(C):
+        a = sm.fit(X, y, solver="libsvm", tol=1e-10, C=C, kernel="rbf", gamma=0.5).alpha
+        return tuple(np.flatnonzero((a > 1e-8 * C) & (a < C * (1 - 1e-8))))
+
+    mids = [np.sqrt(a * b) for a, b in zip(Cs[:6], Cs[1:7])]
+    sets = [elbow(C) for C in mids]
+    assert all(s != t for s, t in zip(sets, sets[1:]))
+    code, _, err = run(capsys, "path", data, "--exact", "--formulation", "soft_l2_dual")
+    assert code == 2 and "--exact follows the exact path of soft_l1_dual" in err

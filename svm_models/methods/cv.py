@@ -221,6 +221,12 @@ def _task(job: Job, key: tuple) -> dict:
             t0 = time.perf_counter()
             try:
                 hyper = _hyperparameters(job, formulation, s)
+                exact = _exact_path(job, formulation, Cs, hyper, Xtr, target, Xte, weights)
+                if exact is not None:   # every C from the one exact path of the fold
+                    out["fit_time"][k:k + m] = (time.perf_counter() - t0) / m
+                    out["values"][k:k + m], out["C"][k:k + m] = exact, Cs
+                    k += m
+                    continue
                 if Cs:
                     sols = fit_path(Xtr, target, Cs, formulation, job.solver, progress=False,
                                     **hyper, **weights, **options)
@@ -242,6 +248,72 @@ def _task(job: Job, key: tuple) -> dict:
                 out["score_time"][k] = time.perf_counter() - t1
                 k += 1
     return out
+
+
+#: the hyperparameters the exact regularization path takes (with sample_weight)
+PATH_PARAMS = frozenset({"kernel", "gamma", "degree", "coef0"})
+
+
+def _exact_path(job: Job, formulation: str, Cs, hyper: dict, Xtr, target, Xte, weights):
+    """The decision values on the test fold at every C of ``Cs`` from the exact
+    regularization path of the training fold (:func:`~svm_models.methods.regularization_path.
+    regularization_path`): for ``soft_l1_dual`` with ``solver="auto"`` and no
+    option the path does not take (``kernel_rank``, ``quad_form``...). None where it does
+    not apply, or where the path cannot be followed (the C path of solves then runs)."""
+    from .regularization_path import regularization_path
+
+    if (formulation != "soft_l1_dual" or not Cs or job.solver != "auto"
+            or not set(hyper) <= PATH_PARAMS or job.precomputed):
+        return None
+    try:
+        path = regularization_path(Xtr, target, C_min=min(Cs), C_max=max(Cs), **hyper,
+                                   **weights)
+        return path.decision_function(Xte, Cs)
+    except SVMError:
+        return None
+
+
+#: ``Cs="path"`` searches C in this interval
+PATH_C_RANGE = (1e-4, 1e4)
+
+
+def whole_path_Cs(X, y, formulation: str, solver: str, folds, grid: dict, fixed: dict,
+                  weight) -> tuple:
+    """``Cs="path"``: one C inside each interval of C on which every fold's test errors are
+    constant, for every setting of the grid, within :data:`PATH_C_RANGE`. On a segment of a
+    fold's exact path the decision values are linear in 1/C (alpha/C and b/C are), so a
+    test point's prediction changes only at a breakpoint or at the root of that line: the
+    breakpoints and roots of every fold cut the interval into pieces, and the geometric
+    midpoint of each piece stands for it. For ``soft_l1_dual``, two classes, solver auto."""
+    from itertools import product
+
+    from .regularization_path import regularization_path
+
+    lo, hi = PATH_C_RANGE
+    if formulation != "soft_l1_dual" or solver != "auto" or np.unique(y).size != 2:
+        raise ParameterError('Cs="path" (the exact regularization path) is for soft_l1_dual '
+                             "with solver='auto' and two classes; give a list of Cs otherwise")
+    cuts = [lo, hi]
+    for values in product(*grid.values()) if grid else [()]:
+        hyper = {**fixed, **dict(zip(grid, values))}
+        if not set(hyper) <= PATH_PARAMS:
+            raise ParameterError(f'Cs="path" takes only {sorted(PATH_PARAMS)} as other '
+                                 f"hyperparameters; got {sorted(hyper)}")
+        for train, test in folds:
+            w = {} if weight is None else {"sample_weight": weight[train]}
+            path = regularization_path(X[train], y[train], C_min=lo, C_max=hi, **hyper, **w)
+            knots = np.concatenate([[lo], path.breakpoints, [hi]])
+            H = path.decision_function(X[test], knots)
+            lam = 1.0 / knots
+            a, b = H[:-1], H[1:]
+            k, j = np.nonzero(np.sign(a) != np.sign(b))
+            with np.errstate(divide="ignore", invalid="ignore"):
+                # h = f/C is linear in 1/C on a segment: its root
+                ha, hb = a[k, j] / knots[k], b[k, j] / knots[k + 1]
+                root = lam[k] + (lam[k + 1] - lam[k]) * ha / (ha - hb)
+            cuts += [*knots.tolist(), *(1.0 / root[np.isfinite(root) & (root > 0)]).tolist()]
+    cuts = np.unique(np.clip(cuts, lo, hi))
+    return tuple(np.sqrt(cuts[:-1] * cuts[1:]).tolist())
 
 
 def _failed(job: Job, key: tuple, exc: BaseException) -> dict:
@@ -606,9 +678,13 @@ def cross_validate(X, y, formulation: str = "soft_l1_dual", solver: str = "auto"
     solver : str, default="auto"
         The backend, as in :func:`svm_models.fit` (``"auto"``: the fastest that takes the
         model).
-    Cs : list of float, int or None, default=None
+    Cs : list of float, int, "path" or None, default=None
         The C path, walked in this order on each model. An int n: ``np.logspace(-4, 4, n)``;
-        None: 10 such values (none for the C-tuning formulations, which learn C).
+        None: 10 such values (none for the C-tuning formulations, which learn C). For
+        ``soft_l1_dual`` with ``solver="auto"`` every C of a fold comes from the fold's one
+        exact regularization path (:func:`svm_models.regularization_path`); ``"path"``:
+        the whole interval ``PATH_C_RANGE`` searched, one row per piece on which every
+        fold's errors are constant (:func:`whole_path_Cs`).
     cv : int, splitter or iterable of (train, test), default=5
         As scikit-learn's ``cv``: an int is ``StratifiedKFold(cv)`` (no shuffling: the folds
         are deterministic).
@@ -670,11 +746,14 @@ def cross_validate(X, y, formulation: str = "soft_l1_dual", solver: str = "auto"
     n_jobs = _check_workers(n_jobs, client, solver)
     f = lookup(formulation)
     grid, fixed, solve_kw = _grid(params)
-    Cs = _check_Cs(Cs, formulation)
     A, yy, classes, y_index = _labelled(X, y)
-    job = _job(f, A, y_index, classes, folds=_folds(cv, A, yy), multi_class=multi_class,
-               grid=grid, fixed=fixed, Cs=Cs, solver=solver, solve_kw=solve_kw,
-               weight=_fold_weights(f, sample_weight, A.shape[0]))
+    folds = _folds(cv, A, yy)
+    weight = _fold_weights(f, sample_weight, A.shape[0])
+    if isinstance(Cs, str) and Cs == "path":
+        Cs = whole_path_Cs(A, yy, formulation, solver, folds, grid, fixed, weight)
+    Cs = _check_Cs(Cs, formulation)
+    job = _job(f, A, y_index, classes, folds=folds, multi_class=multi_class,
+               grid=grid, fixed=fixed, Cs=Cs, solver=solver, solve_kw=solve_kw, weight=weight)
     keys = [(fo, s, p) for fo in range(len(job.folds)) for s in range(len(job.settings))
             for p in range(len(job.problems))]
     points = [*Cs, None] if job.tuned_formulation else list(Cs) or [None]

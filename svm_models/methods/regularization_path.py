@@ -1,0 +1,696 @@
+"""The exact regularization path of the 1-norm SVM (``soft_l1_dual``): every C at once.
+
+Hastie, Rosset, Tibshirani & Zhu, "The entire regularization path for the support vector
+machine", JMLR 5 (2004). With ``lambda = 1/C`` and ``theta = alpha / C`` (so
+``0 <= theta_i <= w_i``, the sample weights), the dual reads
+
+    theta(lambda) = argmin 1/2 theta'Q theta - lambda e'theta,  0 <= theta <= w,  y'theta = 0
+
+(``Q = D_y K D_y``): a QP whose linear term moves with lambda, so theta and
+``theta_0 = b / C`` are piecewise linear in lambda. Each point is in one of three sets:
+the elbow E (``y_i h_i = lambda`` with ``h = K(y theta) + theta_0``, theta free), the left
+L (``y_i h_i <= lambda``, ``theta_i = w_i``: alpha at its bound ``C w_i``) or the right R
+(``y_i h_i >= lambda``, ``theta_i = 0``). Between two events the elbow's system
+``Q_EE d_E + y_E nu = -e``, ``y_E'd_E = 0`` gives the direction ``d = dtheta / d(-lambda)``;
+an event is an elbow theta reaching a bound or a point of L or R reaching the margin.
+
+At a breakpoint the next segment's direction is the solution of the direction QP over the
+elbow and every point on the margin (the tight points: several at once, ties, a point
+entering and leaving): ``min 1/2 d'Q_TT d + e'd``, ``y_T'd = 0``, ``d_i >= 0`` at 0,
+``d_i <= 0`` at ``w_i`` -- solved by an active-set iteration on the library's free-system
+solver (:func:`~svm_models.postprocess._solve_free_system`: Cholesky of the free block,
+least squares where it is singular). Duplicated points (same x, same label) are merged into
+one point of the summed weight (their alphas split in proportion to their weights). Each
+breakpoint is re-anchored exactly on its sets and checked against the KKT conditions: the
+path is the optimum on each whole segment (the conditions are linear in lambda on it).
+
+:meth:`RegularizationPath.at` gives the library's :class:`~svm_models.solution.Solution` at
+any C, read by the formulation's own extractor and certified as every answer of
+:func:`svm_models.fit`. See ``formulations/soft_l1_dual.md`` and the book's page on the path.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..errors import DataError, ParameterError, SolveFailedError, plain
+from ..postprocess import _solve_free_system
+from ..status import Status
+
+#: a point is on the margin (tight) when ``|y_i h_i - lambda|`` is within this fraction of
+#: lambda (plus the round-off of h)
+TIGHT = 1e-9
+#: the direction QP's bounds and multipliers are violated beyond this (relative)
+QP_TOL = 1e-11
+#: at most this many events per point before the path is given up (a typed error)
+EVENTS_PER_POINT = 50
+#: the path ends where lambda falls below this fraction of the start's (C 1e12 times the
+#: start's): beyond, K(y theta) is of the order of its round-off
+END = 1e-12
+#: K(y theta) is recomputed from scratch every this many events (else updated per event)
+REFRESH = 50
+#: a breakpoint is re-anchored every this many events (the KKT check is at every one)
+ANCHOR_EVERY = 10
+#: the exact re-anchoring of a breakpoint may move theta by this much (relative) at most;
+#: beyond it the path has drifted and is refused
+ANCHOR_DRIFT = 1e-6
+
+LEFT, ELBOW, RIGHT = "left", "elbow", "right"
+
+
+@dataclass(frozen=True)
+class PathEvent:
+    """Point ``point`` moved from the set ``before`` to ``after`` (``"left"``: alpha at its
+    bound ``C w_i``, margin below 1; ``"elbow"``: on the margin; ``"right"``: alpha 0, margin
+    above 1) at ``C``."""
+
+    C: float
+    point: int
+    before: str
+    after: str
+
+
+@dataclass(eq=False)
+class _Segment:
+    """theta on ``[lam_lo, lam_hi]``: ``theta + (lam_hi - lam) d`` with ``d`` zero off the
+    elbow ``free`` and ``dF`` on it (``theta_0`` likewise with ``nu``); ``free`` empty:
+    theta_0 is not determined by the path, b is the midpoint of the interval the KKT
+    conditions allow, as libsvm's."""
+
+    lam_hi: float
+    lam_lo: float
+    theta: np.ndarray
+    theta0: float
+    free: np.ndarray
+    dF: np.ndarray
+    nu: float
+
+
+@dataclass(eq=False)
+class _Problem:
+    """The merged problem the path follows: groups of identical points (same x, same label)."""
+
+    K: np.ndarray          # (g, g) kernel of the groups' representatives
+    y: np.ndarray          # (g,) labels
+    w: np.ndarray          # (g,) summed weights
+    group: np.ndarray      # (l,) the group of each original point
+    rep: np.ndarray        # (g,) a representative original point of each group
+    Q: np.ndarray = field(init=False)
+
+    def __post_init__(self):
+        self.Q = self.K * np.outer(self.y, self.y)
+
+
+class RegularizationPath:
+    """The exact path of ``soft_l1_dual`` in C (:func:`regularization_path`).
+
+    ``breakpoints``: the Cs (ascending) where the sets change, within ``[C_min, C_max]``;
+    ``events``: the :class:`PathEvent` list, in order of C (a duplicated point's copies move
+    together);
+    ``C_start``: below it every alpha is constant in ``alpha / C`` (the path's start);
+    ``separable``: the path ends at the hard margin (every point of L has left it);
+    :meth:`at`: the Solution at one C; :meth:`coefficients`: ``(alpha, b)`` at one C without
+    building a Solution (cross-validation)."""
+
+    def __init__(self, svm, model, problem: _Problem, segments: list, events: list,
+                 C_min: float, C_max: float):
+        self._svm, self._model, self._p = svm, model, problem
+        self._segments = segments
+        self.C_min, self.C_max = C_min, C_max
+        self.C_start = 1.0 / segments[0].lam_lo if segments[0].lam_lo > 0 else np.inf
+        lams = np.array([s.lam_lo for s in segments[:-1]])
+        Cs = 1.0 / lams
+        self.breakpoints = np.unique(Cs[(Cs >= C_min) & (Cs <= C_max)])
+        self.events = [e for e in events if C_min <= e.C <= C_max]
+        last = segments[-1]
+        at_w = (last.theta > 0) & (last.theta >= problem.w)
+        at_w[last.free] = False
+        self.separable = bool(last.lam_lo == 0.0 and not at_w.any())
+        self._lo = np.array([s.lam_lo for s in segments])
+
+    def __repr__(self) -> str:
+        return (f"<RegularizationPath: {len(self.breakpoints)} breakpoints, "
+                f"{len(self.events)} events, C in [{self.C_min:g}, {self.C_max:g}]>")
+
+    def _segment(self, C) -> _Segment:
+        C = float(plain(C))
+        if not (np.isfinite(C) and C > 0):
+            raise ParameterError(f"C must be a positive finite number; got {C!r}")
+        if C < self.C_min * (1 - 1e-12) or C > self.C_max * (1 + 1e-12):
+            raise ParameterError(
+                f"C={C:g} is outside the path computed, [{self.C_min:g}, {self.C_max:g}]: "
+                "compute the path with C_min/C_max covering it")
+        lam = 1.0 / C
+        k = int(np.searchsorted(-self._lo, -lam, side="right"))   # first with lam_lo <= lam
+        return self._segments[min(k, len(self._segments) - 1)]
+
+    def theta(self, C) -> tuple:
+        """``(theta, theta_0, free)`` of the merged problem at C (``alpha = C theta``)."""
+        s = self._segment(C)
+        t = s.lam_hi - 1.0 / float(C)
+        th = s.theta.copy()
+        th[s.free] += t * s.dF
+        th = np.clip(th, 0.0, self._p.w)
+        return th, s.theta0 + t * s.nu, s.free
+
+    def coefficients(self, C) -> tuple:
+        """``(alpha, b)`` at C for the original points: alpha of a merged group split in
+        proportion to the weights; b from the path (on a segment without elbow, the midpoint
+        of the interval the KKT conditions allow)."""
+        from ..postprocess import bias_from_kkt
+
+        C = float(plain(C))
+        th, th0, free = self.theta(C)
+        alpha = self._split(C * th)
+        if free.size:
+            return alpha, C * th0
+        svm = self._svm
+        f = svm.kernel_times(svm.data.y * alpha)
+        return alpha, bias_from_kkt(svm.facts.margin, alpha, svm.data.y, f,
+                                    svm.point_C(C), 0.0)
+
+    def decision_function(self, X, Cs) -> np.ndarray:
+        """The decision values ``f(x) = sum_i y_i alpha_i k(x_i, x) + b`` of the points ``X``
+        at each C of ``Cs``: an array of shape ``(len(Cs), len(X))``, from one kernel matrix
+        and one product with the path's theta at every C (cross-validation)."""
+        from ..data import as_matrix
+
+        svm, p = self._svm, self._p
+        Cs = np.atleast_1d(np.asarray(Cs, dtype=float))
+        X = as_matrix(X)
+        Kx = X[:, p.rep] if svm.kernel.name == "precomputed" else \
+            svm.kernel.gram(X, svm.data.X[p.rep])
+        thetas, th0 = np.empty((Cs.size, len(p.w))), np.empty(Cs.size)
+        exact = []
+        for k, C in enumerate(Cs):
+            th, th0[k], free = self.theta(C)
+            thetas[k] = th
+            if not free.size:
+                exact.append(k)   # (b not linear in 1/C there: from alpha's KKT interval)
+        out = Cs[:, None] * (thetas * p.y) @ Kx.T + (Cs * th0)[:, None]
+        for k in exact:
+            alpha, b = self.coefficients(Cs[k])
+            out[k] = (Cs[k] * thetas[k] * p.y) @ Kx.T + b
+        return out
+
+    def _split(self, a_groups: np.ndarray) -> np.ndarray:
+        p, svm = self._p, self._svm
+        wi = np.ones(len(p.group)) if svm.weight is None else np.maximum(svm.weight, 0.0)
+        share = np.divide(wi, p.w[p.group], out=np.zeros_like(wi), where=p.w[p.group] > 0)
+        return a_groups[p.group] * share
+
+    def at(self, C):
+        """The :class:`~svm_models.solution.Solution` of ``soft_l1_dual`` at C, read by the
+        formulation's extractor from the path's alpha and certified as :func:`svm_models.fit`'s
+        answers are (a certificate that fails raises SolveFailedError)."""
+        from ..api import _refuse_uncertified
+        from ..formulations import get as lookup
+        from ..postprocess import Context
+        from ..model.record import members
+
+        alpha, _ = self.coefficients(C)
+        blk = self._svm.block
+        blk.C.set_value(float(C))
+        for vd, a in zip(members(blk.alpha), alpha):
+            vd.set_value(float(a), skip_validation=True)
+        f = lookup(self._svm.formulation)
+        ctx = Context(solver="path", interface="regularization path", path="exact path",
+                      tol=1e-12, verified=True)
+        sol = f.extract(blk, ctx)
+        sol.extra["regularization_path"] = {"C_start": self.C_start,
+                                            "breakpoints": int(len(self._segments) - 1)}
+        return _refuse_uncertified(sol, self._svm, f, 1e-12, True)
+
+
+def regularization_path(X, y, *, kernel="linear", gamma="scale", degree=3, coef0=0.0,
+                        C_min=None, C_max=None, sample_weight=None) -> RegularizationPath:
+    """The exact regularization path of ``soft_l1_dual`` (the 1-norm SVM, libsvm's problem)
+    for C in ``[C_min, C_max]``: from the C where every alpha leaves its starting bound (C_min
+    left out: from C -> 0) up to ``C_max`` (left out: to the end of the path, the hard margin
+    where the data are separable, else the last event, beyond which the sets stay).
+
+    ``sample_weight``: a per-point C, ``C * weight_i``, as in ``soft_l1_dual``. Returns a
+    :class:`RegularizationPath` (``breakpoints``, ``events``, ``at(C)``)."""
+    from ..api import build, the_svm_block
+
+    C_min = 0.0 if C_min is None else float(plain(C_min))
+    C_max = np.inf if C_max is None else float(plain(C_max))
+    if not (C_min >= 0 and C_max > 0 and C_min < C_max):
+        raise ParameterError(f"need 0 <= C_min < C_max; got C_min={C_min!r}, C_max={C_max!r}")
+    model = build("soft_l1_dual", X, y, C=1.0, kernel=kernel, gamma=gamma, degree=degree,
+                  coef0=coef0, sample_weight=sample_weight, quad_form="dense")
+    svm = the_svm_block(model)._svm
+    problem = _merged(svm)
+    lam_end = 0.0 if not np.isfinite(C_max) else 1.0 / C_max
+    segments, events = _follow(problem, lam_end)
+    members = [[] for _ in range(len(problem.w))]
+    for i, g in enumerate(problem.group):
+        members[g].append(i)
+    events = [PathEvent(e.C, i, e.before, e.after) for e in events for i in members[e.point]]
+    return RegularizationPath(svm, model, problem, segments, events, C_min, C_max)
+
+
+def _merged(svm) -> _Problem:
+    """The groups of identical points with the same label (merged: one point of the summed
+    weight; the dual depends only on their alphas' sum); points of weight 0 are left out."""
+    data = svm.data
+    X, y = data.X, data.y
+    wi = np.ones(len(y)) if svm.weight is None else np.maximum(np.asarray(svm.weight), 0.0)
+    keys = np.hstack([X, y[:, None]])
+    _, first, group = np.unique(keys, axis=0, return_index=True, return_inverse=True)
+    group = group.ravel()
+    w = np.bincount(group, weights=wi, minlength=len(first))
+    K = svm.K[np.ix_(first, first)] if svm.K is not None else svm.kernel.gram(X[first])
+    if not (np.any(w[y[first] > 0] > 0) and np.any(w[y[first] < 0] > 0)):
+        raise DataError("the regularization path needs points of positive weight in both "
+                        "classes")
+    return _Problem(K=K, y=y[first], w=w, group=group, rep=first)
+
+
+def _failed(message: str) -> SolveFailedError:
+    return SolveFailedError(f"the regularization path cannot be followed: {message}. Fit at "
+                            "the Cs you need with svm_models.fit or fit_path instead",
+                            Status.numerical_error)
+
+
+def _bordered(P: np.ndarray, a: np.ndarray) -> np.ndarray:
+    """``[[P, a], [a', 0]]``, the system :func:`_solve_free_system` solves."""
+    n = len(a)
+    A = np.zeros((n + 1, n + 1))
+    A[:n, :n], A[:n, n], A[n, :n] = P, a, a
+    return A
+
+
+def _box_qp(P, c, a, s, lo, hi, free):
+    """``min 1/2 x'Px + c'x`` s.t. ``a'x = s``, ``lo <= x <= hi`` by a primal-dual active-set
+    iteration from the free set ``free`` (the others held at their finite bound, lo first);
+    when a set repeats, one change at a time (the largest violation). ``(x, nu, free)`` with
+    ``nu`` the multiplier of ``a'x = s`` (None: nothing free, nu is not determined)."""
+    n = len(c)
+    free = free.copy()
+    at_hi = ~free & ~np.isfinite(lo)
+    seen, single = set(), False
+    for _ in range(20 * n + 50):
+        key = free.tobytes() + at_hi.tobytes()
+        if key in seen:
+            if single:
+                raise _failed("the active set of a breakpoint cycles")
+            single, seen = True, set()
+        seen.add(key)
+        x = np.where(at_hi, hi, lo)
+        x[free] = 0.0
+        F, B = np.flatnonzero(free), np.flatnonzero(~free)
+        if F.size == 0:
+            short = s - float(a @ x)
+            if abs(short) <= QP_TOL * max(1.0, abs(s), float(np.abs(a * x).sum())):
+                # every variable at a bound: optimal when one nu makes every multiplier's
+                # sign right (r_i + a_i nu >= 0 at lo, <= 0 at hi); else free the variable
+                # of the bound nu cannot meet
+                r = P @ x + c
+                side = np.where(at_hi, -1.0, 1.0) * np.sign(a)
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    v = -r / a
+                lows, highs = np.where(side > 0, v, -np.inf), np.where(side < 0, v, np.inf)
+                tol = QP_TOL * max(1.0, float(np.abs(r).max()))
+                if lows.max() <= highs.min() + tol:
+                    return x, None, free
+                free[int(np.argmax(lows)) if np.isfinite(lows.max()) else int(np.argmin(highs))] = True
+                at_hi &= ~free
+                continue
+            # a'x = s does not hold: free the held variable that moves a'x towards s
+            # at the least cost (the smallest gradient in that direction)
+            step = np.sign(short) * np.sign(a)
+            can = (step > 0) & (x < hi) | (step < 0) & (x > lo)
+            if not can.any():
+                raise _failed("no point of the bounds meets y'theta = 0")
+            cost = np.where(can, (P @ x + c) * step, np.inf)
+            free[int(np.argmin(cost))] = True
+            at_hi &= ~free
+            continue
+        rhs = np.append(-c[F] - P[np.ix_(F, B)] @ x[B], s - a[B] @ x[B])
+        sol = _solve_free_system(_bordered(P[np.ix_(F, F)], a[F]), rhs)
+        if sol is None:
+            raise _failed("the elbow's linear system has no solution")
+        x[F], nu = sol[:-1], float(sol[-1])
+        grad = P @ x + c + a * nu
+        tx = QP_TOL * max(1.0, float(np.abs(x).max()))
+        tg = QP_TOL * max(1.0, float(np.abs(c).max()), float(np.abs(P).max()) * float(
+            np.abs(x).max()), abs(nu))
+        viol = np.zeros(n)
+        viol[free] = np.maximum(lo[free] - x[free], x[free] - hi[free]) / tx
+        held_lo, held_hi = ~free & ~at_hi, ~free & at_hi
+        viol[held_lo] = -grad[held_lo] / tg
+        viol[held_hi] = grad[held_hi] / tg
+        bad = viol > 1.0
+        if not bad.any():
+            return np.clip(x, lo, hi), nu, free
+        if single:
+            bad = np.zeros(n, dtype=bool)
+            bad[int(np.argmax(viol))] = True
+        up = bad & free & (x > hi)
+        down = bad & free & ~up
+        free[bad & ~free] = True
+        free[up | down] = False
+        at_hi[up], at_hi[down] = True, False
+        at_hi &= ~free
+    raise _failed("the active set of a breakpoint does not settle")
+
+
+def _start(p: _Problem):
+    """Where the path starts (small C): ``(theta, theta_0, lam0, free)``. Balanced classes
+    (equal summed weights): every theta at its bound, the interval of theta_0 closes at
+    ``lam0``; else the smaller class at its bound and the larger's theta the minimiser of
+    ``theta'Q theta`` with the classes' sums equal (JMLR 5, section 4.2), its elbow fixing
+    theta_0; the path starts where a point of the smaller class reaches the margin."""
+    y, w, Q, K = p.y, p.w, p.Q, p.K
+    live = w > 0
+    pos, neg = y > 0, y < 0
+    Wp, Wn = float(w[pos].sum()), float(w[neg].sum())
+    theta = w.copy()
+    if abs(Wp - Wn) > 1e-12 * max(Wp, Wn):
+        big, small = (pos, neg) if Wp > Wn else (neg, pos)
+        b = np.flatnonzero(big)
+        c = -(K[np.ix_(b, np.flatnonzero(small))] @ w[small])
+        x, _, _ = _box_qp(K[np.ix_(b, b)], c, np.ones(b.size), min(Wp, Wn),
+                          np.zeros(b.size), w[b], live[b])
+        theta[b] = x
+    g = Q @ theta
+    E = np.flatnonzero(live & (theta > 0) & (theta < w))
+    if E.size:
+        yb = float(y[E[0]])
+        mu = float(np.mean(g[E]))
+        smalls = np.flatnonzero(live & (y == -yb))
+        lam0 = float(np.max((g[smalls] + mu) / 2))
+        return theta, yb * (lam0 - mu), lam0, E
+    lam0, theta0 = _pinch(g, y, theta, w)
+    return theta, theta0, lam0, E
+
+
+def _pinch(g, y, theta, w):
+    """Without an elbow theta stays and theta_0 has an interval, ``[max_{-L} g - lam,
+    lam - max_{+L} g]``; ``(lam, theta_0)`` where it closes."""
+    left = (theta >= w) & (w > 0)
+    gp, gn = g[left & (y > 0)], g[left & (y < 0)]
+    if not (gp.size and gn.size):
+        raise _failed("no elbow and no point of one class at its bound")
+    lam = float(gp.max() + gn.max()) / 2
+    return lam, lam - float(gp.max())
+
+
+_NAMES = {0: RIGHT, 1: ELBOW, 2: LEFT}
+
+
+def _status(theta, w, free_mask):
+    """0 right (theta 0), 1 elbow, 2 left (theta at w)."""
+    return np.where(free_mask, 1, np.where((theta >= w) & (w > 0), 2, 0))
+
+
+class _Elbow:
+    """The elbow's bordered system ``A = [[0, y_F'], [y_F, Q_FF]]`` kept as its inverse,
+    updated by one row and column per point that enters or leaves (O(|F|^2), the event
+    loop's hot path, instead of a factorisation per event). Every answer is checked by its
+    residual; where the inverse loses it (a nearly singular elbow: duplicated directions,
+    more elbow points than the kernel's rank), the system is solved afresh by the library's
+    free-system solver (:func:`~svm_models.postprocess._solve_free_system`: Cholesky of the
+    free block, least squares where it is singular) and the inverse rebuilt when it can be."""
+
+    def __init__(self, Q, y):
+        self.Q, self.y = Q, y
+        self.idx: list = []
+        self.A = np.zeros((1, 1))            # the bordered matrix, kept with the inverse
+        self.inv: np.ndarray | None = None   # None: no usable inverse (solve afresh)
+
+    def rebuild(self) -> None:
+        self.inv = None
+        if self.idx:
+            with np.errstate(all="ignore"):
+                if np.linalg.cond(self.A) < 1e10:
+                    self.inv = np.linalg.inv(self.A)
+
+    def add(self, i: int) -> None:
+        F = np.array(self.idx, dtype=int)
+        u = np.append(self.y[i], self.Q[F, i])
+        m = len(self.idx) + 1
+        A = np.empty((m + 1, m + 1))
+        A[:m, :m], A[:m, m], A[m, :m], A[m, m] = self.A, u, u, self.Q[i, i]
+        self.A = A
+        self.idx.append(int(i))
+        if self.inv is None or m == 1:
+            return self.rebuild()
+        v = self.inv @ u
+        s = float(self.Q[i, i] - u @ v)
+        if not abs(s) > 1e-10 * max(abs(float(self.Q[i, i])), 1e-300):
+            self.inv = None   # (dependent: solved afresh until the elbow is independent)
+            return
+        inv = np.empty((m + 1, m + 1))
+        inv[:m, :m] = self.inv + np.outer(v, v) / s
+        inv[:m, m] = inv[m, :m] = -v / s
+        inv[m, m] = 1.0 / s
+        self.inv = inv
+
+    def remove(self, i: int) -> None:
+        k = self.idx.index(int(i)) + 1
+        del self.idx[k - 1]
+        keep = np.r_[0:k, k + 1:self.A.shape[0]]
+        self.A = self.A[np.ix_(keep, keep)]
+        if self.inv is None or not self.idx:
+            return self.rebuild()
+        B = self.inv
+        if not abs(B[k, k]) > 1e-14 * float(np.abs(B).max()):
+            return self.rebuild()
+        self.inv = B[np.ix_(keep, keep)] - np.outer(B[keep, k], B[k, keep]) / B[k, k]
+
+    def inverse_of(self, rows: np.ndarray):
+        """The inverse of the bordered system restricted to ``rows`` (of ``A``; the border
+        is row 0): the others removed at once, ``B_kk - B_kR B_RR^-1 B_Rk``. None without
+        a usable inverse."""
+        if self.inv is None:
+            return None
+        drop = np.setdiff1d(np.arange(self.A.shape[0]), rows)
+        B = self.inv
+        if drop.size == 0:
+            return B
+        try:
+            return B[np.ix_(rows, rows)] - B[np.ix_(rows, drop)] @ np.linalg.solve(
+                B[np.ix_(drop, drop)], B[np.ix_(drop, rows)])
+        except np.linalg.LinAlgError:
+            return None
+
+    def solve(self, rhs_pts: np.ndarray, rhs_border: float):
+        """``(x_F, nu)`` with ``Q_FF x_F + y_F nu = rhs_pts``, ``y_F'x_F = rhs_border``."""
+        rhs = np.append(rhs_border, rhs_pts)
+        A = self.A
+        scale = max(float(np.abs(A).max()) * max(float(np.abs(rhs).max()), 1.0), 1e-300)
+        if self.inv is not None:
+            sol = self.inv @ rhs
+            for _ in range(3):   # (refinement, while needed)
+                r = rhs - A @ sol
+                if float(np.abs(r).max()) <= 1e-12 * scale * max(1.0, float(np.abs(sol).max())):
+                    return sol[1:], float(sol[0])
+                sol = sol + self.inv @ r
+            self.rebuild()
+        # afresh: the library's solver takes the border last
+        n = len(self.idx)
+        perm = np.r_[1:n + 1, 0]
+        sol = _solve_free_system(A[np.ix_(perm, perm)], rhs[perm])
+        if sol is None:
+            raise _failed("the elbow's linear system has no solution")
+        return sol[:-1], float(sol[-1])
+
+
+def _direction(el: _Elbow, p: _Problem, theta, T: np.ndarray):
+    """The next segment's direction at a breakpoint: the direction QP over the elbow and the
+    tight points ``T`` (``min 1/2 d'Q_TT d + e'd``, ``y_T'd = 0``, ``d_i >= 0`` where theta is
+    0, ``<= 0`` where it is ``w_i``) by a primal-dual active-set iteration on ``el`` (its
+    free set, updated in place); when a set repeats, one change at a time. ``(d_F, nu)``,
+    nu None when nothing is free (no elbow)."""
+    Q, y, w = p.Q, p.y, p.w
+    inF = np.zeros(len(w), dtype=bool)
+    inF[el.idx] = True
+    for i in T[~inF[T]]:
+        el.add(i)
+    seen, single = set(), False
+    at_lo, at_hi = theta[T] <= 0.0, theta[T] >= w[T]
+    for _ in range(20 * T.size + 50):
+        F = np.array(el.idx, dtype=int)
+        key = F.tobytes()
+        if key in seen:
+            if single:
+                raise _failed("the active set of a breakpoint cycles")
+            single, seen = True, set()
+        seen.add(key)
+        if F.size == 0:
+            return F, np.zeros(0), None
+        dF, nu = el.solve(-np.ones(F.size), 0.0)
+        full = np.zeros(len(w))
+        full[F] = dF
+        inF[:] = False
+        inF[F] = True
+        free = inF[T]
+        dT = full[T]
+        held = ~free
+        grad = np.zeros(T.size)
+        grad[held] = Q[np.ix_(T[held], F)] @ dF + 1.0 + y[T[held]] * nu
+        tx = QP_TOL * max(1.0, float(np.abs(dF).max()))
+        tg = QP_TOL * max(1.0, abs(nu), float(np.abs(grad).max(initial=0.0)))
+        viol = np.zeros(T.size)
+        viol[free & at_lo] = -dT[free & at_lo] / tx
+        viol[free & at_hi] = dT[free & at_hi] / tx
+        viol[held & at_lo] = -grad[held & at_lo] / tg
+        viol[held & at_hi] = grad[held & at_hi] / tg
+        bad = viol > 1.0
+        if not bad.any():
+            return F, dF, nu
+        if single:
+            bad = np.zeros(T.size, dtype=bool)
+            bad[int(np.argmax(viol))] = True
+        for i in T[bad & free]:
+            el.remove(i)
+        for i in T[bad & held]:
+            el.add(i)
+    raise _failed("the active set of a breakpoint does not settle")
+
+
+def _follow(p: _Problem, lam_end: float):
+    """The segments and events of the path from its start down to ``lam_end``."""
+    y, w, Q = p.y, p.w, p.Q
+    n = len(y)
+    live = w > 0
+    theta, theta0, lam, E = _start(p)
+    el = _Elbow(Q, y)
+    for i in E:
+        el.add(i)
+    status = _status(theta, w, np.isin(np.arange(n), E))
+    # the start: constant theta for every lam >= lam0 (theta_0 moves with lam on an elbow)
+    nu0 = -float(y[E[0]]) if E.size else 0.0
+    segments = [_Segment(lam, lam, theta.copy(), theta0, E, np.zeros(E.size), nu0)]
+    events: list = []
+    g = Q @ theta
+    qscale = float(np.abs(Q).max())
+    for k in range(EVENTS_PER_POINT * n + 100):
+        if lam <= lam_end:
+            break
+        if k % REFRESH == 0:
+            g = Q @ theta
+        m = g + y * theta0
+        tol_m = TIGHT * lam + 10 * _roundoff(qscale, theta)
+        # (on the margin, or past it by the round-off the check allows)
+        slack = np.where(status == 2, lam - m, m - lam)
+        tight = live & (status != 1) & (slack <= tol_m)
+        T = np.flatnonzero((status == 1) | tight)
+        for i in [j for j in el.idx if not (status[j] == 1 or tight[j])]:
+            el.remove(i)
+        F, dF, nu = _direction(el, p, theta, T)
+        inF = np.zeros(n, dtype=bool)
+        inF[F] = True
+        new = _status(theta, w, inF)
+        for i in np.flatnonzero(new != status):
+            events.append((lam, int(i), int(status[i]), int(new[i])))
+        status = new
+        if nu is None:   # no elbow: theta stays until the interval of theta_0 closes
+            lam_next, th0_next = _pinch(g, y, theta, w)
+            lam_next = max(min(lam_next, lam), lam_end)
+            segments.append(_Segment(lam, lam_next, theta.copy(), theta0, F, dF, 0.0))
+            lam, theta0 = lam_next, th0_next
+            continue
+        if k % ANCHOR_EVERY == 0:
+            theta, theta0, g = _anchor(el, p, theta, theta0, g, lam, F)
+        dg = dF @ Q[F]
+        t, hit = _next_event(theta, w, F, dF, m, dg + y * nu, lam, status, tight, live)
+        if lam - t <= max(lam_end, END * segments[0].lam_hi):   # (the end; below END
+            # of the start's lambda the events are the round-off of K(y theta) -> 0)
+            t, hit = lam - lam_end, np.zeros(n, dtype=bool)
+        segments.append(_Segment(lam, lam - t, theta.copy(), theta0, F, dF, nu))
+        if not hit.any():   # the end
+            break
+        theta[F] += t * dF
+        theta0 += t * nu
+        g += t * dg
+        lam -= t
+        snap = F[hit[F] | (theta[F] < 0) | (theta[F] > w[F])]
+        target = np.where(theta[snap] < w[snap] / 2, 0.0, w[snap])
+        g += Q[:, snap] @ (target - theta[snap])
+        theta[snap] = target
+        _check(p, theta, theta0, g, lam, status, qscale)
+    else:
+        raise _failed(f"more than {EVENTS_PER_POINT} events per point")
+    return segments, [PathEvent(1.0 / lam_e, i, _NAMES[a], _NAMES[b])
+                      for lam_e, i, a, b in events]
+
+
+def _next_event(theta, w, F, dF, m, dm, lam, status, tight, live):
+    """``(t, hit)``: the decrease of lam to the next event and the points that cause it."""
+    n = len(w)
+    t = np.full(n, np.inf)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        # (an elbow point at its bound whose direction points out within the direction
+        # QP's tolerance stays there: no event)
+        t[F] = np.where((dF < 0) & (theta[F] > 0), theta[F] / -dF,
+                        np.where((dF > 0) & (theta[F] < w[F]), (w[F] - theta[F]) / dF, np.inf))
+        rate = 1.0 + dm
+        L = (status == 2) & ~tight & live
+        R = (status == 0) & ~tight & live
+        r = np.maximum(np.where(L, lam - m, m - lam), 0.0)
+        t = np.where(L & (rate > 0), r / rate, t)
+        t = np.where(R & (rate < 0), r / -rate, t)
+    t = np.maximum(t, 0.0)
+    tmin = float(t.min(initial=np.inf))
+    if not np.isfinite(tmin):
+        return tmin, np.zeros(n, dtype=bool)
+    return tmin, t <= tmin * (1 + 1e-9) + 1e-15 * lam
+
+
+def _anchor(el: _Elbow, p: _Problem, theta, theta0, g, lam, F):
+    """theta and theta_0 at lam solved exactly on the elbow's system -- its points strictly
+    inside their box free, those at a bound held there (``Q_FB theta_B = g_F - Q_FF
+    theta_F``) -- when that moves them by round-off only and keeps them in their box; else
+    as they are (a singular elbow: the current theta is one of its solutions).
+    ``(theta, theta0, g)``."""
+    inside = (theta[F] > 0) & (theta[F] < p.w[F])
+    if not inside.any():
+        return theta, theta0, g
+    y = p.y
+    pos = np.flatnonzero(inside)
+    rows = np.append(0, pos + 1)
+    A = el.A[np.ix_(rows, rows)]
+    E = F[inside]
+    rest = g[E] - A[1:, 1:] @ theta[E]
+    rhs = np.append(-(float(y @ theta) - float(y[E] @ theta[E])), lam - rest)
+    inv = el.inverse_of(rows)
+    sol = None if inv is None else inv @ rhs
+    if sol is None or float(np.abs(A @ sol - rhs).max()) > 1e-12 * max(1.0, float(
+            np.abs(A).max()) * float(np.abs(sol).max())):
+        n = E.size
+        perm = np.r_[1:n + 1, 0]
+        out = _solve_free_system(A[np.ix_(perm, perm)], rhs[perm])
+        if out is None:
+            return theta, theta0, g
+        sol = np.append(out[-1], out[:-1])
+    new = sol[1:]
+    delta = new - theta[E]
+    if float(np.abs(delta).max()) > ANCHOR_DRIFT * float(p.w.max()) \
+            or np.any(new < 0) or np.any(new > p.w[E]):
+        return theta, theta0, g
+    theta = theta.copy()
+    theta[E] = new
+    return theta, float(sol[0]), g + delta @ p.Q[E]
+
+
+def _roundoff(qscale: float, theta) -> float:
+    """A bound on the round-off of ``Q theta`` as computed: eps sqrt(n) max|Q| sum theta."""
+    return float(np.finfo(float).eps * np.sqrt(len(theta)) * qscale * theta.sum())
+
+
+def _check(p: _Problem, theta, theta0, g, lam, status, qscale) -> None:
+    """The KKT conditions of the path's sets at lam (SolveFailedError when they fail)."""
+    m = g + p.y * theta0
+    live = p.w > 0
+    tol = 1e-7 * lam + 100 * _roundoff(qscale, theta)
+    bad = live & (((status == 1) & (np.abs(m - lam) > tol))
+                  | ((status == 2) & (m > lam + tol)) | ((status == 0) & (m < lam - tol)))
+    bal = abs(float(p.y @ theta)) > 1e-9 * float(theta.sum())
+    if bad.any() or bal:
+        raise _failed(f"the optimality conditions fail at C={1 / lam:.6g} (points "
+                      f"{np.flatnonzero(bad)[:5].tolist()}, balance {bal})")

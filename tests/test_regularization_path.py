@@ -1,0 +1,215 @@
+"""The exact regularization path of soft_l1_dual against libsvm (scikit-learn's SVC)."""
+
+import numpy as np
+import pytest
+from sklearn.datasets import make_classification
+from sklearn.svm import SVC
+
+import svm_models as sm
+from svm_models.errors import ParameterError
+
+
+def _data(kind):
+    if kind == "linear":
+        return make_classification(40, 4, random_state=0), {"kernel": "linear"}
+    if kind == "rbf":   # unbalanced classes (the start of JMLR 5, section 4.2)
+        rng = np.random.default_rng(1)
+        X = rng.normal(size=(36, 2))
+        y = np.where(X[:, 0] + 0.5 * rng.normal(size=36) > 0.4, 1, -1)
+        return (X, y), {"kernel": "rbf", "gamma": 1.0}
+    # poly, with duplicated points (merged by the path, split again by at(C))
+    X, y = make_classification(34, 3, n_informative=2, n_redundant=0, random_state=3)
+    X, y = np.vstack([X, X[:6]]), np.append(y, y[:6])
+    return (X, y), {"kernel": "poly", "degree": 2, "gamma": 0.5, "coef0": 1.0}
+
+
+def _svc(X, y, C, kw, sample_weight=None):
+    """libsvm's alpha at tol=1e-10."""
+    ref = SVC(C=C, tol=1e-10, **kw).fit(X, y, sample_weight=sample_weight)
+    alpha = np.zeros(len(y))
+    alpha[ref.support_] = np.abs(ref.dual_coef_[0])
+    return alpha, ref
+
+
+def _reference(X, y, C, kw):
+    """The library's libsvm backend at tol=1e-10 (libsvm, polished, certified); where it
+    refuses its own answer (the poly data at C = 12.2 and 20.1: its certificate is 2e-6 off),
+    PIQP's."""
+    try:
+        return sm.fit(X, y, formulation="soft_l1_dual", solver="libsvm", tol=1e-10, C=C, **kw)
+    except sm.SolveFailedError:
+        return sm.fit(X, y, formulation="soft_l1_dual", solver="piqp", tol=1e-10, C=C, **kw)
+
+
+def _dual(sol, X, y, alpha):
+    """The dual objective of alpha with the kernel of ``sol`` (labels +-1 as the path's)."""
+    ys = np.where(y == sol.classes[1], 1.0, -1.0)
+    v = ys * alpha
+    return float(alpha.sum() - 0.5 * v @ sol.kernel.gram(X) @ v)
+
+
+def _certified(sol):
+    assert sol.status is sm.Status.optimal
+    assert sol.extra["certificate"]["certified"], sol.extra["certificate"]
+    assert abs(sol.duality_gap) <= 1e-9
+
+
+@pytest.mark.parametrize("kind", ["linear", "rbf", "poly"])
+def test_at_equals_libsvm_at_50_Cs(kind):
+    (X, y), kw = _data(kind)
+    path = sm.regularization_path(X, y, **kw)
+    assert len(path.breakpoints) > 10 and len(path.events) >= len(path.breakpoints)
+    for C in np.logspace(np.log10(path.C_start) - 1, np.log10(path.breakpoints[-1]) + 1, 50):
+        sol = path.at(C)
+        _certified(sol)
+        alpha_ref, _ = _svc(X, y, C, kw)
+        ours, theirs = _dual(sol, X, y, sol.alpha), _dual(sol, X, y, alpha_ref)
+        # never below raw libsvm's (at large C its tolerance, absolute in the gradient,
+        # leaves it 1e-7 below the optimum: above it is allowed, the certificate bounds it)
+        assert ours >= theirs - 1e-8 * abs(theirs), (C, ours, theirs)
+        # and equal to the library's libsvm backend's (libsvm, then polished and certified)
+        lib = _reference(X, y, C, kw)
+        assert abs(ours - lib.objective) <= 1e-8 * abs(lib.objective), (C, ours, lib.objective)
+        assert np.all(sol.alpha >= 0) and np.all(sol.alpha <= C * (1 + 1e-12))
+
+
+def test_weighted_path_equals_libsvm():
+    (X, y), kw = _data("rbf")
+    w = np.random.default_rng(5).uniform(0.3, 3.0, len(y))
+    path = sm.regularization_path(X, y, sample_weight=w, **kw)
+    for C in np.logspace(-2, 3, 12):
+        sol = path.at(C)
+        _certified(sol)
+        assert np.all(sol.alpha <= C * w * (1 + 1e-12))
+        alpha_ref, _ = _svc(X, y, C, kw, sample_weight=w)
+        theirs = _dual(sol, X, y, alpha_ref)
+        assert abs(_dual(sol, X, y, sol.alpha) - theirs) <= 1e-8 * abs(theirs)
+
+
+def _sets(alpha, C, rel=1e-7):
+    """0 right, 1 elbow, 2 left of an alpha from an independent solve."""
+    return np.where(alpha <= rel * C, 0, np.where(alpha >= C * (1 - rel), 2, 1))
+
+
+def test_linear_between_breakpoints_and_no_event_skipped():
+    """On each segment alpha / C is linear in 1/C: at the midpoint (in 1/C) of two breakpoints
+    libsvm's (polished) alpha / C is the average of the path's at the two ends; and libsvm's sets there
+    are the sets the path's events give (a skipped event leaves a point in the wrong set)."""
+    (X, y), kw = _data("rbf")
+    path = sm.regularization_path(X, y, **kw)
+    Cs = path.breakpoints
+    events = iter(path.events)
+    pending = next(events, None)
+    # the sets as the events say, from the start (alpha / C constant below the first event)
+    state = dict(enumerate(_sets(path.at(Cs[0] / 2).alpha, Cs[0] / 2, 1e-12)))
+    for lo, hi in zip(Cs[:-1], Cs[1:]):
+        while pending is not None and pending.C <= lo * (1 + 1e-12):
+            assert state[pending.point] == {"right": 0, "elbow": 1, "left": 2}[pending.before]
+            state[pending.point] = {"right": 0, "elbow": 1, "left": 2}[pending.after]
+            pending = next(events, None)
+        mid = 2.0 / (1.0 / lo + 1.0 / hi)
+        theta_mid = (path.at(lo).alpha / lo + path.at(hi).alpha / hi) / 2
+        # libsvm's answer polished on its active set (raw libsvm: alpha 1e-5 off)
+        alpha_ref = sm.fit(X, y, formulation="soft_l1_dual", solver="libsvm", tol=1e-10, C=mid,
+                           **kw).alpha
+        assert np.abs(alpha_ref / mid - theta_mid).max() <= 1e-8, (lo, hi)
+        assert np.array_equal(_sets(alpha_ref, mid), [state[i] for i in range(len(y))]), (lo, hi)
+    assert pending is None or pending.C >= Cs[-1] * (1 - 1e-12)
+
+
+def test_simultaneous_events_and_ties():
+    """A symmetric data set: mirror images reach the margin at the same C (several points
+    at once, ties in the start); the path is still libsvm's optimum."""
+    base = np.array([[1.0, 0.5], [2.0, -0.3], [0.4, 1.2], [1.5, 1.5], [0.2, -0.8],
+                     [-0.3, 0.1], [0.8, 0.0]])
+    X = np.vstack([base, -base, base * [1, -1], -base * [1, -1]])
+    y = np.array([1] * 7 + [-1] * 7 + [1] * 7 + [-1] * 7)
+    path = sm.regularization_path(X, y, kernel="linear")
+    assert any(np.sum(np.isclose([e.C for e in path.events], e.C)) > 1 for e in path.events)
+    for C in np.logspace(-2, 3, 15):
+        sol = path.at(C)
+        _certified(sol)
+        alpha_ref, _ = _svc(X, y, C, {"kernel": "linear"})
+        theirs = _dual(sol, X, y, alpha_ref)
+        assert _dual(sol, X, y, sol.alpha) >= theirs - 1e-8 * abs(theirs)
+
+
+def test_separable_path_ends_at_the_hard_margin():
+    rng = np.random.default_rng(2)
+    X = np.vstack([rng.normal(size=(15, 2)) + 3, rng.normal(size=(15, 2)) - 3])
+    y = np.array([1] * 15 + [-1] * 15)
+    path = sm.regularization_path(X, y, kernel="linear")
+    assert path.separable
+    hard = sm.fit(X, y, formulation="hard_dual", solver="libsvm", tol=1e-10)
+    sol = path.at(1e6)
+    assert np.allclose(sol.w, hard.w, rtol=1e-6) and abs(sol.b - hard.b) <= 1e-6
+
+
+def test_range_and_bad_input():
+    (X, y), kw = _data("linear")
+    path = sm.regularization_path(X, y, C_min=0.1, C_max=10.0, **kw)
+    assert path.breakpoints.min() >= 0.1 and path.breakpoints.max() <= 10.0
+    assert all(0.1 <= e.C <= 10.0 for e in path.events)
+    _certified(path.at(10.0))
+    with pytest.raises(ParameterError, match="outside the path"):
+        path.at(20.0)
+    with pytest.raises(ParameterError, match="C_min < C_max"):
+        sm.regularization_path(X, y, C_min=10.0, C_max=1.0)
+    with pytest.raises(sm.SVMError):
+        sm.regularization_path(X, np.ones(len(y)))
+
+
+def _grid_search(X, y, Cs, **kw):
+    from sklearn.model_selection import GridSearchCV, StratifiedKFold
+
+    return GridSearchCV(SVC(tol=1e-10, **kw), {"C": list(Cs)}, cv=StratifiedKFold(5)).fit(X, y)
+
+
+def test_cross_validation_takes_every_C_from_one_path_per_fold(monkeypatch):
+    import svm_models.methods.regularization_path as rp
+
+    calls = []
+    real = rp.regularization_path
+    monkeypatch.setattr(rp, "regularization_path", lambda *a, **k: calls.append(1) or real(*a, **k))
+    X, y = make_classification(60, 5, random_state=2)
+    Cs = np.logspace(-2, 2, 9)
+    table = sm.cross_validate(X, y, Cs=Cs, cv=5, kernel="rbf", gamma=0.2)
+    assert len(calls) == 5   # one path per fold, not one solve per C
+    gs = _grid_search(X, y, Cs, kernel="rbf", gamma=0.2)
+    for k in range(5):
+        assert np.array_equal(table[f"split{k}_test_score"], gs.cv_results_[f"split{k}_test_score"])
+
+
+def test_Cs_path_finds_the_best_C_on_the_whole_interval():
+    X, y = make_classification(40, 4, random_state=4)
+    est = sm.SVMClassifierCV(Cs="path", kernel="rbf", gamma=0.3).fit(X, y)
+    Cs = np.array([p["C"] for p in est.cv_results_["params"]])
+    assert len(Cs) > 20 and np.all(np.diff(Cs) > 0)
+    rows = np.unique(np.r_[np.arange(0, len(Cs), 7), est.best_index_])   # (libsvm: 5 fits each)
+    gs = _grid_search(X, y, Cs[rows], kernel="rbf", gamma=0.3)
+    assert np.array_equal(est.cv_results_["mean_test_score"][rows],
+                          gs.cv_results_["mean_test_score"])
+    # no grid of the interval does better
+    assert est.best_score_ >= _grid_search(X, y, np.logspace(-4, 4, 41), kernel="rbf",
+                                           gamma=0.3).best_score_
+    with pytest.raises(ParameterError, match="path"):
+        sm.SVMClassifierCV(Cs="path", formulation="soft_l2_dual").fit(X, y)
+
+
+def test_precomputed_kernel_and_points_of_weight_zero():
+    from sklearn.metrics.pairwise import rbf_kernel
+
+    X, y = make_classification(40, 4, random_state=7)
+    K = rbf_kernel(X, X, gamma=0.3)
+    w = np.ones(40)
+    w[:5], w[5:10] = 0.0, 2.5
+    pre = sm.regularization_path(K, y, kernel="precomputed")
+    weighted = sm.regularization_path(X, y, kernel="rbf", gamma=0.3, sample_weight=w)
+    for C in (0.01, 1.0, 100.0):
+        for path, data, kw in ((pre, K, {"kernel": "precomputed"}),
+                               (weighted, X, {"kernel": "rbf", "gamma": 0.3, "sample_weight": w})):
+            sol = path.at(C)
+            _certified(sol)
+            ref = sm.fit(data, y, solver="libsvm", tol=1e-10, C=C, **kw)
+            assert abs(sol.objective - ref.objective) <= 1e-8 * abs(ref.objective)
+        assert np.all(weighted.at(C).alpha[:5] == 0.0)
