@@ -28,7 +28,6 @@ import datetime
 import os
 import subprocess
 import sys
-import time
 import warnings
 
 import numpy as np
