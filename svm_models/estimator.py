@@ -183,7 +183,7 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
         ``"highs"``, ``"scip"``, ``"piqp"``, ``"clarabel"``, ``"ipm"``); ``"auto"``: the
         fastest installed backend that takes the model (libsvm for the classic duals, then
         PIQP, ...: :data:`svm_models.solvers.AUTO_ORDER`); the Solution's
-        ``extra["solver_choice"]`` says which and why.
+        ``Solution.solver_choice`` says which and why.
     C : float or None, default=None
         Soft-margin parameter; None: the formulation's default (1.0). Not taken by the hard
         margin nor by C tuning (which learns it: ``C_``). Radius-margin SVMs:
