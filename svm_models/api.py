@@ -25,12 +25,13 @@ from .model.mixed import objective_scale
 from .postprocess import Context
 from .solution import Solution
 from .model.standard_form import MIXED_INTEGER
+from .config import SOLVE_OPTIONS, solve_config
 from .solvers import SolverOptions, auto_choice, backend, capable, solve_model
 from .status import Status
 from .tolerances import (CERTIFICATE_GAP, CERTIFICATE_GAP_PER_TOL, CERTIFICATE_REFUSE,
                          MIP_GAP_ACCEPT, MIP_GAP_PER_TOL)
 
-_SOLVE_KEYS = set(SolverOptions.__dataclass_fields__)
+_SOLVE_KEYS = set(SOLVE_OPTIONS)   # (raise_on_failure among them: config.SolveConfig)
 
 
 def formulations() -> list[str]:
@@ -158,12 +159,13 @@ def solve(model, solver: str = "auto", *, raise_on_failure: bool = True, _state=
           **options) -> Solution:
     """Solve a model made by :func:`build` (or a larger model containing one SVM block).
 
-    ``options``: ``tol``, ``time_limit`` (seconds for the whole call -- retries, the polish
-    and the fallbacks included, each stage given what is left; default: scaled to the
-    problem, 7.5 s up to 200 points, see
-    :func:`~svm_models.solvers.base.default_time_limit`; ``math.inf`` for none),
-    ``iter_limit``, ``threads``, ``verbose``, ``options`` (raw backend options), ``path``
-    (``"auto"``/``"fast"``/``"general"``). Returns the :class:`~svm_models.solution.Solution`
+    ``options`` (declared once, with their domains: :class:`svm_models.config.SolveConfig`;
+    an unknown one or a value out of its domain is a ParameterError naming it): ``tol``,
+    ``time_limit`` (seconds for the whole call -- retries, the polish and the fallbacks
+    included, each stage given what is left; default: scaled to the problem, 7.5 s up to
+    200 points, see :func:`~svm_models.solvers.base.default_time_limit`; ``math.inf`` for
+    none), ``iter_limit``, ``threads``, ``verbose``, ``options`` (raw backend options),
+    ``path`` (``"auto"``/``"fast"``/``"general"``), ``scaling``, ``switch``. Returns the :class:`~svm_models.solution.Solution`
     of the SVM block; a non-optimal end is a typed error (or, with
     ``raise_on_failure=False``, a Solution with that status and NaN values). Numerical
     trouble is retried once with a looser tolerance, a stop at the backend's own iteration
@@ -189,6 +191,7 @@ def solve(model, solver: str = "auto", *, raise_on_failure: bool = True, _state=
     ``Solution.indicator_rows``); the default ``switch="big_m"`` solves the rows as built.
     """
     opts = SolverOptions.from_kwargs(**options)
+    raise_on_failure = solve_config({"raise_on_failure": raise_on_failure})["raise_on_failure"]
     if not hasattr(model, "component_data_objects"):
         raise ParameterError(f"solve takes a Pyomo model or block made by build(); got "
                              f"{type(model).__name__}")
@@ -560,8 +563,14 @@ def fit(X, y, formulation: str = "soft_l1_dual", solver: str = "auto", **params)
     Solution's ``fallback`` field (kind, asked, solved, reason). If all fail, the error
     names each."""
     solve_kw = split_solve_options(params)
-    raise_on_failure = solve_kw.pop("raise_on_failure", True)
+    raise_on_failure = solve_config(solve_kw)["raise_on_failure"]   # (all of them checked)
+    solve_kw.pop("raise_on_failure", None)
     f = lookup(formulation)
+    unknown = set(params) - set(f.params)
+    if unknown:   # (build would name the hyperparameters only)
+        raise ParameterError(f"{f.name} takes no parameter(s) {sorted(unknown)}; it takes "
+                             f"{', '.join(f.params) or 'none'}, and the solve options "
+                             f"{', '.join(SOLVE_OPTIONS)}")
     # the deadline starts here: the kernel and the build are part of the call
     solve_kw = with_deadline(solve_kw, X, formulation)
     opts = SolverOptions.from_kwargs(**solve_kw)
