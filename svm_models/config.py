@@ -60,8 +60,10 @@ def _one_of(name: str, values: tuple, what: str = ""):
     return domain
 
 
-def _boolean(name: str):
+def _boolean(name: str, none=None):
     def domain(v):
+        if v is None and none is not None:
+            return none
         if not isinstance(v, (bool, numbers.Integral)) or v not in (0, 1):
             raise ParameterError(f"{name} must be True or False; got {plain(v)!r}")
         return bool(v)
@@ -94,7 +96,7 @@ _OPTIONS = {
                    "math.inf for none)."),
     "iter_limit": (_positive_int("iter_limit"), None, "Iteration limit of the backend."),
     "threads": (_positive_int("threads"), None, "Threads the backend may use."),
-    "verbose": (_boolean("verbose"), False, "Show the solver's log."),
+    "verbose": (_boolean("verbose", none=False), False, "Show the solver's log."),
     "options": (_raw_options, None, "Raw backend options {name: value}, passed as they are."),
     "path": (_one_of("path", PATHS), "auto",
              "'auto' (the fast path when the record proves the model, 'mixed' when it proves "
@@ -191,5 +193,7 @@ def solve_config(options: dict, *, who: str = "solver option(s)", extra=()) -> d
     out = {}
     for name, (domain, default, _) in _OPTIONS.items():
         v = options.get(name, default)
-        out[name] = None if v is None else domain(v)
+        # (None: "not set" where that is the default; else refused by the domain, as
+        # ConfigValue's domain never sees None)
+        out[name] = None if v is None and default is None else domain(v)
     return out

@@ -12,8 +12,8 @@ import hashlib
 import json
 import struct
 from collections.abc import MutableMapping
-from dataclasses import dataclass, field, fields
-from typing import Any
+from dataclasses import dataclass, field, fields, replace
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -52,6 +52,12 @@ def field_of(key: str) -> str:
     return RENAMED.get(key, key)
 
 
+def _detail_names(details) -> tuple:
+    """The fields of a details object that ``extra`` reads by name: its class's ``REPORTS``
+    (what were keys of ``extra`` before; an extractor may still give them there)."""
+    return tuple(getattr(type(details), "REPORTS", ())) if details is not None else ()
+
+
 #: old ``extra`` keys read from :attr:`Solution.fallback`: key -> the fallback's ``kind``
 FALLBACK_KEYS = {"retry_quad_form": "quad_form", "retry_formulation": "formulation"}
 
@@ -73,6 +79,9 @@ class Extra(MutableMapping):
     def _declared(self, key):
         if key in DECLARED:
             return self._owner.__dict__.get(field_of(key))
+        details = self._owner.__dict__.get("details")
+        if details is not None and key in _detail_names(details):
+            return getattr(details, key)
         if key in FALLBACK_KEYS:
             fb = self._owner.__dict__.get("fallback")
             if fb is not None and fb.get("kind") == FALLBACK_KEYS[key]:
@@ -86,6 +95,11 @@ class Extra(MutableMapping):
         return self.free[key]
 
     def __setitem__(self, key, value):
+        if key in _detail_names(self._owner.__dict__.get("details")):
+            raise TypeError(f"extra[{key!r}] is the declared field Solution.details.{key}, "
+                            "read-only as the Solution is: dataclasses.replace(sol, details="
+                            f"dataclasses.replace(sol.details, {key}=...)) makes a Solution "
+                            "with another value")
         if key in DECLARED or key in FALLBACK_KEYS:
             name = field_of(key) if key in DECLARED else "fallback"
             raise TypeError(f"extra[{key!r}] is the declared field Solution.{name}, read-only "
@@ -97,7 +111,8 @@ class Extra(MutableMapping):
         del self.free[key]
 
     def __iter__(self):
-        for k in (*DECLARED, *FALLBACK_KEYS):
+        details = self._owner.__dict__.get("details")
+        for k in (*DECLARED, *FALLBACK_KEYS, *_detail_names(details)):
             if self._declared(k) is not None:
                 yield k
         yield from (k for k in self.free if self._declared(k) is None)
@@ -126,6 +141,15 @@ class CTuningDetails:
     g_kkt, g_multipliers : g* from the KKT least squares and from the multipliers (None
         where the backend gives none); ``g`` is the first, moved onto an end of the range
         when complementarity says so
+
+    What the extractor reports besides (``formulations/c_tuning.md``; each also read as
+    ``sol.extra[name]``, as before): ``variant``, ``form`` (``"norm"`` or ``"quadratic"``),
+    ``g_source`` (how g* was found), ``q_hi``, ``q_lo`` (the two quadratic forms at alpha),
+    ``eta_hi``, ``eta_lo`` (the multipliers of the two range constraints), ``active``
+    (which are active: ``"hi"``, ``"lo"``), ``margin_M``, ``soft_l2_objective_at_C``,
+    ``solver_objective`` (the model's objective before the polish), ``b_multiplier``,
+    ``g_min``, ``g_max``, ``lam_min``, ``lam_max`` (the PSD range and K's extreme
+    eigenvalues)
     """
 
     g: float
@@ -133,8 +157,29 @@ class CTuningDetails:
     C_reason: str | None
     g_lo: float
     g_hi: float
+    REPORTS: ClassVar[tuple] = (
+        "variant", "form", "g_source", "q_hi", "q_lo", "eta_hi", "eta_lo", "active", "margin_M",
+        "soft_l2_objective_at_C", "solver_objective", "b_multiplier", "g_min", "g_max",
+        "lam_min", "lam_max")
+
     g_kkt: float | None = None
     g_multipliers: float | None = None
+    variant: str | None = None
+    form: str | None = None
+    g_source: str | None = None
+    q_hi: float | None = None
+    q_lo: float | None = None
+    eta_hi: float | None = None
+    eta_lo: float | None = None
+    active: list | None = None
+    margin_M: float | None = None
+    soft_l2_objective_at_C: float | None = None
+    solver_objective: float | None = None
+    b_multiplier: float | None = None
+    g_min: float | None = None
+    g_max: float | None = None
+    lam_min: float | None = None
+    lam_max: float | None = None
 
 
 @dataclass(frozen=True, eq=False)
@@ -147,13 +192,23 @@ class RadiusDetails:
     mu : (m,) feature / kernel weights (R-SVM_mu+), else None
     beta : multipliers of the radius rows, one per pair of ``pairs`` (R-SVM+), else None
     pairs : (p, 2) the pairs (i, j) of the radius rows in the model (None: not applicable)
+    w_blocks : with ``kernels=``, the ``w_k`` of each kernel (``sol.w`` is None then)
+    f, spread, representer : the kernel form's decision values without b, ``max f - min f``,
+        and how the expansion ``a`` reproducing f was found
+    (each also read as ``sol.extra[name]``, as before)
     """
 
     r: float
     lam: float
     mu: Any = None
     beta: Any = None
+    REPORTS: ClassVar[tuple] = ("w_blocks", "f", "spread", "representer")
+
     pairs: Any = None
+    w_blocks: Any = None
+    f: Any = None
+    spread: float | None = None
+    representer: str | None = None
 
 
 @dataclass(frozen=True, eq=False)
@@ -328,6 +383,11 @@ class Solution:
                     object.__setattr__(self, "fallback", {**self.fallback, "message": v})
             else:
                 free[k] = v
+        details = self.details
+        moved = {k: free.pop(k) for k in _detail_names(details)
+                 if k in free and getattr(details, k) is None}
+        if moved:   # (what the details declare, given in extra: a formulation's extractor)
+            object.__setattr__(self, "details", replace(details, **moved))
         object.__setattr__(self, "extra", Extra(self, free))
         for name in _ARRAYS:
             v = getattr(self, name)

@@ -27,6 +27,7 @@ BAD = [
     ({"path": "quick"}, r"path must be one of 'auto', 'fast', 'general'; got 'quick'"),
     ({"scaling": "yes"}, r"scaling must be one of 'auto', 'on', 'off', 'diagonal'"),
     ({"switch": "bigM"}, r"switch must be one of 'big_m', 'indicator'"),
+    ({"path": None}, r"path must be one of 'auto', 'fast', 'general'; got None"),
     ({"deadline": 5.0}, r"deadline must be a svm_models.solvers.base.Deadline"),
 ]
 

@@ -414,3 +414,24 @@ def test_every_key_the_package_reads_from_a_solutions_extra_is_declared():
                 found.setdefault(key, []).append(f"{path.relative_to(root)}:{node.lineno}")
     undeclared = {k: v for k, v in found.items() if k not in DECLARED and k not in FALLBACK_KEYS}
     assert not undeclared, f"undeclared keys of Solution.extra read in the package: {undeclared}"
+
+
+def test_a_familys_reports_are_fields_of_its_details():
+    """C tuning's reports (formulations/c_tuning.md) are declared on CTuningDetails: read as
+    ``sol.q_hi``, ``sol.details.q_hi`` and, as before, ``sol.extra["q_hi"]`` -- with the
+    values their definitions give: q_hi = alpha'alpha/l at the solution (both range rows
+    active on this data: q_hi = q_lo), and the multipliers' stationarity eta_hi + eta_lo = 1/2."""
+    sol = sm.fit(TOY_X, TOY_Y, "c_tuning_standard", require("clarabel"))
+    d = sol.details
+    assert d.variant == "standard" and d.form in ("norm", "quadratic")
+    assert d.active == ["hi", "lo"] and abs(d.q_hi - d.q_lo) <= 1e-6 * d.q_hi
+    l = len(TOY_Y)
+    assert abs(d.q_hi - float(sol.alpha @ sol.alpha) / l) <= 1e-6 * d.q_hi
+    assert abs(d.eta_hi + d.eta_lo - 0.5) <= 1e-6
+    for key in ("q_hi", "active", "eta_hi", "form", "g_source"):
+        assert sol.extra[key] is getattr(d, key) is getattr(sol, key) and key in sol.extra
+        assert key not in sol.extra.free
+    with pytest.raises(TypeError, match=r"Solution.details.q_hi"):
+        sol.extra["q_hi"] = 0.0
+    back = Solution.from_json(sol.to_json())
+    assert back.details == d and back.extra["eta_sum"] == sol.extra["eta_sum"]
