@@ -74,9 +74,11 @@ test-perturbed: setup
 	SVM_MODELS_PERTURB=1e-12 $(VENV_PY) -m pytest $(PYTEST_ARGS)
 
 # The book: pages generated from formulations/ and examples/ (docs/book.py), every notebook
-# executed during the build, warnings as errors, no network. DOCS_JOBS: parallel readers.
+# executed during the build, warnings as errors, no network (the catalogue's backend columns
+# first written from the backend table: docs/backend_columns.py). DOCS_JOBS: parallel readers.
 DOCS_JOBS ?= 2
 docs: setup
+	$(VENV_PY) docs/backend_columns.py
 	$(VENV)/bin/sphinx-build -W --keep-going -q -j $(DOCS_JOBS) -b html docs docs/_build/html -d docs/_build/doctrees
 	@echo "make docs: docs/_build/html/index.html"
 

@@ -45,6 +45,8 @@ import numpy as np
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
+from conditions import describe  # noqa: E402
+from conditions import machine as conditions_now  # noqa: E402
 
 from approaches import FloorIpm, FloorPiqp, make_data  # noqa: E402
 from memory import hwm_bytes, reset_hwm, rss_bytes  # noqa: E402
@@ -265,7 +267,8 @@ def secs(run: dict) -> str:
 
 def render(res: dict) -> str:
     out = ["# Big problems on one machine (issue 17): results of `benchmarks/big.py`", "",
-           f"Run {res.get('started', '?')} UTC, load average at start {res.get('load', '?')}; "
+           f"Run {res.get('started', '?')} UTC, load average at start {res.get('load', '?')} "
+           f"({res.get('conditions', 'threads not recorded')}); "
            "2 shared cores (see benchmarks/README.md, Machine). `peak MB`: the highest resident "
            "set of the measuring child during the run over the one at its start (high-water "
            "mark reset first; the data X is in memory before); svm_models: the whole fit, "
@@ -344,6 +347,7 @@ def main(argv=None):
         row.setdefault("load", (res.get("load") or ["?"])[0])
     res["started"] = time.strftime("%Y-%m-%d %H:%M", time.gmtime())
     res["load"] = [round(x, 2) for x in os.getloadavg()]
+    res["conditions"] = describe(conditions_now())
     parts = a.parts.split(",")
     if "linear" in parts:
         cases = ([(f, int(l), s) for f, l, s in (c.split(":") for c in a.linear.split(","))]

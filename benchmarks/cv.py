@@ -30,6 +30,9 @@ import time
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from conditions import describe  # noqa: E402
+from conditions import machine as conditions_now  # noqa: E402
 CS = np.logspace(-2, 2, 20).tolist()
 GAMMAS = [1 / 80, 1 / 20, 1 / 5]
 APPROACHES = ("ours_serial", "ours_n_jobs_2", "gridsearch_svmclassifier", "gridsearch_svc")
@@ -102,7 +105,7 @@ def child(name: str, l: int, every: int) -> dict:
 
 
 def run(name: str, l: int, every: int) -> dict:
-    load = os.getloadavg()
+    load, before = os.getloadavg(), conditions_now()
     proc = subprocess.run([sys.executable, __file__, "--child", name, "--l", str(l),
                            "--gs-every", str(every)], capture_output=True, text=True)
     if proc.returncode != 0:
@@ -110,6 +113,7 @@ def run(name: str, l: int, every: int) -> dict:
     out = json.loads(proc.stdout.strip().splitlines()[-1])
     out["load_before"] = [round(x, 2) for x in load]
     out["load_after"] = [round(x, 2) for x in os.getloadavg()]
+    out["conditions"] = describe(before, conditions_now(busy=False))
     return out
 
 
@@ -191,6 +195,10 @@ def write(results: dict, l: int, every: int, path: str) -> None:
         "the 15 tasks). Our times include the refit on all data "
         f"({R['ours_serial']['refit_time']:.1f} s serially; with n_jobs=2 "
         f"{par['refit_time']:.1f} s, made {where}).",
+        "",
+        "Conditions of each run (benchmarks/conditions.py):",
+        "",
+        *(f"- {names[k]}: {R[k].get('conditions', 'threads not recorded')}" for k in APPROACHES),
     ]
     with open(path, "w") as fh:
         fh.write("\n".join(lines) + "\n")

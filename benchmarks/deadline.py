@@ -25,6 +25,7 @@ import warnings
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
 
 #: (problem class, formulation, params, sizes small / medium / large)
 CASES = [
@@ -33,7 +34,6 @@ CASES = [
     ("SOCP", "c_tuning_standard", {}, (30, 100, 300)),
 ]
 BACKENDS = ("libsvm", "highs", "piqp", "clarabel", "ipm", "gurobi", "ipopt", "scip")
-THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
 
 
 def data(l: int):
@@ -87,15 +87,9 @@ def warm_up(backends) -> None:
 
 
 def thread_settings() -> str:
-    parts = [f"{v}={os.environ.get(v, 'unset')}" for v in THREAD_VARS]
-    try:
-        from threadpoolctl import threadpool_info
+    from conditions import blas_threads, thread_variables
 
-        parts += [f"{i['internal_api']}: {i['num_threads']} threads"
-                  for i in threadpool_info()]
-    except ImportError:
-        pass
-    return "; ".join(parts)
+    return f"{thread_variables()}; {blas_threads()}"
 
 
 def main(argv=None) -> int:

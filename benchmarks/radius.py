@@ -54,6 +54,8 @@ from svm_models.datasets import benchmark_data
 from svm_models.model.standard_form import assemble
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from conditions import describe  # noqa: E402
+from conditions import machine as conditions_now  # noqa: E402
 from memory import hwm_bytes, reset_hwm, rss_bytes  # noqa: E402
 
 # by module path (``svm_models.formulations`` is also the name of a function of the package)
@@ -711,7 +713,9 @@ def write_markdown(data: dict, path: str) -> None:
          f"Data `benchmark_data(l, d={D})`, C = {C:g}, lam = {LAM:g}. See README.md "
          "(\"Radius-margin SVMs\").\n"]
     for part, m in data.get("runs", {}).items():
-        L.append(f"- {part}: run on {m['date']}, load average at start {m['load_avg_at_start']}")
+        L.append(f"- {part}: run on {m['date']}, load average at start {m['load_avg_at_start']}"
+                 + (f"; {m['conditions']}" if m.get("conditions") else
+                    "; threads not recorded (a run before benchmarks/conditions.py)"))
     L.append("")
     G = data.get("generation")
     if G:
@@ -849,7 +853,7 @@ def main(argv=None) -> int:
             data = {}
     meta = {"quick": args.quick, "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
             "machine": machine(), "load_avg_at_start": tuple(round(v, 2) for v in os.getloadavg()),
-            "args": vars(args), "minutes": 0.0}
+            "conditions": describe(conditions_now()), "args": vars(args), "minutes": 0.0}
     data["meta"] = meta
     runs = data.setdefault("runs", {})
 
@@ -860,7 +864,8 @@ def main(argv=None) -> int:
         write_markdown(data, mpath)
 
     def stamp(part):
-        runs[part] = {"date": meta["date"], "load_avg_at_start": meta["load_avg_at_start"]}
+        runs[part] = {"date": meta["date"], "load_avg_at_start": meta["load_avg_at_start"],
+                      "conditions": meta["conditions"]}
 
     if "1" in parts:
         log(f"part 1: constraint generation, l in {gen_sizes}")

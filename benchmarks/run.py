@@ -38,6 +38,8 @@ sys.path.insert(0, HERE)
 import numpy as np  # noqa: E402
 
 import approaches as ap  # noqa: E402
+from conditions import describe  # noqa: E402
+from conditions import machine as conditions_now  # noqa: E402
 from memory import hwm_bytes, reset_hwm, rss_bytes  # noqa: E402
 
 SIZES = (200, 500, 1000, 2000, 5000, 10000, 20000)
@@ -447,7 +449,9 @@ def write_markdown(data, path):
             L.append(f"- {sec.split('_')[0]}: run on {m['date']}, {m['minutes']:.1f} min, load average "
                      f"at start {tuple(round(v, 2) for v in m['load_avg_at_start'])}"
                      + (f", cap per measurement <= {m['budget']:.0f} s within {m['max_minutes']:.0f} min"
-                        if 'budget' in m else ""))
+                        if 'budget' in m else "")
+                     + (f"; {m['conditions']}" if m.get("conditions") else
+                        "; threads not recorded (a run before benchmarks/conditions.py)"))
     L.append("")
     T = data.get("targets")
     if T:
@@ -671,7 +675,8 @@ def update_readme(data, path):
         m = data.get(sec)
         if m:
             L.append(f"- {sec.split('_')[0]}: {m['date']}, {m['minutes']:.1f} min, load average at "
-                     f"start {tuple(round(v, 2) for v in m['load_avg_at_start'])}")
+                     f"start {tuple(round(v, 2) for v in m['load_avg_at_start'])}"
+                     + (f"; {m['conditions']}" if m.get("conditions") else ""))
     L.append("")
     if data.get("targets"):
         L += ["Targets of issue 9:", "", "| target | figure reached | goal | met |", "|---|---|---|---|"]
@@ -789,10 +794,11 @@ def main(argv=None):
 
     if not args.grid_only:
         log("targets")
-        t0 = time.time()
+        t0, before = time.time(), conditions_now()
         data["targets"] = run_targets(args.quick, log)
         data["targets_meta"] = {"date": data["meta"]["date"], "minutes": (time.time() - t0) / 60,
-                                "load_avg_at_start": data["meta"]["machine"]["load_avg_at_start"]}
+                                "load_avg_at_start": data["meta"]["machine"]["load_avg_at_start"],
+                                "conditions": describe(before, conditions_now(busy=False))}
 
     if not args.targets_only:
         cases = QUICK_GRID if args.quick else GRID
@@ -808,12 +814,13 @@ def main(argv=None):
             return max(2.0, min(args.budget if not args.quick else 5.0, remaining / max(left, 1) / 2.0))
 
         log("grid")
-        t0 = time.time()
+        t0, before = time.time(), conditions_now()
         grid = run_grid(cases, sizes, cap_for, log)
         data["grid_meta"] = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
                              "minutes": (time.time() - t0) / 60, "budget": args.budget,
                              "max_minutes": args.max_minutes,
-                             "load_avg_at_start": data["meta"]["machine"]["load_avg_at_start"]}
+                             "load_avg_at_start": data["meta"]["machine"]["load_avg_at_start"],
+                             "conditions": describe(before, conditions_now(busy=False))}
         if args.cases and data.get("grid"):
             data["grid"].update(grid)
         else:

@@ -32,6 +32,8 @@ import warnings
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from conditions import machine  # noqa: E402
 
 
 def best(fn, repeat: int) -> tuple[float, object]:
@@ -41,51 +43,6 @@ def best(fn, repeat: int) -> tuple[float, object]:
         out = fn()
         t = min(t, time.perf_counter() - t0)
     return t, out
-
-
-def blas_threads() -> str:
-    """The thread pools as threadpoolctl sees them: "openblas 2 (pthreads), openmp 2"."""
-    from threadpoolctl import threadpool_info
-
-    seen = []
-    for pool in threadpool_info():
-        layer = f" ({pool['threading_layer']})" if pool.get("threading_layer") else ""
-        item = f"{pool.get('internal_api', pool['user_api'])} {pool['num_threads']}{layer}"
-        if item not in seen:
-            seen.append(item)
-    return ", ".join(seen) or "none loaded"
-
-
-def busy_others(interval: float = 0.5, threshold: float = 0.5) -> str:
-    """Other processes using more than ``threshold`` of a core over ``interval`` seconds, as
-    "name (pid) 98%" ("none"; "unknown" without psutil)."""
-    try:
-        import psutil
-    except ImportError:
-        return "unknown"
-    own = {os.getpid()} | {c.pid for c in psutil.Process().children(recursive=True)}
-    procs = [p for p in psutil.process_iter(["name"]) if p.pid not in own]
-    for p in procs:
-        try:
-            p.cpu_percent(None)
-        except (psutil.NoSuchProcess, psutil.AccessDenied):
-            pass
-    time.sleep(interval)
-    busy = []
-    for p in procs:
-        try:
-            pct = p.cpu_percent(None)
-        except (psutil.NoSuchProcess, psutil.AccessDenied):
-            continue
-        if pct > 100 * threshold:
-            name = (p.info["name"] or "?").replace("|", "/")   # (a cell of the table)
-            busy.append(f"{name} ({p.pid}) {pct:.0f}%")
-    return "; ".join(busy) or "none"
-
-
-def machine() -> dict:
-    """The machine's state now: load average (1 min), thread pools, busy processes."""
-    return {"load": os.getloadavg()[0], "threads": blas_threads(), "busy": busy_others()}
 
 
 def write_section(path: str, rows: list, argv: list) -> None:

@@ -63,7 +63,7 @@ from .methods.saddle import saddle_point_check
 from .solution import Solution
 from .config import SolveConfig
 from .estimator import SVMClassifier, SVMClassifierCV
-from .solvers import solvers
+from .solvers import Backend, register_backend, solvers
 from .solvers import pyomo_factory as _pyomo_factory  # registers svm_models.* with Pyomo's SolverFactory
 from .status import Status
 

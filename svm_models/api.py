@@ -23,6 +23,7 @@ from .errors import (BadScaleWarning, FallbackWarning, InfeasibleError, LicenseL
 from .model.built import svm_blocks
 from .model.mixed import objective_scale
 from .postprocess import Context
+from .threads import library_threads
 from .solution import Solution
 from .model.standard_form import MIXED_INTEGER
 from .config import SOLVE_OPTIONS, solve_config
@@ -200,7 +201,8 @@ def solve(model, solver: str = "auto", *, raise_on_failure: bool = True, _state=
     svm = blk._svm
     opts = opts.with_deadline(svm.data.n_points, svm.record.problem_class in MIXED_INTEGER)
     options = {**options, "deadline": opts.deadline}
-    with Countdown(opts.deadline, label=f"solve ({solver})"):
+    with Countdown(opts.deadline, label=f"solve ({solver})"), \
+            library_threads(svm.data.n_points):
         return _solve_within(model, solver, svm, opts, options, raise_on_failure, _state)
 
 
@@ -574,7 +576,8 @@ def fit(X, y, formulation: str = "soft_l1_dual", solver: str = "auto", **params)
     # the deadline starts here: the kernel and the build are part of the call
     solve_kw = with_deadline(solve_kw, X, formulation)
     opts = SolverOptions.from_kwargs(**solve_kw)
-    with Countdown(opts.deadline, label=f"fit {formulation} ({solver})"):
+    with Countdown(opts.deadline, label=f"fit {formulation} ({solver})"), \
+            library_threads(len(y) if hasattr(y, "__len__") else 0):
         return _fit_within(X, y, f, solver, params, solve_kw, opts, raise_on_failure)
 
 

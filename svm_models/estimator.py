@@ -46,6 +46,7 @@ from .methods.cv import (
 from .api import with_deadline
 from .methods.radius import fit as sm_fit
 from .config import SOLVE_OPTIONS, solve_config
+from .threads import library_threads
 
 #: ``probability=True``: the folds of the internal cross-validation (as libsvm)
 PROBABILITY_FOLDS = 5
@@ -485,6 +486,11 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
             The backend is missing, cannot take the problem, or did not solve it.
         """
         X, y = self._fit_input(X, y)
+        with library_threads(y.size):   # (the BLAS threads that pay: svm_models/threads.py)
+            return self._fit_checked(X, y, sample_weight)
+
+    def _fit_checked(self, X, y, sample_weight):
+        """:meth:`fit` on validated input, within the library's BLAS threads."""
         _check_targets(y)
         params = self._formulation_params()
         self.__dict__.pop("_kernel_X", None)

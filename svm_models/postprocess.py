@@ -230,6 +230,8 @@ def bias_from_kkt(margin: Margin, alpha, y, f, C, thr) -> float:
     constrains nothing). ``margin``: a :class:`~svm_models.model.forms.Margin` (as in every rule
     below).
     """
+    if margin.level:
+        return levels(margin, alpha, y, f, C, thr)[0]
     sv = alpha > thr
     if margin.ridge:
         return float(np.mean(y[sv] * (1.0 - ratio(alpha, C)[sv]) - f[sv])) if sv.any() else 0.0
@@ -254,6 +256,34 @@ def bias_from_kkt(margin: Margin, alpha, y, f, C, thr) -> float:
     if np.isfinite(lo_b) and np.isfinite(hi_b):
         return (lo_b + hi_b) / 2
     return lo_b if np.isfinite(lo_b) else hi_b if np.isfinite(hi_b) else 0.0
+
+
+def levels(margin: Margin, alpha, y, f, C, thr) -> tuple[float, float]:
+    """``(b, rho)``: the bias and the margin's level from the KKT conditions of the dual,
+    given ``f = K(y*alpha)``. A margin of level 1 (``not margin.level``): ``(b, 1)``, b by
+    :func:`bias_from_kkt`. A margin whose level is a variable (the nu-SVM: ``y_i (f_i + b) =
+    rho`` on the free points ``0 < alpha_i < C_i``): per class ``c`` the level ``r_c`` that
+    ``g_i = y_i f_i`` takes on its free points, their mean; with no free point of the class,
+    the midpoint of the interval the others allow (``g_i <= r_c`` at the upper bound, ``>=
+    r_c`` at zero), as libsvm does; ``rho = (r_+ + r_-) / 2``, ``b = (r_- - r_+) / 2``
+    (``formulations/nu.md``)."""
+    if not margin.level:
+        return bias_from_kkt(margin, alpha, y, f, C, thr), 1.0
+    g = y * f
+    upper = np.broadcast_to(np.asarray(C, dtype=float), np.shape(alpha))
+    r = []
+    for c in (1.0, -1.0):
+        cls = (y == c) & (upper > 0)
+        free = cls & (alpha > thr) & (alpha < upper - thr)
+        if free.any():
+            r.append(float(np.mean(g[free])))
+            continue
+        at_top, at_zero = cls & (alpha >= upper - thr), cls & (alpha <= thr)
+        lo = float(np.max(g[at_top], initial=-np.inf))
+        hi = float(np.min(g[at_zero], initial=np.inf))
+        r.append(0.5 * (lo + hi) if np.isfinite(lo) and np.isfinite(hi) else
+                 lo if np.isfinite(lo) else hi)
+    return 0.5 * (r[1] - r[0]), 0.5 * (r[0] + r[1])
 
 
 def bias_minimising_primal(y, f, C) -> float:
@@ -293,9 +323,10 @@ def bias_minimising_primal(y, f, C) -> float:
     return float(knots[k])
 
 
-def dual_kkt_residual(margin: Margin, alpha, y, f, b, C, thr) -> float:
-    """Largest violation of the dual KKT conditions, in units of the margin (f = K(y*alpha))."""
-    m = y * (f + b) + (ratio(alpha, C) if margin.ridge else 0.0)   # = 1 on free vectors
+def dual_kkt_residual(margin: Margin, alpha, y, f, b, C, thr, rho: float = 1.0) -> float:
+    """Largest violation of the dual KKT conditions, in units of the margin's level ``rho``
+    (1, or the nu-SVM's; ``f = K(y*alpha)``)."""
+    m = (y * (f + b) + (ratio(alpha, C) if margin.ridge else 0.0)) / rho   # = 1 on free vectors
     res = np.zeros_like(alpha)
     lower = alpha <= thr
     upper = (alpha >= C - thr) if margin.box else np.zeros_like(lower)
@@ -320,37 +351,44 @@ POLISH_BALANCED = 1e-9
 
 
 def polish_dual(svm, margin: Margin, alpha: np.ndarray, C, thr, max_rounds: int = 25, *,
-                judge: bool = True):
+                judge: bool = True, total: float | None = None):
     """Active-set polishing of a dual solution (a primal-dual active-set method started from
     the solver's answer): on the free set F, solve the KKT equations
     ``(H alpha)_F + b y_F = e_F`` and ``y'alpha = 0`` exactly (``H = G(K)``, plus ``I/C`` for
-    the 2-norm), the other points held at their bound. Free components that leave ``[0, C]``
-    are held at the bound they crossed; held points whose margin has the wrong sign for their
-    bound (``y_i f(x_i) < 1`` at 0, ``> 1`` at C) are released into F; until neither happens.
+    the 2-norm; a margin with a level of its own, the nu-SVM's: ``(H alpha)_F + b y_F - rho
+    e_F = 0`` and the row ``e'alpha = total`` too), the other points held at their bound.
+    Free components that leave ``[0, C]`` are held at the bound they crossed; held points
+    whose margin has the wrong sign for their bound (``y_i f(x_i) < rho`` at 0, ``> rho`` at
+    C; rho = 1 but for a level margin) are released into F; until neither happens.
 
     Interior-point and active-set solvers stop at their own tolerances (HiGHS's QP solver
     leaves alpha ~1e-5 off on some problems whatever its options); the polished alpha is
     taken only if its KKT residual is no larger than the solver's alpha's and, when that
-    alpha is balanced, its dual objective no lower beyond round-off (``judge=False``: taken
-    whenever the active set settles, for a caller that certifies it itself). Only for a model
-    the record proves unchanged. Returns ``(alpha, accepted)``."""
+    alpha is feasible (balanced, and on the level row), its dual objective no lower beyond
+    round-off (``judge=False``: taken whenever the active set settles, for a caller that
+    certifies it itself). Only for a model the record proves unchanged. Returns
+    ``(alpha, accepted)``."""
     y = svm.data.y
     Cb = C if margin.box else np.inf
+    q = 0.0 if margin.level else 1.0   # the dual's linear term q'alpha
 
     def residual(a):
         """(KKT residual, dual objective, a bound on the round-off in it) of ``a``."""
         f = svm.kernel_times(y * a)
-        b = bias_from_kkt(margin, a, y, f, C, thr)
-        dual = float(a.sum() - 0.5 * (y * a) @ f
+        b, rho = levels(margin, a, y, f, C, thr)
+        dual = float(q * a.sum() - 0.5 * (y * a) @ f
                      - (0.5 * a @ ratio(a, C) if margin.ridge else 0.0))
         # an unbalanced alpha (y'a != 0: HiGHS's multipliers, 1e-6) is not dual feasible, its
         # dual value not comparable (it can lie above the optimum): then no dual value
-        if abs(float(y @ a)) > POLISH_BALANCED * max(float(a.sum()), 1e-300):
+        scale = max(float(a.sum()), 1e-300)
+        if abs(float(y @ a)) > POLISH_BALANCED * scale or (
+                margin.level and abs(float(a.sum()) - total) > POLISH_BALANCED * scale):
             dual = -np.inf
         sv = np.flatnonzero(a > 0)
         # |(ya)'K(ya)| <= (sum a)^2 max K_ii (K is PSD): the size of the terms that cancel
         size = float(a.sum()) ** 2 * float(np.max(_kernel_diagonal(svm, sv), initial=0.0))
-        return (dual_kkt_residual(margin, a, y, f, b, np.inf if C is None else C, thr), dual,
+        return (dual_kkt_residual(margin, a, y, f, b, np.inf if C is None else C, thr,
+                                  rho if rho > 0 else 1.0), dual,
                 POLISH_ROUNDOFF * max(size, abs(dual), 1e-300))
 
     def better(new, old):
@@ -375,19 +413,9 @@ def polish_dual(svm, margin: Margin, alpha: np.ndarray, C, thr, max_rounds: int 
         new = fixed.copy()
         new[F] = 0.0
         if F.size:
-            KFF = _kernel_block(svm, F)
-            H = KFF * np.outer(y[F], y[F])
-            if margin.ridge:
-                H = H + np.diag(ratio(np.ones(F.size), C if np.ndim(C) == 0 else C[F]))
-            A = np.zeros((F.size + 1, F.size + 1))
-            A[:-1, :-1] = H
-            A[:-1, -1] = y[F]
-            A[-1, :-1] = y[F]
-            rhs = np.concatenate([1.0 - y[F] * svm.kernel_times(y * new)[F], [-(y @ new)]])
-            sol = _solve_free_system(A, rhs)
-            if sol is None:
+            aF = _free_solution(svm, margin, new, F, C, q, total)
+            if aF is None:
                 return alpha, False
-            aF = sol[:-1]
             CbF = Cb if np.ndim(Cb) == 0 else Cb[F]
             low, high = aF < 0.0, aF > CbF
             if low.any() or high.any():
@@ -398,11 +426,11 @@ def polish_dual(svm, margin: Margin, alpha: np.ndarray, C, thr, max_rounds: int 
             new[F] = aF
         # the held points: a margin of the wrong sign for the bound a point is held at
         f = svm.kernel_times(y * new)
-        b = bias_from_kkt(margin, new, y, f, C, 0.0)
+        b, rho = levels(margin, new, y, f, C, 0.0)
         m = y * (f + b) + (ratio(new, C) if margin.ridge else 0.0)
         slack = POLISH_RELEASE * max(1.0, float(np.max(np.abs(f), initial=0.0)) + abs(b))
         held = ~free & live(None if margin.hard else C, len(new))
-        wrong = held & (((new <= 0.0) & (m < 1.0 - slack)) | ((new >= Cb) & (m > 1.0 + slack)))
+        wrong = held & (((new <= 0.0) & (m < rho - slack)) | ((new >= Cb) & (m > rho + slack)))
         if wrong.any():
             free |= wrong
             continue
@@ -415,6 +443,29 @@ def polish_dual(svm, margin: Margin, alpha: np.ndarray, C, thr, max_rounds: int 
     return alpha, False
 
 
+def _free_solution(svm, margin: Margin, held: np.ndarray, F: np.ndarray, C, q: float,
+                   total: float | None) -> np.ndarray | None:
+    """alpha on the free points F, the others at ``held`` (zero on F): the KKT system of the
+    polish, ``H_FF a_F + b y_F (- rho e_F) = q e_F - (H held)_F``, ``y'alpha = 0`` (and
+    ``e'alpha = total`` for a margin with a level of its own) -- the border's multipliers b
+    (and -rho) solved with it; None when it has no solution (:func:`_solve_free_system`)."""
+    y = svm.data.y
+    k = F.size
+    H = _kernel_block(svm, F) * np.outer(y[F], y[F])
+    if margin.ridge:
+        H = H + np.diag(ratio(np.ones(k), C if np.ndim(C) == 0 else C[F]))
+    borders = [y[F]] + ([np.ones(k)] if margin.level else [])
+    A = np.zeros((k + len(borders), k + len(borders)))
+    A[:k, :k] = H
+    for j, border in enumerate(borders):
+        A[:k, k + j] = A[k + j, :k] = border
+    rhs = [q - y[F] * svm.kernel_times(y * held)[F], [-(y @ held)]]
+    if margin.level:
+        rhs.append([total - held.sum()])
+    sol = _solve_free_system(A, np.concatenate(rhs), len(borders))
+    return None if sol is None else sol[:k]
+
+
 #: steps of iterative refinement of the polish's linear system (raw breast-cancer features,
 #: linear kernel: margins 1e-7 off after one solve)
 POLISH_REFINE = 2
@@ -422,7 +473,7 @@ POLISH_REFINE = 2
 POLISH_SOLVED = 1e-12
 
 
-def _solve_free_system(A: np.ndarray, rhs: np.ndarray) -> np.ndarray | None:
+def _solve_free_system(A: np.ndarray, rhs: np.ndarray, borders: int = 1) -> np.ndarray | None:
     """The solution of the polish's KKT system ``A [alpha_F; b] = rhs``, refined; when the
     free vectors are not independent (more of them than the kernel's rank plus one: seven
     free points of a linear kernel in 2-D under class weights 1000 and 1e-4), alpha is not
@@ -447,7 +498,7 @@ def _solve_free_system(A: np.ndarray, rhs: np.ndarray) -> np.ndarray | None:
     from scipy.linalg import lu_factor, lu_solve   # (one factorisation for the refinement)
     from scipy.linalg.lapack import dgecon
 
-    sol = refined(_bordered_solver(A)) if A.shape[0] > 1 else None
+    sol = refined(_bordered_solver(A, borders)) if A.shape[0] > borders else None
     if sol is None:
         try:
             with warnings.catch_warnings():
@@ -466,30 +517,41 @@ def _solve_free_system(A: np.ndarray, rhs: np.ndarray) -> np.ndarray | None:
     return sol
 
 
-def _bordered_solver(A: np.ndarray):
-    """A solver of ``A = [[H, y], [y', 0]] x = r`` through the Cholesky factor of ``H``
-    (the free block: positive definite when the free vectors are independent) and the
-    Schur complement of the border -- half the work of a factorisation of ``A`` --, or a
-    solver that raises LinAlgError when ``H`` has no such factor (then LU). Its answers go
-    through the same refinement and residual check as LU's."""
+def _bordered_solver(A: np.ndarray, borders: int = 1):
+    """A solver of ``A = [[H, Y], [Y', 0]] x = r`` (``Y`` the last ``borders`` columns:
+    ``y``, and ``e`` for a level margin) through the Cholesky factor of ``H`` (the free
+    block: positive definite when the free vectors are independent) and the Schur
+    complement ``Y'H^-1 Y`` of the border -- half the work of a factorisation of ``A`` --,
+    or a solver that raises LinAlgError when ``H`` has no such factor or the border is
+    singular (then LU). Its answers go through the same refinement and residual check as
+    LU's."""
     from scipy.linalg import cho_factor, cho_solve
 
-    H, yF = A[:-1, :-1], A[:-1, -1]
+    n = A.shape[0] - borders
+    H, Y = A[:n, :n], A[:n, n:]
     try:
         cho = cho_factor(H, check_finite=False)
     except (ValueError, np.linalg.LinAlgError):
         def fail(r):
             raise np.linalg.LinAlgError("no Cholesky factor")
         return fail
-    v = cho_solve(cho, yF, check_finite=False)
-    yv = float(yF @ v)
+    V = cho_solve(cho, Y, check_finite=False)
+    S = Y.T @ V                        # (borders x borders, positive definite if Y has rank)
+    if borders == 1:                   # (one border: a division)
+        schur = float(S[0, 0]) if np.isfinite(S[0, 0]) and S[0, 0] > 0.0 else None
+    else:
+        try:
+            schur = cho_factor(S, check_finite=False) if np.all(np.isfinite(S)) else None
+        except (ValueError, np.linalg.LinAlgError):
+            schur = None
 
     def solve(r):
-        if not (np.isfinite(yv) and yv > 0.0):
+        if schur is None:
             raise np.linalg.LinAlgError("a singular border")
-        u = cho_solve(cho, r[:-1], check_finite=False)
-        b = (float(yF @ u) - r[-1]) / yv
-        return np.append(u - b * v, b)
+        u = cho_solve(cho, r[:n], check_finite=False)
+        t = Y.T @ u - r[n:]
+        mu = t / schur if borders == 1 else cho_solve(schur, t, check_finite=False)
+        return np.concatenate([u - V @ mu, mu])
 
     return solve
 
@@ -561,18 +623,24 @@ def cut_alpha(alpha: np.ndarray, thr: float, box: float = np.inf) -> np.ndarray:
     return out
 
 
-def classic_certificate(svm, margin: Margin, alpha: np.ndarray, b: float, C,
-                        w=None) -> dict:
-    """The certificate of exactly one classic-SVM classifier: ``f(x) = w.x + b`` when ``w``
-    is given (the linear primal's own w), else ``f(x) = sum_i y_i alpha_i k(x_i, x) + b``;
-    and the dual point ``alpha``.
+def margin_certificate(svm, margin: Margin, alpha: np.ndarray, b: float, C, w=None, *,
+                       rho: float = 1.0, total: float | None = None) -> dict:
+    """The certificate of exactly one classifier of an SVM of margin ``margin``:
+    ``f(x) = w.x + b`` when ``w`` is given (the linear primal's own w), else
+    ``f(x) = sum_i y_i alpha_i k(x_i, x) + b``; and the dual point ``alpha``. A margin with
+    a level of its own (the nu-SVM) is certified at the level ``rho`` given, its row
+    ``e'alpha = total``.
 
     ``primal``: the primal objective of that classifier with its best slacks
-    ``xi_i = max(0, 1 - y_i f(x_i))`` (a shortfall within the round-off of computing
-    ``y_i f(x_i)`` is not counted, see CERT_ROUNDOFF); ``dual``: the dual objective at alpha;
-    ``gap``: ``(primal - dual) / max(|primal|, |dual|)``; ``balance``: ``|y'alpha| / sum alpha``;
+    ``xi_i = max(0, rho - y_i f(x_i))`` (a shortfall within the round-off of computing
+    ``y_i f(x_i)`` is not counted, see CERT_ROUNDOFF), less ``total * rho`` for a level
+    margin; ``dual``: the dual objective at alpha (``e'alpha - alpha'G alpha / 2``, less
+    ``alpha'alpha / (2C)`` for the 2-norm, no linear term for a level margin); ``gap``:
+    ``(primal - dual) / max(|primal|, |dual|)``; ``balance``: ``|y'alpha| / sum alpha``;
+    ``total`` (level margin): the shortfall of ``e'alpha >= total``, relative;
     ``violation`` (hard margin): the largest margin shortfall; ``stationarity`` (w given):
-    ``||w - X'(y alpha)|| / ||w||``; ``worst``: the largest of these in absolute value."""
+    ``||w - X'(y alpha)|| / ||w||``; ``worst``: the largest of these in absolute value.
+    Also ``ww`` (``||w||^2``), ``margins`` (``y_i f(x_i)``) and ``slacks``."""
     from .tolerances import CERT_ROUNDOFF, CERT_ROUNDOFF_MAX
 
     y = svm.data.y
@@ -585,7 +653,7 @@ def classic_certificate(svm, margin: Margin, alpha: np.ndarray, b: float, C,
     else:   # (v'Kv of a PSD K is >= 0: below it is round-off, never a higher dual)
         Ka = svm.kernel_times(ya)
         aKa = max(float(ya @ Ka), 0.0)
-    dual = float(alpha.sum() - 0.5 * aKa
+    dual = float((0.0 if margin.level else alpha.sum()) - 0.5 * aKa
                  - (0.5 * alpha @ ratio(alpha, C) if margin.ridge else 0.0))
     out: dict = {}
     if w is not None:
@@ -611,10 +679,16 @@ def classic_certificate(svm, margin: Margin, alpha: np.ndarray, b: float, C,
         ww = aKa
         rd = np.sqrt(np.maximum(_kernel_diagonal(svm, np.arange(l)), 0.0))
         size = rd * float(rd @ np.abs(alpha))
-    delta = np.minimum(CERT_ROUNDOFF * np.sqrt(l) * (size + abs(b) + 1.0), CERT_ROUNDOFF_MAX)
+    # (in units of the margin's level: 1, or the nu-SVM's rho)
+    level = abs(rho)
+    delta = np.minimum(CERT_ROUNDOFF * np.sqrt(l) * (size + abs(b) + level),
+                       CERT_ROUNDOFF_MAX * level)
     m = y * (f + b)
-    short = np.maximum(0.0, 1.0 - m - delta)
-    if margin.box:   # (C one number or one per point)
+    short = np.maximum(0.0, rho - m - delta)
+    if margin.level:   # (the level's price; a level below 0 is not the primal's)
+        primal = 0.5 * ww - total * max(rho, 0.0) + float(np.sum(C * short))
+        out["total"] = max(0.0, total - float(alpha.sum())) / total
+    elif margin.box:   # (C one number or one per point)
         primal = 0.5 * ww + float(np.sum(C * short))
     elif margin.ridge:
         primal = 0.5 * ww + 0.5 * float(np.sum(C * short * short))
@@ -624,9 +698,9 @@ def classic_certificate(svm, margin: Margin, alpha: np.ndarray, b: float, C,
     denom = max(abs(primal), abs(dual), 1e-300)
     out.update(primal=float(primal), dual=dual, gap=float((primal - dual) / denom),
                balance=float(abs(y @ alpha) / max(float(alpha.sum()), 1e-300)),
-               margins=m, slacks=short)
+               margins=m, slacks=short, ww=float(ww))
     out["worst"] = max(abs(out["gap"]), out["balance"], out.get("violation", 0.0),
-                       out.get("stationarity", 0.0))
+                       out.get("stationarity", 0.0), out.get("total", 0.0))
     if not np.isfinite(out["worst"]):
         out["worst"] = np.inf
     return out

@@ -4,7 +4,12 @@ Backends are parametrised by capability (DESIGN.md, "Testing"):
 
 * ``QP_BACKENDS``: every backend the project installs that takes a convex QP;
 * ``FAST_BACKENDS``: those with a fast (matrix) path;
-* ``DUAL_BACKENDS``: those that report constraint duals.
+* ``DUAL_BACKENDS``: those that report constraint duals;
+* ``QCQP_BACKENDS``, ``LP_BACKENDS``, ``MILP_BACKENDS``, ``MIQP_BACKENDS``: every backend the
+  project installs that takes that problem class.
+
+Each is derived from the backends' declarations (``Backend.project`` and the rest), never
+written here: a new backend joins the matrix by its declaration.
 
 A test asks for a backend through :func:`require` (or the ``qp_backend`` /
 ``fast_backend`` / ``dual_backend`` fixtures, which call it). Outside CI a missing
@@ -29,10 +34,25 @@ import pytest
 
 import svm_models as sm
 
-QP_BACKENDS = ("highs", "gurobi", "ipopt", "scip", "piqp", "clarabel", "ipm")
-FAST_BACKENDS = ("highs", "gurobi", "ipopt", "piqp", "clarabel", "ipm")
-DUAL_BACKENDS = ("highs", "gurobi", "ipopt", "piqp", "clarabel", "ipm")
-QCQP_BACKENDS = ("gurobi", "ipopt", "scip", "clarabel")
+
+def _project(takes) -> tuple[str, ...]:
+    """The project's backends (``Backend.project``) whose declaration ``takes``, in the
+    table's order: the lists are derived from the declarations, never written here."""
+    from svm_models.solvers import BACKENDS, PROJECT_BACKENDS
+
+    return tuple(n for n in PROJECT_BACKENDS if takes(BACKENDS[n]))
+
+
+QP_BACKENDS = _project(lambda b: b.takes("QP"))
+#: the fast path taken whenever the record proves the model (SCIP's is conditional:
+#: ``matrix_when``)
+FAST_BACKENDS = _project(lambda b: b.takes("QP") and b.matrix is not None
+                         and b.matrix_when is None)
+DUAL_BACKENDS = _project(lambda b: b.takes("QP") and b.duals)
+QCQP_BACKENDS = _project(lambda b: b.takes("QCQP"))
+LP_BACKENDS = _project(lambda b: b.takes("LP"))
+MILP_BACKENDS = _project(lambda b: b.takes("MILP"))
+MIQP_BACKENDS = _project(lambda b: b.takes("MIQP"))
 
 #: Gurobi's size-limited (pip) licence: quadratic models up to this many variables.
 GUROBI_MAX_VARS = 200

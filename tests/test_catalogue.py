@@ -7,7 +7,8 @@
   page's parameters (per variant), and every top-level component of each built model is on the
   page (the page cannot drift from the builder);
 * the problem class stated per variant is the built model's and (default) the registry's, and
-  the backends listed are exactly those whose classes in ``svm_models.solvers()`` include it;
+  the backends listed are exactly those whose classes in ``svm_models.solvers()`` include it,
+  as ``docs/backend_columns.py`` writes them from the backend table (never by hand);
 * every ```python snippet runs as is (fresh namespace);
 * every relative link between pages resolves, anchors included;
 * every builder's docstring has a ``.. math::`` block, its problem class, a reference and
@@ -31,6 +32,8 @@ import pytest
 
 import svm_models as sm
 from svm_models.formulations import get, names
+from svm_models.solvers import backend
+from svm_models.solvers.table import catalogue_backends
 
 ROOT = Path(__file__).resolve().parents[1]
 CATALOGUE = ROOT / "formulations"
@@ -208,6 +211,19 @@ def capable(problem_class: str) -> set[str]:
     return {n for n, info in sm.solvers().items() if problem_class in info["classes"]}
 
 
+def test_the_backend_columns_derive_from_the_table():
+    """The derivation itself: every backend that takes a class and no other, the project's
+    first (the backends' declarations: ``project``, ``plugins``), each group by name."""
+    for cls in sm.solvers.ORDER:
+        text = catalogue_backends(cls)
+        own, _, rest = text.partition("; ")
+        assert set(ticked(text)) == capable(cls), cls
+        assert ticked(own) == sorted(n for n in capable(cls) if backend(n).project), cls
+        assert ticked(own) == sorted(ticked(own)) and ticked(rest) == sorted(ticked(rest))
+        assert all(not backend(n).project for n in ticked(rest)), cls
+    assert catalogue_backends("MIQP") == "`gurobi`, `scip`"   # (no other takes a MIQP)
+
+
 @pytest.mark.parametrize("name", NAMES)
 def test_problem_class_and_backends(name):
     models = builds(name)
@@ -221,6 +237,9 @@ def test_problem_class_and_backends(name):
         if "default" in keys:
             assert get(name).problem_class == cls
         assert set(ticked(row[2])) == capable(cls), (name, cls)
+        assert row[2] == catalogue_backends(cls), (
+            f"{name}: the backends of {cls} are not as derived from the backend table; run "
+            "python docs/backend_columns.py")
         covered |= keys
     assert covered == set(models), f"{name}: builds without a stated class {set(models) - covered}"
 

@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from conftest import LP_BACKENDS
 from scipy.optimize import linprog
 
 import svm_models as sm
 from svm_models.datasets import teaching_2d
 from svm_models.formulations.l1_norm import certificate, dual_feasible
 
-BACKENDS = ["highs", "gurobi", "clarabel", "piqp", "ipopt", "ipm", "scip"]
+BACKENDS = LP_BACKENDS
 
 
 def reference(X, y, C, weight=None):

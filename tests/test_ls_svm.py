@@ -8,15 +8,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import require
+from conftest import DUAL_BACKENDS, require
 
 import svm_models as sm
 from svm_models.datasets import teaching_2d
 from svm_models.errors import ParameterError
 from svm_models.formulations.ls_svm import bias, certificate, dual_feasible
 
-#: the backends with duals (alpha from the multipliers), on the fast path
-DUAL_BACKENDS = ["clarabel", "piqp", "highs", "ipopt", "gurobi", "ipm"]
 #: how close w and b come (relative): HiGHS's QP solver minimises f(x) + 1e-7/2 |x|^2 (its
 #: qp_regularization_value, solvers/highs.py), 3e-7 off w at C = 0.1 (1e-12 at 1e-12)
 W_TOL = {"highs": 1e-6}

@@ -23,13 +23,11 @@ import math
 
 import numpy as np
 import pytest
-from conftest import require
+from conftest import MILP_BACKENDS, MIQP_BACKENDS, require
 
 import svm_models as sm
 from svm_models.errors import CapabilityError, ParameterError, SolverError
 
-MIQP_BACKENDS = ("gurobi", "scip")
-MILP_BACKENDS = ("gurobi", "scip", "highs")
 REL = 1e-6
 
 

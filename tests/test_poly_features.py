@@ -178,7 +178,7 @@ def test_the_dense_form_certifies_with_the_linear_kernel_s_own_factor():
     from sklearn.svm import SVC
 
     from svm_models.model.forms import SOFT_L1
-    from svm_models.postprocess import classic_certificate
+    from svm_models.postprocess import margin_certificate
 
     svc = SVC(kernel="linear", C=params["C"], tol=1e-3).fit(X, y)
     alpha = np.zeros(len(y))
@@ -186,7 +186,7 @@ def test_the_dense_form_certifies_with_the_linear_kernel_s_own_factor():
     certs = []
     for form in ("dense", "factor"):
         svm = sm.build("soft_l1_dual", X, y, quad_form=form, **params)._svm
-        certs.append(classic_certificate(svm, SOFT_L1, alpha, float(svc.intercept_[0]),
+        certs.append(margin_certificate(svm, SOFT_L1, alpha, float(svc.intercept_[0]),
                                          params["C"], None))
     assert certs[0]["dual"] == certs[1]["dual"] <= float(np.sum(alpha))
     assert certs[0]["gap"] == pytest.approx(certs[1]["gap"], rel=1e-9)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from svm_models.model.forms import HARD, MARGINS, SOFT_L1, SOFT_L2, Margin
+from svm_models.model.forms import HARD, MARGINS, SOFT_L1, SOFT_L2
 from svm_models.postprocess import bias_from_kkt, cut_alpha, dual_kkt_residual
 from svm_models.tolerances import per_point_threshold
 
@@ -110,14 +110,21 @@ def test_the_kkt_residual_of_a_point_of_weight_zero_is_zero():
     assert dual_kkt_residual(SOFT_L2, alpha, y, f2, 1.0, np.ones(3), 1e-9) == pytest.approx(3.0)
 
 
-def test_a_margin_is_what_its_family_does_to_the_dual():
-    """The rules ask a :class:`Margin` (issue 27): the 1-norm's box ``alpha <= C``, the
-    2-norm's ridge ``K + I/C``, the hard margin neither; a classic builder reads its family's name into one."""
-    assert [(m.box, m.ridge, m.hard) for m in (HARD, SOFT_L1, SOFT_L2)] == [
-        (False, False, True), (True, False, False), (False, True, False)]
-    assert all(Margin.of(name) is m and Margin.of(m) is m for name, m in MARGINS.items())
-    with pytest.raises(ValueError, match="soft_l3"):
-        Margin.of("soft_l3")
+def test_a_margin_is_what_its_formulation_declares():
+    """The rules ask a :class:`Margin`: the 1-norm's box ``alpha <= C``, the 2-norm's ridge
+    ``K + I/C``, the hard margin neither, the nu-SVM a box and a level of its own; each
+    registered formulation that the readers read declares its margin (no lookup by name)."""
+    from svm_models.formulations import get
+    from svm_models.formulations.nu import MARGIN as NU
+
+    assert [(m.box, m.ridge, m.hard, m.level) for m in (HARD, SOFT_L1, SOFT_L2, NU)] == [
+        (False, False, True, False), (True, False, False, False), (False, True, False, False),
+        (True, False, False, True)]
+    assert {name: get(name).margin for name in
+            ("hard_dual", "soft_l1_primal", "soft_l2_dual", "nu_dual", "nu_primal")} == {
+        "hard_dual": HARD, "soft_l1_primal": SOFT_L1, "soft_l2_dual": SOFT_L2,
+        "nu_dual": NU, "nu_primal": NU}
+    assert set(MARGINS.values()) == {HARD, SOFT_L1, SOFT_L2}
 
 
 def test_the_support_threshold_of_a_small_box_is_a_fraction_of_it():
@@ -229,7 +236,7 @@ def test_balanced_scales_down_the_class_with_the_larger_sum():
 
 
 # ---------------------------------------------------------------------------------------
-# The certificate of exactly the classifier returned (postprocess.classic_certificate), on
+# The certificate of exactly the classifier returned (postprocess.margin_certificate), on
 # the six-point toy (formulations/classic.md): x = (-2,-1), (-1,-1), (-1,-2) labelled -1 and
 # (1,1), (1,2), (2,1) labelled +1; the optimum alpha_1 = alpha_3 = 1/4, w = (1/2, 1/2), b = 0.
 
@@ -257,10 +264,10 @@ def test_the_certificate_of_a_poor_classifier_is_its_gap():
     4.4, primal = 0.01 + 0.1 * 4.4 = 0.45, dual = 0.1 - 0.01 = 0.09, gap = 0.36 / 0.45 = 0.8
     (relative to the larger of the two, both below 1), balance 0, worst 0.8. A shortfall
     within round-off is forgiven, never added: no slack above its exact value."""
-    from svm_models.postprocess import classic_certificate
+    from svm_models.postprocess import margin_certificate
 
     svm, margin = _toy_svm("soft_l1_dual", C=0.1)
-    cert = classic_certificate(svm, margin, _alpha(0.05, 0.05), 0.0, 0.1)
+    cert = margin_certificate(svm, margin, _alpha(0.05, 0.05), 0.0, 0.1)
     assert cert["primal"] == pytest.approx(0.45, rel=1e-12)
     assert cert["dual"] == pytest.approx(0.09, rel=1e-12)
     assert cert["gap"] == pytest.approx(0.8, rel=1e-12)
@@ -277,10 +284,10 @@ def test_the_certificate_of_an_unbalanced_alpha():
     0.75), >= 1 at the positives: primal = 0.0625 + 0.01 * 2.5 = 0.0875, dual = 0.25 - 0.0625
     = 0.1875 -- above the primal, as only an infeasible alpha can be: gap = -0.1 / 0.1875.
     worst = max(|gap|, balance) = 1."""
-    from svm_models.postprocess import classic_certificate
+    from svm_models.postprocess import margin_certificate
 
     svm, margin = _toy_svm("soft_l1_dual", C=0.01)
-    cert = classic_certificate(svm, margin, _alpha(0.0, 0.25), 0.5, 0.01)
+    cert = margin_certificate(svm, margin, _alpha(0.0, 0.25), 0.5, 0.01)
     assert cert["primal"] == pytest.approx(0.0875, rel=1e-12)
     assert cert["dual"] == pytest.approx(0.1875, rel=1e-12)
     assert cert["gap"] == pytest.approx(-0.1 / 0.1875, rel=1e-12)
@@ -291,10 +298,10 @@ def test_the_certificate_of_an_unbalanced_alpha():
 def test_the_certificate_of_a_hard_margin_counts_its_shortfall():
     """The optimal alpha with b = 0.5: the dual's w = (1/2, 1/2), so primal = dual = 0.25
     (gap 0), but point 1 has y f = 0.5: a shortfall of 0.5 of its margin, the worst."""
-    from svm_models.postprocess import classic_certificate
+    from svm_models.postprocess import margin_certificate
 
     svm, margin = _toy_svm("hard_dual")
-    cert = classic_certificate(svm, margin, _alpha(0.25, 0.25), 0.5, None)
+    cert = margin_certificate(svm, margin, _alpha(0.25, 0.25), 0.5, None)
     assert cert["gap"] == pytest.approx(0.0, abs=1e-15)
     assert cert["violation"] == pytest.approx(0.5, rel=1e-12)
     assert cert["worst"] == pytest.approx(0.5, rel=1e-12)
@@ -304,11 +311,11 @@ def test_the_certificate_of_a_linear_primals_own_w():
     """The optimal alpha with w = (0.55, 0.45) of a primal (not X'(y alpha) = (1/2, 1/2)): every
     margin still >= 1, primal = 0.505 / 2 = 0.2525, dual 0.25, gap 0.0025 / 0.2525; w is off
     stationarity by |(0.05, -0.05)| / |(0.55, 0.45)| = 0.0995, the worst."""
-    from svm_models.postprocess import classic_certificate
+    from svm_models.postprocess import margin_certificate
 
     svm, margin = _toy_svm("soft_l1_dual", C=1.0)
     w = np.array([0.55, 0.45])
-    cert = classic_certificate(svm, margin, _alpha(0.25, 0.25), 0.0, 1.0, w)
+    cert = margin_certificate(svm, margin, _alpha(0.25, 0.25), 0.0, 1.0, w)
     assert cert["primal"] == pytest.approx(0.2525, rel=1e-12)
     assert cert["gap"] == pytest.approx(0.0025 / 0.2525, rel=1e-12)
     station = np.hypot(0.05, 0.05) / np.hypot(0.55, 0.45)
@@ -320,7 +327,7 @@ def test_the_certificate_reads_a_linear_kernel_through_x():
     """Ten points 1e6 from the origin (spread 1), a balanced alpha: alpha'K alpha through K
     (entries 1e12) loses everything below 1e-4; through X (the factor, or K v as X(X'v)) it is
     exact to the spread's round-off. The dual objective must be the latter."""
-    from svm_models.postprocess import classic_certificate
+    from svm_models.postprocess import margin_certificate
 
     import svm_models as sm
 
@@ -333,7 +340,7 @@ def test_the_certificate_reads_a_linear_kernel_through_x():
     a = np.array([0.5, 0.25, 0.25, 0.5, 0.125, 0.125, 0.375, 0.375, 0.25, 0.25])
     assert float(svm.data.y @ a) == 0.0
     w = (X - X.mean(axis=0)).T @ (svm.data.y * a)     # y'a = 0: the offset cancels exactly
-    cert = classic_certificate(svm, svm.facts.margin, a, 0.0, 1.0)
+    cert = margin_certificate(svm, svm.facts.margin, a, 0.0, 1.0)
     assert cert["dual"] == pytest.approx(a.sum() - 0.5 * w @ w, rel=1e-9)
 
 
@@ -367,7 +374,7 @@ def test_the_round_off_allowance_is_the_products_own(kernel):
     import warnings
 
     import svm_models as sm
-    from svm_models.postprocess import classic_certificate
+    from svm_models.postprocess import margin_certificate
 
     scale = 1e-3 if kernel == "precomputed" else 1e3
     X = _TOY_X * scale
@@ -377,7 +384,7 @@ def test_the_round_off_allowance_is_the_products_own(kernel):
         model = sm.build("soft_l1_dual", data, _TOY_Y, C=1e9, kernel=kernel)
     svm = sm.api.the_svm_block(model)._svm
     a = _alpha(0.25, 0.25) / scale**2
-    cert = classic_certificate(svm, svm.facts.margin, a, -1e-9, 1e9)
+    cert = margin_certificate(svm, svm.facts.margin, a, -1e-9, 1e9)
     assert cert["slacks"][3] == pytest.approx(1e-9, rel=1e-4)
     assert np.count_nonzero(cert["slacks"]) == 1
     assert cert["primal"] - cert["dual"] == pytest.approx(1.0, rel=1e-4)
@@ -387,14 +394,14 @@ def test_the_certificate_of_nothing_and_of_nan():
     """alpha = 0 and b = 0 on the hard margin: primal = dual = 0 (gap 0, not 0/0) and every
     margin short by 1: worst 1. A NaN b: nothing is certified (worst infinite). ``live``
     returns one mask entry per point for one number C."""
-    from svm_models.postprocess import classic_certificate, live
+    from svm_models.postprocess import margin_certificate, live
 
     svm, margin = _toy_svm("hard_dual")
-    cert = classic_certificate(svm, margin, np.zeros(6), 0.0, None)
+    cert = margin_certificate(svm, margin, np.zeros(6), 0.0, None)
     assert cert["gap"] == 0.0 and cert["violation"] == pytest.approx(1.0, rel=1e-12)
     assert cert["worst"] == pytest.approx(1.0, rel=1e-12)
     svm, margin = _toy_svm("soft_l1_dual", C=1.0)
-    assert classic_certificate(svm, margin, _alpha(0.25, 0.25), np.nan, 1.0)["worst"] == np.inf
+    assert margin_certificate(svm, margin, _alpha(0.25, 0.25), np.nan, 1.0)["worst"] == np.inf
     assert live(2.0, 3).shape == (3,)
 
 
@@ -406,13 +413,13 @@ def test_the_round_off_allowance_of_data_far_from_the_origin():
     import warnings
 
     import svm_models as sm
-    from svm_models.postprocess import classic_certificate
+    from svm_models.postprocess import margin_certificate
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", sm.BadScaleWarning)
         model = sm.build("soft_l1_dual", _TOY_X + 1e4, _TOY_Y, C=1e3)
     svm = sm.api.the_svm_block(model)._svm
-    cert = classic_certificate(svm, svm.facts.margin, _alpha(0.25, 0.25), -1e4 - 1e-9, 1e3)
+    cert = margin_certificate(svm, svm.facts.margin, _alpha(0.25, 0.25), -1e4 - 1e-9, 1e3)
     # (less the allowance for b's own round-off, 8 eps sqrt(6) |b| ~ 9e-11)
     assert 0.8e-9 <= cert["slacks"][3] <= 1e-9
     assert np.count_nonzero(cert["slacks"]) == 1
@@ -435,7 +442,7 @@ def test_polish_linear_primal_solves_w_and_b_on_the_margin_rows():
     Stationarity w = a_1 + a_2 - C/2 - C/2 = 1 and balance a_1 - a_2 + C - C = 0 give
     a_1 = a_2 = (1 + C)/2, within [0, C] for C >= 1: the optimum at every such C. At
     C = 1e12 the active set read from a point 3e-7 off gives it back exact, alpha with it."""
-    from svm_models.postprocess import classic_certificate, margin_sets, polish_linear_primal
+    from svm_models.postprocess import margin_certificate, margin_sets, polish_linear_primal
 
     C = 1e12
     svm = _line_svm(C)
@@ -450,11 +457,11 @@ def test_polish_linear_primal_solves_w_and_b_on_the_margin_rows():
     assert b == pytest.approx(0.0, abs=1e-15)
     a = (1.0 + C) / 2.0
     np.testing.assert_allclose(alpha, [a, a, C, C, 0.0, 0.0], rtol=1e-15, atol=0)
-    cert = classic_certificate(svm, SOFT_L1, alpha, b, C, w)
+    cert = margin_certificate(svm, SOFT_L1, alpha, b, C, w)
     assert cert["worst"] <= 1e-13
     # the point handed in is worse: its slacks at -0.5 and 0.5 are 1.5 + 3.5e-7 and
     # 1.5 - 5e-8, i.e. C * 3e-7 = 3e5 more in a primal objective of 3 C: a gap of 1e-7
-    off = classic_certificate(svm, SOFT_L1, alpha, b_off, C, w_off)
+    off = margin_certificate(svm, SOFT_L1, alpha, b_off, C, w_off)
     assert off["gap"] == pytest.approx(1e-7, rel=1e-4)
     # the margins within a tolerance of 0: no point on them, nothing to solve on
     on0, held0 = margin_sets(svm, SOFT_L1, w_off, b_off, C, 0.0)
@@ -552,7 +559,7 @@ def test_stationarity_is_measured_less_the_round_off_of_the_expansion():
     (by 1 in alphas of 5e11, the round-off of such numbers is 6e-5) leaves X'(y alpha) 1e-4
     from w = 1 -- within the round-off bound eps sqrt(6) sum |x_i alpha_i| = 3e-3 of the sum,
     so stationarity counts 0; 0.1 off w (beyond it) is counted, less that bound."""
-    from svm_models.postprocess import classic_certificate, expansion_roundoff
+    from svm_models.postprocess import margin_certificate, expansion_roundoff
 
     C = 1e12
     svm = _line_svm(C)
@@ -565,9 +572,9 @@ def test_stationarity_is_measured_less_the_round_off_of_the_expansion():
     assert bound[0] == pytest.approx(8 * 2.220446049250313e-16 * np.sqrt(6) * (2 * a + C + 1e-4),
                                      rel=1e-12)
     w = np.array([sign * 1.0])
-    assert classic_certificate(svm, SOFT_L1, alpha, 0.0, C, w)["stationarity"] == 0.0
+    assert margin_certificate(svm, SOFT_L1, alpha, 0.0, C, w)["stationarity"] == 0.0
     far = np.array([sign * 1.1])
-    st = classic_certificate(svm, SOFT_L1, alpha, 0.0, C, far)["stationarity"]
+    st = margin_certificate(svm, SOFT_L1, alpha, 0.0, C, far)["stationarity"]
     assert st == pytest.approx((0.1 - 1e-4 - bound[0]) / 1.1, rel=1e-3)
 
 

@@ -85,6 +85,13 @@ class Formulation:
         must be declared alike.
     details : type or None
         The dataclass of the details it adds to a Solution (:attr:`Solution.details`).
+    margin : :class:`~svm_models.model.forms.Margin` or None
+        What its margins are (hard, a box ``C_i``, a ridge ``I/C``, a level ``rho`` of its
+        own): with it the library's readers -- b and rho from the active rows
+        (:func:`~svm_models.postprocess.levels`), the polish of a dual
+        (:func:`~svm_models.postprocess.polish_dual`) and the certificate of the classifier
+        returned (:func:`~svm_models.postprocess.margin_certificate`) -- read its answers;
+        None: it reads them its own way (in ``extract``).
 
     The questions the layers above ask, with their defaults (a formulation answers those
     that apply to it): ``hard_margin`` (no C: inseparable data have no solution),
@@ -104,6 +111,7 @@ class Formulation:
     summary: str = ""
     declares: tuple = ()
     details: type | None = None
+    margin: object = None
     hard_margin: bool = False
     learns_C: bool = False
     C_none_is_hard: bool = False
@@ -115,7 +123,7 @@ class Formulation:
 
     #: what a formulation declares (class attributes, or the constructor's keywords)
     DECLARED = ("name", "builder", "family", "form", "problem_class", "summary", "declares",
-                "details", "hard_margin", "learns_C", "C_none_is_hard", "hard_at_infinite_C",
+                "details", "margin", "hard_margin", "learns_C", "C_none_is_hard", "hard_at_infinite_C",
                 "other_form", "classic_at_learned_C", "learned", "all_pairs_default")
 
     def __init__(self, **declared):

@@ -30,7 +30,7 @@ import pyomo.environ as pyo
 from ..errors import NotSeparableError, ParameterError, SolveFailedError
 from ..kernels import check_rank
 from ..model.built import BuiltSVM, SignedGram
-from ..model.forms import MARGINS, DualSVM, Margin, QuadBlock
+from ..model.forms import HARD, MARGINS, SOFT_L1, SOFT_L2, DualSVM, Margin, QuadBlock
 from ..model.lazy import LazyObjective, linear_form
 from ..model.pieces import (
     Layout,
@@ -57,7 +57,7 @@ from ..postprocess import (
     bias_from_kkt,
     bias_minimising_primal,
     block_objective,
-    classic_certificate,
+    margin_certificate,
     cut_alpha,
     dual_kkt_residual,
     expansion_roundoff,
@@ -111,11 +111,10 @@ class ClassicFacts:
     kernel_rank: dict | None = None
 
 
-def build_dual(X, y, family: str, *, C=1.0, kernel="linear", gamma="scale", degree=3,
+def build_dual(X, y, margin: Margin, *, C=1.0, kernel="linear", gamma="scale", degree=3,
                coef0=0.0, kernel_rank=None, quad_form="auto", max_vars=None, block=None,
                sample_weight=None):
-    """Fill ``block`` (or a new ConcreteModel) with the dual of the ``family`` SVM."""
-    margin = Margin.of(family)
+    """Fill ``block`` (or a new ConcreteModel) with the dual of the SVM of ``margin``."""
     rank = None if kernel_rank is None else check_rank(kernel_rank, kernel)
     if rank is not None and quad_form == "dense":
         raise ParameterError("kernel_rank builds the factor form of the dual (z = F alpha with "
@@ -133,7 +132,7 @@ def build_dual(X, y, family: str, *, C=1.0, kernel="linear", gamma="scale", degr
         if form == "factor" or kern.name == "precomputed":
             K = gram_if_needed(kern, data, K, form)
     weight = check_sample_weight(sample_weight, data)
-    b = new_block(block, f"{family}_dual")
+    b = new_block(block, f"{margin.name}_dual")
     add_points(b, data)
     if not margin.hard:
         add_C(b, C)
@@ -191,7 +190,7 @@ def build_dual(X, y, family: str, *, C=1.0, kernel="linear", gamma="scale", degr
                     scaling=_scale_rule(kern, data, L if form == "factor" else None, margin,
                                         layout, alpha=-1.0, z=-0.5),
                     structure=structure).seal()
-    b._svm = BuiltSVM(formulation=f"{family}_dual", data=data, kernel=kern, block=b,
+    b._svm = BuiltSVM(formulation=f"{margin.name}_dual", data=data, kernel=kern, block=b,
                       record=record, K=K, L=L, facts=ClassicFacts(margin, "dual", form, report),
                       weight=weight)
     return b
@@ -239,10 +238,9 @@ def _primal_objective(ww, xi, xi_sq, C, weight):
     return expr
 
 
-def build_primal(X, y, family: str, *, C=1.0, kernel="linear", gamma="scale", degree=3,
+def build_primal(X, y, margin: Margin, *, C=1.0, kernel="linear", gamma="scale", degree=3,
                  coef0=0.0, kernel_rank=None, block=None, sample_weight=None):
-    """Fill ``block`` (or a new ConcreteModel) with the primal of the ``family`` SVM."""
-    margin = Margin.of(family)
+    """Fill ``block`` (or a new ConcreteModel) with the primal of the SVM of ``margin``."""
     rank = None if kernel_rank is None else check_rank(kernel_rank, kernel)
     data, kern, K = prepare(X, y, kernel=kernel, gamma=gamma, degree=degree, coef0=coef0,
                             need_gram=False)
@@ -251,7 +249,7 @@ def build_primal(X, y, family: str, *, C=1.0, kernel="linear", gamma="scale", de
         kern, lr = low_rank(kern, data, rank)
         facts = ClassicFacts(margin, "primal", kernel_rank=lr.report(rank))
     weight = check_sample_weight(sample_weight, data)
-    b = new_block(block, f"{family}_primal")
+    b = new_block(block, f"{margin.name}_primal")
     add_points(b, data)
     if not margin.hard:
         add_C(b, C)
@@ -289,7 +287,7 @@ def build_primal(X, y, family: str, *, C=1.0, kernel="linear", gamma="scale", de
     record = Record(block=b, variables=layout.variables, objective=b.objective, sense=1,
                     linear=linear_terms, quadratic=quadratic, rows=rows, problem_class="QP",
                     scaling=_scale_rule(kern, data, L, margin, layout, w=-0.5, v=-0.5)).seal()
-    b._svm = BuiltSVM(formulation=f"{family}_primal", data=data, kernel=kern, block=b,
+    b._svm = BuiltSVM(formulation=f"{margin.name}_primal", data=data, kernel=kern, block=b,
                       record=record, K=K, L=L, facts=facts, weight=weight)
     return b
 
@@ -355,7 +353,7 @@ def hard_primal(X, y, *, kernel="linear", gamma="scale", degree=3, coef0=0.0, ke
 
     @references@
     """
-    return build_primal(X, y, "hard", kernel=kernel, gamma=gamma, degree=degree, coef0=coef0,
+    return build_primal(X, y, HARD, kernel=kernel, gamma=gamma, degree=degree, coef0=coef0,
                         kernel_rank=kernel_rank, block=block)
 
 
@@ -384,7 +382,7 @@ def hard_dual(X, y, *, kernel="linear", gamma="scale", degree=3, coef0=0.0, kern
 
     @references@
     """
-    return build_dual(X, y, "hard", kernel=kernel, gamma=gamma, degree=degree, coef0=coef0,
+    return build_dual(X, y, HARD, kernel=kernel, gamma=gamma, degree=degree, coef0=coef0,
                       kernel_rank=kernel_rank,
                       quad_form=quad_form, max_vars=max_vars, block=block)
 
@@ -414,7 +412,7 @@ def soft_l1_primal(X, y, *, C=1.0, sample_weight=None, kernel="linear", gamma="s
 
     @references@
     """
-    return build_primal(X, y, "soft_l1", C=C, sample_weight=sample_weight, kernel=kernel,
+    return build_primal(X, y, SOFT_L1, C=C, sample_weight=sample_weight, kernel=kernel,
                         gamma=gamma, degree=degree,
                         coef0=coef0, kernel_rank=kernel_rank, block=block)
 
@@ -445,7 +443,7 @@ def soft_l1_dual(X, y, *, C=1.0, sample_weight=None, kernel="linear", gamma="sca
 
     @references@
     """
-    return build_dual(X, y, "soft_l1", C=C, sample_weight=sample_weight, kernel=kernel,
+    return build_dual(X, y, SOFT_L1, C=C, sample_weight=sample_weight, kernel=kernel,
                       gamma=gamma, degree=degree,
                       coef0=coef0, kernel_rank=kernel_rank, quad_form=quad_form,
                       max_vars=max_vars, block=block)
@@ -478,7 +476,7 @@ def soft_l2_primal(X, y, *, C=1.0, sample_weight=None, kernel="linear", gamma="s
 
     @references@
     """
-    return build_primal(X, y, "soft_l2", C=C, sample_weight=sample_weight, kernel=kernel,
+    return build_primal(X, y, SOFT_L2, C=C, sample_weight=sample_weight, kernel=kernel,
                         gamma=gamma, degree=degree,
                         coef0=coef0, kernel_rank=kernel_rank, block=block)
 
@@ -510,7 +508,7 @@ def soft_l2_dual(X, y, *, C=1.0, sample_weight=None, kernel="linear", gamma="sca
 
     @references@
     """
-    return build_dual(X, y, "soft_l2", C=C, sample_weight=sample_weight, kernel=kernel,
+    return build_dual(X, y, SOFT_L2, C=C, sample_weight=sample_weight, kernel=kernel,
                       gamma=gamma, degree=degree,
                       coef0=coef0, kernel_rank=kernel_rank, quad_form=quad_form,
                       max_vars=max_vars, block=block)
@@ -630,7 +628,7 @@ def extract(block, ctx) -> Solution:
     """Solution of a solved classic-SVM block (any of the six formulations).
 
     On a model the record proves to be the formulation, the classifier returned is the first
-    of these candidates whose own certificate (:func:`~svm_models.postprocess.classic_certificate`:
+    of these candidates whose own certificate (:func:`~svm_models.postprocess.margin_certificate`:
     relative duality gap, balance, margins, at exactly the alpha, dual_coef or w and b
     returned) reaches :func:`~svm_models.tolerances.certificate_tolerance`: alpha polished on
     its active set; the solver's alpha with its zeros and bound values made exact (the
@@ -893,7 +891,7 @@ def _choose(svm, margin, C, cands, ctx):
             b = bias_from_kkt(margin, alpha, y, svm.kernel_times(y * alpha), C, 0.0)
         if w is None and svm.kernel.is_linear:
             w = svm.data.X.T @ (y * alpha)
-        cert = classic_certificate(svm, margin, alpha, b, C, w)
+        cert = margin_certificate(svm, margin, alpha, b, C, w)
         if cert["worst"] > accept and not margin.ridge:
             # no alpha at C (the hard margin's solution) whose margins fall short of 1 by
             # round-off of an ill-conditioned kernel: at C = 1e8 a shortfall of 1e-9 costs
@@ -903,7 +901,7 @@ def _choose(svm, margin, C, cands, ctx):
             t = 1.0 / (1.0 - short) if 0.0 < short < ONTO_MARGINS_MAX else None
             if t is not None and (margin.hard or bool(np.all((alpha == 0) | (t * alpha < C)))):
                 w_t = None if w is None else t * w
-                scaled = classic_certificate(svm, margin, t * alpha, t * b, C, w_t)
+                scaled = margin_certificate(svm, margin, t * alpha, t * b, C, w_t)
                 if scaled["worst"] < cert["worst"]:
                     name, alpha, b, w, cert = (f"{name}, scaled onto the margins", t * alpha,
                                                t * b, w_t, scaled)
@@ -913,7 +911,7 @@ def _choose(svm, margin, C, cands, ctx):
             # the objective): the b that minimises the primal for this classifier's own
             # decision values (the certificate's margins less b: w's where w is given)
             b_p = bias_minimising_primal(y, y * cert["margins"] - b, C)
-            primal_b = classic_certificate(svm, margin, alpha, b_p, C, w)
+            primal_b = margin_certificate(svm, margin, alpha, b_p, C, w)
             if primal_b["worst"] < cert["worst"]:
                 name, b, cert = f"{name}, b minimising the primal", b_p, primal_b
         if best is None or cert["worst"] < best[4]["worst"]:
@@ -958,7 +956,7 @@ def _changed_dual_bias(svm, block, ctx, margin, alpha, f, C, thr, extra) -> floa
     size = max(1.0, float(np.max(np.abs(f), initial=0.0)))
 
     def violation(b_read):
-        cert = classic_certificate(svm, margin, alpha, b_read, C)
+        cert = margin_certificate(svm, margin, alpha, b_read, C)
         return abs(cert["gap"]) + cert.get("violation", 0.0)
 
     b = user_multiplier(ctx, bal, violation, material=lambda d: 2 * abs(d) > KKT_ACCEPT * size,
@@ -1001,14 +999,15 @@ ORDER = 0
 
 
 class ClassicSVM(Formulation):
-    """A classic SVM: its margin (``family``: hard, 1-norm or 2-norm soft) and its form."""
+    """A classic SVM: its margin (hard, 1-norm or 2-norm soft: the family) and its form."""
 
     problem_class = "QP"
 
-    def __init__(self, family: str, form: str, summary: str):
-        soft = family != "hard"
+    def __init__(self, margin: Margin, form: str, summary: str):
+        family, soft = margin.name, not margin.hard
         super().__init__(name=f"{family}_{form}", builder=globals()[f"{family}_{form}"],
-                         family=family, form=form, summary=summary, hard_margin=not soft,
+                         family=family, form=form, summary=summary, margin=margin,
+                         hard_margin=not soft,
                          hard_at_infinite_C=f"hard_{form}" if soft else None,
                          other_form=f"{family}_{'primal' if form == 'dual' else 'dual'}")
 
@@ -1025,13 +1024,13 @@ class ClassicSVM(Formulation):
         return licence_hint(svm)
 
 
-for _family, _form, _summary in [
-        ("hard", "primal", "Hard-margin SVM, primal form (convex QP)."),
-        ("hard", "dual", "Hard-margin SVM, dual form (convex QP)."),
-        ("soft_l1", "primal", "1-norm soft-margin SVM, primal form (convex QP)."),
-        ("soft_l1", "dual", "1-norm soft-margin SVM, dual form (convex QP; the problem libsvm "
-                            "solves)."),
-        ("soft_l2", "primal", "2-norm soft-margin SVM, primal form (convex QP)."),
-        ("soft_l2", "dual", "2-norm soft-margin SVM, dual form (convex QP): a hard margin with "
-                            "kernel K + I/C.")]:
-    register(ClassicSVM(_family, _form, _summary))
+for _margin, _form, _summary in [
+        (HARD, "primal", "Hard-margin SVM, primal form (convex QP)."),
+        (HARD, "dual", "Hard-margin SVM, dual form (convex QP)."),
+        (SOFT_L1, "primal", "1-norm soft-margin SVM, primal form (convex QP)."),
+        (SOFT_L1, "dual", "1-norm soft-margin SVM, dual form (convex QP; the problem libsvm "
+                          "solves)."),
+        (SOFT_L2, "primal", "2-norm soft-margin SVM, primal form (convex QP)."),
+        (SOFT_L2, "dual", "2-norm soft-margin SVM, dual form (convex QP): a hard margin with "
+                          "kernel K + I/C.")]:
+    register(ClassicSVM(_margin, _form, _summary))

@@ -28,7 +28,7 @@ import pyomo.environ as pyo
 
 from ..errors import InfeasibleError, ParameterError
 from ..model.built import BuiltSVM
-from ..model.forms import SOFT_L1, QuadBlock
+from ..model.forms import Margin, QuadBlock
 from ..model.lazy import LazyObjective, LazyScalarConstraint, linear_form
 from ..model.pieces import (
     Layout,
@@ -47,11 +47,12 @@ from ..model.pieces import (
 from ..model.record import LinearTerm, QuadTerm, Record, RowGroup, Scale, members
 from ..model.scaling import ScaleRule
 from ..postprocess import (
-    _kernel_block,
     _kernel_diagonal,
-    _solve_free_system,
     cut_alpha,
+    levels,
+    margin_certificate,
     margin_multipliers,
+    polish_dual,
     recover_alpha,
     var_array,
 )
@@ -65,8 +66,8 @@ from .params import Param, document_parameters
 CANDIDATE_CUTS = 4
 #: a certificate this small is exact: no coarser candidate is tried
 EXACT = 1e-13
-#: the polish's rounds: a free point pushed outside the box is held at its bound, again
-POLISH_ROUNDS = 10
+#: the polish's rounds (an active set changed, solved again)
+POLISH_ROUNDS = 25
 #: ``||w||^2`` below this fraction of ``nu^2`` times the mean of the kernel's diagonal is
 #: ``w = 0``: the optimum of a nu below nu_min (the reduced convex hulls of the classes meet)
 NO_MARGIN = 1e-9
@@ -264,93 +265,24 @@ def nu_primal(X, y, *, nu=0.5, kernel="linear", gamma="scale", degree=3, coef0=0
 # Reading a solution: alpha, made exact on its active set; rho and b; the certificate
 
 
-def levels(g: np.ndarray, alpha: np.ndarray, y: np.ndarray, upper: float, thr: float):
-    """``(rho, b)`` from the KKT conditions at alpha, with ``g_i = y_i f_i`` (f without b):
-    per class ``c``, the level ``r_c`` that ``g_i`` takes on its free points
-    (``0 < alpha_i < upper``: ``y_i (f_i + b) = rho``), their mean; with no free point of the
-    class, the midpoint of the interval the others allow (``g_i <= r_c`` at the upper bound,
-    ``>= r_c`` at zero), as libsvm does. ``rho = (r_+ + r_-) / 2``, ``b = (r_- - r_+) / 2``."""
-    r = []
-    for c in (1.0, -1.0):
-        cls = y == c
-        free = cls & (alpha > thr) & (alpha < upper - thr)
-        if free.any():
-            r.append(float(np.mean(g[free])))
-            continue
-        at_top, at_zero = cls & (alpha >= upper - thr), cls & (alpha <= thr)
-        lo = float(np.max(g[at_top], initial=-np.inf))
-        hi = float(np.min(g[at_zero], initial=np.inf))
-        r.append(0.5 * (lo + hi) if np.isfinite(lo) and np.isfinite(hi) else
-                 lo if np.isfinite(lo) else hi)
-    return 0.5 * (r[0] + r[1]), 0.5 * (r[1] - r[0])
+#: the nu-SVM's margin: a box ``alpha_i <= 1/l`` and a level ``rho`` of its own, priced
+#: ``-nu rho`` (the row ``e'alpha = nu``); the library's readers (``svm_models.postprocess``)
+#: read rho and b, polish alpha and certify the classifier for every declared margin
+MARGIN = Margin("nu", box=True, ridge=False, level=True)
 
 
-def polish(svm, alpha: np.ndarray, nu: float, upper: float, thr: float,
-           rounds: int = POLISH_ROUNDS) -> np.ndarray | None:
-    """alpha made exact on its active set: with the free points F (``0 < alpha_i < upper``)
-    and the others held at their bound, the KKT conditions ``(G alpha)_F + b y_F - rho e = 0``,
-    ``y'alpha = 0``, ``e'alpha = nu`` are one linear system in ``(alpha_F, b, -rho)``
-    (the classic polish's free-system solver: least squares where it is singular). The free
-    point the solution puts farthest outside the box is held at the bound it crossed and the
-    system solved again (at most ``rounds`` times). None when no solution inside the box is
-    found."""
-    y = svm.data.y
-    free = (alpha > thr) & (alpha < upper - thr)
-    held = np.where(alpha >= upper - thr, upper, 0.0)
-    for _ in range(rounds):
-        F = np.flatnonzero(free)
-        if F.size == 0:
-            return None
-        held[F] = 0.0
-        g_held = y[F] * svm.kernel_times(y * held)[F]
-        k = F.size
-        A = np.zeros((k + 2, k + 2))
-        A[:k, :k] = (y[F][:, None] * _kernel_block(svm, F)) * y[F][None, :]
-        A[:k, k] = A[k, :k] = y[F]
-        A[:k, k + 1] = A[k + 1, :k] = 1.0
-        rhs = np.concatenate([-g_held, [-(y @ held), nu - held.sum()]])
-        sol = _solve_free_system(A, rhs)
-        if sol is None:
-            return None
-        a = sol[:k]
-        over = np.maximum(-a, a - upper)   # > 0: outside the box
-        if over.max() <= thr:
-            out = held.copy()
-            out[F] = np.clip(a, 0.0, upper)
-            return out
-        j = int(np.argmax(over))           # the farthest out is held at the bound it crossed
-        free[F[j]] = False
-        held[F[j]] = upper if a[j] > upper else 0.0
-    return None
-
-
-def certificate(svm, alpha: np.ndarray, nu: float) -> dict:
+def certificate(svm, alpha: np.ndarray, nu: float, thr: float | None = None) -> dict:
     """The certificate of exactly the classifier ``f(x) = sum_i y_i alpha_i k(x_i, x) + b``
-    with ``rho``, ``b`` from :func:`levels`, and the dual point alpha: ``primal`` the primal
-    objective at ``(w, b, rho)`` with its best slacks ``xi_i = max(0, rho - y_i f(x_i))``,
-    ``dual`` ``-alpha'G alpha / 2``, ``gap`` relative, ``balance`` ``|y'alpha| / e'alpha``,
-    ``total`` the shortfall of ``e'alpha >= nu`` relative to nu."""
+    with ``rho`` and ``b`` read from the KKT conditions at alpha
+    (:func:`~svm_models.postprocess.levels`), and the dual point alpha
+    (:func:`~svm_models.postprocess.margin_certificate`: ``primal`` at ``(w, b, rho)`` with
+    its best slacks, ``dual`` ``-alpha'G alpha / 2``, ``gap``, ``balance``, ``total`` the
+    shortfall of ``e'alpha >= nu`` relative to nu); ``rho`` and ``b`` added."""
     y, l = svm.data.y, svm.data.n_points
-    ya = y * alpha
-    M = svm.gram_factor()
-    if M is not None:
-        z = M.T @ ya
-        f0, ww = M @ z, float(z @ z)
-    else:
-        f0 = svm.kernel_times(ya)
-        ww = max(float(ya @ f0), 0.0)
-    thr = support_threshold(alpha_scale(alpha))
-    rho, b = levels(y * f0, alpha, y, 1.0 / l, thr)
-    m = y * (f0 + b)
-    xi = np.maximum(0.0, rho - m)
-    primal = 0.5 * ww - nu * max(rho, 0.0) + float(xi.mean())
-    dual = -0.5 * ww
-    gap = (primal - dual) / max(abs(primal), abs(dual), 1e-300)
-    out = {"rho": rho, "b": b, "ww": ww, "xi": xi, "primal": primal,
-           "dual": dual, "gap": gap,
-           "balance": abs(float(y @ alpha)) / max(float(alpha.sum()), 1e-300),
-           "total": max(0.0, nu - float(alpha.sum())) / nu}
-    out["worst"] = max(abs(gap), out["balance"], out["total"])
+    thr = support_threshold(alpha_scale(alpha)) if thr is None else thr
+    b, rho = levels(MARGIN, alpha, y, svm.kernel_times(y * alpha), 1.0 / l, thr)
+    out = margin_certificate(svm, MARGIN, alpha, b, 1.0 / l, rho=rho, total=nu)
+    out.update(rho=rho, b=b)
     return out
 
 
@@ -387,7 +319,7 @@ def extract(block, ctx) -> Solution:
             break
         cut = cut_alpha(raw, t, upper)
         for name, a in [(f"alpha cut at {t:.2g}", cut),
-                        (f"polished at {t:.2g}", polish(svm, cut, nu, upper, t)
+                        (f"polished at {t:.2g}", _polished(svm, cut, nu, t)
                          if ctx.verified else None)]:
             if a is None:
                 continue
@@ -412,13 +344,21 @@ def extract(block, ctx) -> Solution:
     details = NuDetails(rho=rho, nu=nu, nu_max=facts.nu_max, C_equivalent=1.0 / (l * rho))
     kkt = {"balance": cert["balance"], "total": cert["total"], "primal_infeasibility": 0.0}
     return Solution(formulation=svm.formulation, solver=ctx.solver, status=ctx.status, w=w,
-                    b=b, alpha=alpha, dual_coef=y * alpha, xi=cert["xi"], support=support,
+                    b=b, alpha=alpha, dual_coef=y * alpha, xi=cert["slacks"], support=support,
                     support_vectors=sv,
                     objective=-cert["dual"] if facts.form == "dual" else cert["primal"],
                     kernel=svm.kernel, classes=data.classes, primal_objective=cert["primal"],
                     dual_objective=cert["dual"], duality_gap=cert["gap"], kkt=kkt,
                     margin=rho / np.sqrt(cert["ww"]), C=None, details=details, time=ctx.time,
                     interface=ctx.interface, path=ctx.path, extra=extra)
+
+
+def _polished(svm, alpha: np.ndarray, nu: float, thr: float) -> np.ndarray | None:
+    """alpha made exact on its active set (the library's polish, judged here by the
+    certificate); None when the active set does not settle."""
+    out, settled = polish_dual(svm, MARGIN, alpha, 1.0 / svm.data.n_points, thr, POLISH_ROUNDS,
+                               judge=False, total=nu)
+    return out if settled else None
 
 
 def _primal_alpha(svm, block, ctx, extra: dict) -> np.ndarray:
@@ -439,7 +379,7 @@ def _primal_alpha(svm, block, ctx, extra: dict) -> np.ndarray:
     slack = y * (M @ coef + b) + xi - rho
     scale = max(abs(rho), 1e-300)
     active = slack <= 1e-6 * scale
-    return recover_alpha(y, SOFT_L1, M.T, coef, active, xi, 1.0 / l, 1e-6 * scale)
+    return recover_alpha(y, MARGIN, M.T, coef, active, xi, 1.0 / l, 1e-6 * scale)
 
 
 # ---------------------------------------------------------------------------------------
@@ -453,6 +393,7 @@ class NuSVM(Formulation):
 
     family = "nu"
     problem_class = "QP"
+    margin = MARGIN
     declares = (NU,)
     learned = ("rho",)
     details = NuDetails

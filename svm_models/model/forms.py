@@ -5,8 +5,10 @@
 * :class:`QuadRow` -- a convex quadratic constraint.
 * :class:`Cone` -- ``u = A x + b`` in a second-order cone (``u_0 >= ||u_1:||``) or a rotated
   one (``2 u_0 u_1 >= ||u_2:||^2``, ``u_0, u_1 >= 0``).
-* :class:`Margin` -- a classic SVM's margin (hard, 1-norm or 2-norm soft), as the rules that
-  read its solutions and the backends that solve its dual ask it.
+* :class:`Margin` -- an SVM's margin (hard, 1-norm or 2-norm soft, or a level of its own as
+  the nu-SVM's), as the rules that read its solutions and the backends that solve its dual
+  ask it: a formulation declares its margin, the readers of :mod:`svm_models.postprocess`
+  are written once for every margin.
 """
 
 from __future__ import annotations
@@ -159,33 +161,30 @@ def psd_root(M: np.ndarray, *, rel: float) -> np.ndarray:
 
 @dataclass(frozen=True)
 class Margin:
-    """A classic SVM's margin, by what it does to the problem (``formulations/classic.md``):
+    """An SVM's margin, by what it does to the problem (``formulations/classic.md``,
+    ``formulations/nu.md``):
 
-    ``box``: the 1-norm soft margin, slacks priced ``C_i xi_i``: the dual's ``alpha_i`` has
-    the upper bound ``C_i``; ``ridge``: the 2-norm soft margin, slacks priced
-    ``C_i xi_i^2 / 2``: the dual's kernel is ``K + I/C`` (``alpha_i / C_i`` in every margin);
-    neither: the hard margin (:attr:`hard`, no C). ``name`` is the family's registered name
-    (:meth:`of` reads it). The three margins are the constants below."""
+    ``box``: slacks priced ``C_i xi_i`` (the 1-norm soft margin): the dual's ``alpha_i`` has
+    the upper bound ``C_i``; ``ridge``: slacks priced ``C_i xi_i^2 / 2`` (the 2-norm soft
+    margin): the dual's kernel is ``K + I/C`` (``alpha_i / C_i`` in every margin);
+    neither: the hard margin (:attr:`hard`, no C); ``level``: the margin's level ``rho`` a
+    variable (the nu-SVM: a box ``1/l`` and the row ``e'alpha = nu``). ``name`` is the
+    family's name (the classic three are the constants below; a formulation declares
+    its own instance: ``Formulation.margin``)."""
 
     name: str
     box: bool
     ridge: bool
+    #: the margin's level is a variable ``rho`` priced ``-total rho`` (the nu-SVM): every
+    #: margin reads ``y_i f(x_i) >= rho``, the dual has no linear term and the row
+    #: ``e'alpha = total`` (multiplier rho); otherwise the level is 1 and the dual's linear
+    #: term ``e'alpha``
+    level: bool = False
 
     @property
     def hard(self) -> bool:
         """No slacks and no C: every margin ``y_i f(x_i) >= 1``."""
         return not (self.box or self.ridge)
-
-    @staticmethod
-    def of(margin: "Margin | str") -> "Margin":
-        """``margin`` itself, or the margin of the classic family named ``margin``."""
-        if isinstance(margin, Margin):
-            return margin
-        try:
-            return MARGINS[margin]
-        except (KeyError, TypeError):
-            raise ValueError(f"no classic SVM margin {margin!r}; one of "
-                             f"{', '.join(MARGINS)}") from None
 
 
 HARD = Margin("hard", box=False, ridge=False)

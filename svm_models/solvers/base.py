@@ -19,6 +19,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Callable
 
@@ -148,7 +149,18 @@ class Backend:
     rather than the matrix adapter for a model the record proves unchanged (None: the
     matrices; SCIP: its plugin for small dense blocks, its matrices where Pyomo would spend
     long on the dense terms); an edited model takes the mixed path all the same;
-    install : how to install it;  note : one line for listings.
+    install : how to install it;  note : one line for listings;
+    project : the project installs it and its tests run it (``PROJECT_BACKENDS``; on CI a
+    missing one fails the tests); only a backend of the table's modules
+    (:data:`~svm_models.solvers.table.MODULES`) is one;
+    auto : its place in ``solver="auto"``'s order, per problem class: ``{class: rank}``,
+    the lowest rank tried first (equal ranks: in the table's order); a class it has no
+    rank for, ``auto`` never gives it (``AUTO_ORDER`` is derived from these);
+    pyomo_solver : offered by the library to Pyomo's solver factories as
+    ``svm_models.<name>`` with this one-line description ("": not offered -- Pyomo has its
+    own interface to it; :mod:`.pyomo_factory`);
+    version : ``() -> str``, its version as Pyomo's solver reports it (None: the
+    ``__version__`` of its first module).
     """
 
     name: str
@@ -176,6 +188,10 @@ class Backend:
     matrix_when: Callable | None = None
     install: str = ""
     note: str = ""
+    project: bool = False
+    auto: Mapping = field(default_factory=dict)
+    pyomo_solver: str = ""
+    version: Callable | None = None
 
     def takes(self, problem_class: str) -> bool:
         return problem_class in self.classes

@@ -196,4 +196,9 @@ def _cone_duals(x, z, pos, cone_info):
 BACKEND = Backend(
     name="clarabel", classes=frozenset(("LP", "QP", "SOCP", "QCQP")), modules=("clarabel",),
     matrix=solve, install="pip install clarabel",
-    note="interior point conic; quadratic constraints as second-order cones (matrix interface)")
+    note="interior point conic; quadratic constraints as second-order cones (matrix interface)",
+    project=True,
+    # first on an SOCP (its cones as they are); second on a QP, an LP and a QCQP
+    auto={"SOCP": 10, "QP": 20, "LP": 20, "QCQP": 20},
+    pyomo_solver="Clarabel (interior point, conic) through svm_models: LP, convex QP, SOCP "
+                 "and convex QCQP")

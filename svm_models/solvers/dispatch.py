@@ -756,7 +756,7 @@ def _refuse_before_solving(model, b) -> str | None:
         raise CapabilityError(
             f"{b.name} is a local solver and this model is not convex ({exc}): its answer "
             f"would be a local optimum only. Use a global solver: "
-            f"{', '.join(n for n in capable('QCQP') if n in ('gurobi', 'scip'))}") from None
+            f"{', '.join(n for n in capable('QCQP') if backend(n).global_opt)}") from None
     except NotQuadratic:
         return None
     check_capability(b.name, sf.problem_class)

@@ -173,4 +173,8 @@ BACKEND = Backend(
     explain_exception=explain_exception, retry_options=retry_options,
     dual_sign={"gurobi_direct": {1: 1.0, -1: 1.0}, "gurobi_persistent": {1: 1.0, -1: 1.0}},
     install="pip install gurobipy",
-    note="pip licence: quadratic models up to 200 variables; global on non-convex models")
+    note="pip licence: quadratic models up to 200 variables; global on non-convex models",
+    project=True,
+    # after the backends without a size limit: the pip licence refuses larger models, and a
+    # refusal ends "auto" (a MIQP: after SCIP, for the same reason)
+    auto={c: 80 for c in ("LP", "QP", "SOCP", "QCQP", "MILP", "MIQP")})

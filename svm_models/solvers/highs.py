@@ -239,4 +239,7 @@ BACKEND = Backend(
     # its QP solver iterates on, for up to the time limit, on an unbounded QP (the hard-margin
     # dual of 6 points that no hyperplane separates ran > 30 s): the LP check runs first
     proves_unbounded=False,
-    install="pip install highspy", note="active-set QP; takes no quadratic constraints or cones")
+    install="pip install highspy", note="active-set QP; takes no quadratic constraints or cones",
+    project=True,
+    # first on an LP and a MILP; on a QP after PIQP and Clarabel (benchmarks/results.md)
+    auto={"LP": 10, "MILP": 10, "QP": 30})

@@ -48,6 +48,7 @@ import numpy as np
 import scipy.linalg as la
 import scipy.sparse as sp
 
+from .._version import __version__
 from ..errors import CapabilityError
 from ..status import Status
 from ..tolerances import (IPM_CERT_TOL, IPM_DENSE_FILL, IPM_DIVERGE, IPM_MAX_DENSE,
@@ -540,4 +541,9 @@ BACKEND = Backend(
     name="ipm", classes=frozenset(("LP", "QP")), modules=("scipy",), matrix=solve,
     install="built in (numpy and scipy)",
     note="svm_models' own interior-point QP method: a small dense reduced system "
-         "(linear SVMs at scale, low-rank kernels)")
+         "(linear SVMs at scale, low-rank kernels)",
+    # on a QP after the backends that certify infeasibility (it has none); "auto" does not
+    # take it for an LP
+    project=True, auto={"QP": 50},
+    pyomo_solver="svm_models' own interior-point method: LP and convex QP",
+    version=lambda: __version__)

@@ -310,4 +310,8 @@ BACKEND = Backend(
     # an unbounded QP ends only when its iterates diverge (6 points: 4-12 s): LP check first
     proves_unbounded=False,
     install="pip install cyipopt-wheels==1.7.0.dev0, then run 'svm-models setup-ipopt'",
-    note="interior point, local NLP solver (convex problems: global)")
+    note="interior point, local NLP solver (convex problems: global)",
+    project=True,
+    # first on a QCQP (its quadratic rows as they are) and an NLP, second on an SOCP; on a
+    # QP after the matrix QP solvers and HiGHS; on an LP last, after Gurobi and SCIP
+    auto={"QCQP": 10, "NLP": 10, "SOCP": 20, "QP": 40, "LP": 95})

@@ -198,4 +198,7 @@ BACKEND = Backend(
     name="libsvm", classes=frozenset(), modules=("sklearn",), structured=solve,
     proves_unbounded=False,
     structure_check=takes, install="pip install scikit-learn",
-    note="libsvm's SMO (scikit-learn's SVC): the classic SVM duals as built")
+    note="libsvm's SMO (scikit-learn's SVC): the classic SVM duals as built",
+    project=True, auto={"QP": 0},   # first, where the record proves its structure
+    pyomo_solver="libsvm's SMO (scikit-learn) through svm_models: only a classic SVM dual "
+                 "built by svm_models.build, unchanged")

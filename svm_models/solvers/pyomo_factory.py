@@ -1,5 +1,7 @@
 """The library's matrix backends as Pyomo solvers: ``svm_models.piqp``, ``svm_models.clarabel``,
-``svm_models.ipm`` and ``svm_models.libsvm``, registered on ``import svm_models`` with Pyomo's
+``svm_models.ipm`` and ``svm_models.libsvm`` -- every backend whose declaration has a
+``pyomo_solver`` description (:class:`~.base.Backend`), one registered later by
+:func:`~.table.register_backend` too --, registered on ``import svm_models`` with Pyomo's
 new solver interface (``pyomo.contrib.solver.common.factory.SolverFactory``), which also
 registers each with the legacy ``pyomo.environ.SolverFactory`` through its
 ``LegacySolverWrapper``::
@@ -101,13 +103,14 @@ from ..tolerances import AT_BOUND_REL
 from .base import SolverOptions
 from .dispatch import solve_model
 from .table import available as _backend_available
-from .table import BACKENDS, backend
+from .table import BACKENDS, LISTENERS, backend
 
 logger = logging.getLogger(__name__)
 
 #: the backends registered with Pyomo (as ``svm_models.<name>``): those Pyomo has no
-#: interface to
-REGISTERED = ("piqp", "clarabel", "ipm", "libsvm")
+#: interface to, whose declarations say so (``Backend.pyomo_solver``); kept up to date by
+#: :func:`_offer` as backends are registered
+REGISTERED: list[str] = []
 
 PREFIX = "svm_models."
 
@@ -326,11 +329,14 @@ class SvmModelsSolver(SolverBase):
         return Availability.FullLicense if ok else Availability.NotFound
 
     def version(self) -> tuple:
-        if self.backend_name == "ipm":
-            return _version_tuple(_library_version)
+        b = backend(self.backend_name)
+        if b.version is not None:
+            return _version_tuple(b.version())
         if not self.available():
             return None
-        mod = importlib.import_module(backend(self.backend_name).modules[0])
+        if not b.modules:
+            return _version_tuple(_library_version)
+        mod = importlib.import_module(b.modules[0])
         return _version_tuple(getattr(mod, "__version__", ""))
 
     def solve(self, model, **kwds) -> Results:
@@ -473,16 +479,6 @@ class SvmModelsLegacySolver(LegacySolverWrapper):
         return legacy_results
 
 
-_DOCS = {
-    "piqp": "PIQP (proximal interior point) through svm_models: LP and convex QP",
-    "clarabel": "Clarabel (interior point, conic) through svm_models: LP, convex QP, SOCP "
-                "and convex QCQP",
-    "ipm": "svm_models' own interior-point method: LP and convex QP",
-    "libsvm": "libsvm's SMO (scikit-learn) through svm_models: only a classic SVM dual built "
-              "by svm_models.build, unchanged",
-}
-
-
 def unknown_solver_message(name: str) -> str:
     """What both factories answer to ``svm_models.<name>`` that is not registered: the names
     registered and the closest one (difflib) -- or, for one of the library's backends that
@@ -540,23 +536,50 @@ def _answer_legacy(name: str):
     return lambda **kwds: UnknownLegacySolver(name, **kwds)
 
 
+def _offer(b, added: bool = True) -> None:
+    """Register the backend ``b`` with both of Pyomo's factories as ``svm_models.<name>``
+    (``added`` False: unregister it), if its declaration offers it (``pyomo_solver``). The
+    legacy factory has it under its name and, as Pyomo names the legacy face of its own
+    new-interface solvers (``ipopt_v2``, ``gurobi_direct_v2``), ``<name>_v2`` too."""
+    doc, name = b.pyomo_solver, b.name
+    if not doc:
+        return
+    full = PREFIX + name
+    if not added:
+        # (not Factory.unregister: the registries answer every svm_models.<name>, so that
+        # its membership test is true for a name they do not hold)
+        for factory in (SolverFactory, LegacySolverFactory, LegacyRegistry):
+            for key in (full, full + "_v2"):
+                dict.pop(factory._cls, key, None)
+                factory._doc.pop(key, None)
+        SOLVERS.pop(name, None)
+        if name in REGISTERED:
+            REGISTERED.remove(name)
+        return
+    attrs = {"backend_name": name, "__doc__": doc, "__module__": __name__}
+    cls = type(f"SvmModels_{name}", (SvmModelsSolver,), attrs)
+    legacy = type(f"SvmModels_{name}_legacy", (SvmModelsLegacySolver, cls),
+                  {"__module__": __name__, "__doc__": doc + " (legacy interface)"})
+    SolverFactory.register(full, legacy_name=full, doc=doc)(cls, legacy)
+    LegacySolverFactory.register(full + "_v2", doc + " (legacy interface)")(legacy)
+    SOLVERS[name] = cls
+    REGISTERED.append(name)
+
+
+#: the new-interface solver class of each backend offered to Pyomo, by backend name
+SOLVERS: dict = {}
+
+
 def _register() -> dict:
-    """Register every backend of :data:`REGISTERED` (both interfaces); returns the classes.
-    The legacy factory has each under its name and, as Pyomo names the legacy face of its
-    own new-interface solvers (``ipopt_v2``, ``gurobi_direct_v2``), ``<name>_v2`` too."""
-    out = {}
-    for name in REGISTERED:
-        full = PREFIX + name
-        attrs = {"backend_name": name, "__doc__": _DOCS[name], "__module__": __name__}
-        cls = type(f"SvmModels_{name}", (SvmModelsSolver,), attrs)
-        legacy = type(f"SvmModels_{name}_legacy", (SvmModelsLegacySolver, cls),
-                      {"__module__": __name__, "__doc__": _DOCS[name] + " (legacy interface)"})
-        SolverFactory.register(full, legacy_name=full, doc=_DOCS[name])(cls, legacy)
-        LegacySolverFactory.register(full + "_v2", _DOCS[name] + " (legacy interface)")(legacy)
-        out[name] = cls
+    """Offer every backend that says so (:func:`_offer`), now and as backends are
+    registered; answer a misspelt ``svm_models.<name>`` in both factories. Returns
+    :data:`SOLVERS`."""
+    for b in list(BACKENDS.values()):
+        _offer(b)
+    LISTENERS.append(_offer)
     answer_unknown_names([SolverFactory], PREFIX, lambda name: lambda **kw: _refuse_new(name))
     answer_unknown_names([LegacySolverFactory, LegacyRegistry], PREFIX, _answer_legacy)
-    return out
+    return SOLVERS
 
 
-SOLVERS = _register()
+_register()

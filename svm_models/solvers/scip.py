@@ -279,4 +279,8 @@ BACKEND = Backend(
     plugin_guard=pipe_free_capture,
     indicator_plugin="scip_persistent", add_indicators=add_indicators,
     qcqp_form="quadratic",
-    install="pip install pyscipopt", note="spatial branch and bound (global); reports no duals")
+    install="pip install pyscipopt", note="spatial branch and bound (global); reports no duals",
+    project=True,
+    # last (a spatial branch and bound), but first on a MIQP: no size limit, where Gurobi's
+    # licence refuses a larger model
+    auto={**{c: 90 for c in ("LP", "QP", "SOCP", "QCQP", "NLP", "MILP")}, "MIQP": 70})

@@ -208,7 +208,7 @@ RULES += [
      "knot the slope is the negatives' weight, >= 0), or a tie at the tolerance itself"),
     (r"x_balanced", r"sp >= sn|sn >= sp",
      "equal sums: the factor is 1 either way"),
-    (r"x_classic_certificate",
+    (r"x_margin_certificate",
      r"CERT_ROUNDOFF \* np\.sqrt\(l\) /|CERT_ROUNDOFF / np\.sqrt\(l\)"
      r"|\(size \+ abs\(b\) - 1\.0\)|\(size - abs\(b\) \+ 1\.0\)|\(size \+ abs\(b\) \+ 2\.0\)"
      r"|size = rd / float|einsum\(\"IJ,IJ->I\"|short\.max\(initial=None\)",

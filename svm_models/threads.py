@@ -1,0 +1,62 @@
+"""How many BLAS threads the library's own linear algebra uses: the number that pays at its
+size, never more than the machine has free (threadpoolctl, which comes with scikit-learn).
+
+The library's own work around a solve -- the kernel matrix, the polish's free system, the
+certificate's kernel products -- is mostly products bound by memory, not arithmetic. On a
+machine with other busy processes OpenBLAS's threads then fight for the cores: an rbf fit at
+l = 2,000 on 2 cores beside three other busy processes took 0.94-1.02 s with OpenBLAS's
+default 2 threads and 0.47-0.69 s with one (``benchmarks/svc.py``; SVC took 0.29-0.50 s).
+Below :data:`ONE_THREAD_BELOW` points the library runs one BLAS thread; above, as many as
+there are cores free of other load (the 1-minute load average less this process), at most
+the number the process already allows (a user's ``OPENBLAS_NUM_THREADS`` or
+``threadpool_limits`` stays in force).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+
+#: below this many points the library's linear algebra runs on one BLAS thread
+ONE_THREAD_BELOW = 5000
+
+
+def blas_threads_for(n_points: int) -> int:
+    """The BLAS threads that pay for a problem of ``n_points`` on this machine now."""
+    if n_points < ONE_THREAD_BELOW:
+        return 1
+    cores = os.cpu_count() or 1
+    try:
+        others = max(0.0, os.getloadavg()[0] - 1.0)   # (the load of this process excluded)
+    except (AttributeError, OSError):
+        others = 0.0
+    return max(1, min(cores, int(cores - others + 0.5)))
+
+
+_CONTROLLER = None
+
+
+def _controller():
+    """threadpoolctl's controller of the BLAS libraries loaded now (numpy's and scipy's:
+    the library's own linear algebra), made once -- scanning the loaded libraries costs
+    milliseconds, limiting them through it 0.2 ms. None without threadpoolctl."""
+    global _CONTROLLER
+    if _CONTROLLER is None:
+        try:
+            import scipy.linalg  # noqa: F401  (its BLAS loaded before the scan)
+            from threadpoolctl import ThreadpoolController
+        except ImportError:   # (scikit-learn brings it; without it, BLAS as it is)
+            return None
+        _CONTROLLER = ThreadpoolController().select(user_api="blas")
+    return _CONTROLLER
+
+
+def library_threads(n_points: int):
+    """A context in which the library's BLAS uses at most :func:`blas_threads_for` threads
+    (never more than it allows already)."""
+    ctl = _controller()
+    now = max((lib.num_threads for lib in ctl.lib_controllers), default=None) if ctl else None
+    if now is None:
+        return contextlib.nullcontext()
+    n = min(blas_threads_for(n_points), now)
+    return contextlib.nullcontext() if n == now else ctl.limit(limits=n)

@@ -1,0 +1,47 @@
+"""The BLAS threads the library's own linear algebra uses (``svm_models/threads.py``): one
+below ``ONE_THREAD_BELOW`` points, never more than the process allows, restored after."""
+
+from __future__ import annotations
+
+import numpy as np
+from sklearn.datasets import make_classification
+from threadpoolctl import threadpool_info, threadpool_limits
+
+import svm_models as sm
+from svm_models import threads
+
+
+def _blas_threads() -> list[int]:
+    return [p["num_threads"] for p in threadpool_info() if p["user_api"] == "blas"]
+
+
+def test_a_small_fit_runs_its_linear_algebra_on_one_thread_and_restores_the_rest():
+    """A callable kernel is called inside the estimator's fit: there every BLAS pool has one
+    thread (the fit is small); after the fit the pools are as they were."""
+    seen = []
+
+    def kernel(A, B):
+        seen.append(_blas_threads())
+        return A @ B.T
+
+    X, y = make_classification(60, 4, random_state=0)
+    before = _blas_threads()
+    clf = sm.SVMClassifier(kernel=kernel, solver="libsvm").fit(X, y)
+    assert seen and all(t == [1] * len(t) for t in seen), seen
+    assert _blas_threads() == before
+    # and the answer is the one of the linear kernel (the threads change no value)
+    lin = sm.SVMClassifier(kernel="linear", solver="libsvm").fit(X, y)
+    np.testing.assert_allclose(clf.decision_function(X), lin.decision_function(X), atol=1e-6)
+
+
+def test_the_threads_that_pay_never_exceed_the_cores_or_the_users_limit(monkeypatch):
+    cores = __import__("os").cpu_count()
+    assert threads.blas_threads_for(threads.ONE_THREAD_BELOW - 1) == 1
+    monkeypatch.setattr(threads.os, "getloadavg", lambda: (0.0, 0.0, 0.0))
+    assert threads.blas_threads_for(10**6) == cores          # a quiet machine: every core
+    monkeypatch.setattr(threads.os, "getloadavg", lambda: (1.0 + cores, 0.0, 0.0))
+    assert threads.blas_threads_for(10**6) == 1              # every core busy: one
+    with threadpool_limits(limits=1, user_api="blas"):       # a user's limit stays in force
+        monkeypatch.setattr(threads.os, "getloadavg", lambda: (0.0, 0.0, 0.0))
+        with threads.library_threads(10**6):
+            assert set(_blas_threads()) == {1}
