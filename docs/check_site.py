@@ -165,7 +165,7 @@ async () => {
 def math_in_code(texts) -> list[str]:
     """The inline-code texts that hold ASCII mathematics (:data:`MATH_IN_CODE`); one with a
     string in double quotes, an ellipsis or a camelCase name is code
-    (``extra["alpha_source"]``, ``addConsIndicator(... >= rhs, z)``)."""
+    (``Solution.alpha_source``, ``addConsIndicator(... >= rhs, z)``)."""
     return [t for t in texts if not CODE_NOT_MATH.search(t) and MATH_IN_CODE.search(t)]
 
 

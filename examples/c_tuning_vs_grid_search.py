@@ -134,14 +134,14 @@ K = rbf_kernel(X, X, gamma=gamma)
 r = np.trace(K)
 print(f"{l} points, rbf gamma = {gamma:.4g}: QCQP optimum {sol.objective:.6f} at "
       f"g* = {sol.g:.6f}, C* = {sol.C:.4f}")
-print(f"active constraints: {sol.extra['active']}; alpha'alpha/l = {sol.extra['q_hi']:.6f}, "
-      f"alpha'G(K)alpha/r = {sol.extra['q_lo']:.6f}")
-print(f"multipliers: eta_hi = {sol.extra['eta_hi']:.6f}, eta_lo = {sol.extra['eta_lo']:.6f}; "
-      f"2 eta_hi = {2 * sol.extra['eta_hi']:.6f}")
-assert 0 < sol.g < 1 and sol.extra["active"] == ["hi", "lo"]
-assert abs(sol.extra["q_hi"] - sol.extra["q_lo"]) <= 1e-6 * sol.extra["q_hi"]
-assert abs(sol.extra["eta_hi"] + sol.extra["eta_lo"] - 0.5) <= 1e-6
-assert abs(2 * sol.extra["eta_hi"] - sol.g) <= 1e-5
+print(f"active constraints: {sol.active}; alpha'alpha/l = {sol.q_hi:.6f}, "
+      f"alpha'G(K)alpha/r = {sol.q_lo:.6f}")
+print(f"multipliers: eta_hi = {sol.eta_hi:.6f}, eta_lo = {sol.eta_lo:.6f}; "
+      f"2 eta_hi = {2 * sol.eta_hi:.6f}")
+assert 0 < sol.g < 1 and sol.active == ["hi", "lo"]
+assert abs(sol.q_hi - sol.q_lo) <= 1e-6 * sol.q_hi
+assert abs(sol.eta_hi + sol.eta_lo - 0.5) <= 1e-6
+assert abs(2 * sol.eta_hi - sol.g) <= 1e-5
 assert abs(sol.C - l * (1 - sol.g) / (sol.g * r)) <= 1e-9 * sol.C
 
 # %% [markdown]

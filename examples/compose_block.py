@@ -7,7 +7,7 @@ What it teaches:
   objective); your own variables and constraints can refer to them like any Pyomo component;
 * ``svm_models.solve(m, solver=...)`` solves the whole model -- your constraints included (the
   solver layer sees the model is no longer the bare SVM and takes the general path through
-  Pyomo, saying why in ``sol.extra["general_path_reason"]``) -- and returns the SVM block's
+  Pyomo, saying why in ``sol.general_path_reason``) -- and returns the SVM block's
   ``Solution``; ``svm_models.extract(m.svm)`` reads the same Solution from the block later;
 * what the extra constraint does to the answer: here an L1 budget ``sum_j |w_j| <= B`` (stated
   with auxiliary variables ``u_j >= +-w_j``), a lasso-like constraint that trades training fit

@@ -118,8 +118,8 @@ sols = main()
 # Here they agree to round-off, and that needs a word. Each backend stops at its own
 # tolerance, but the library then *polishes* the answer: from the active set the backend
 # found (which points lie on the margin, which inside it) it solves the optimality conditions
-# of the SVM directly, and certifies the result (`sol.extra["polished"]`,
-# `sol.extra["certificate"]`). Backends that find the same active set therefore return the
+# of the SVM directly, and certifies the result (`sol.polished`,
+# `sol.classifier_certificate`). Backends that find the same active set therefore return the
 # same numbers. SCIP reports no multipliers at all; the library recovers them from the
 # optimality conditions (`alpha_source`).
 #
@@ -137,8 +137,8 @@ assert rel.max() <= 1e-6
 assert np.max(np.ptp(W, axis=0)) <= 1e-5
 assert all(s.status is sm.Status.optimal for s in sols.values())
 for name, sol in sols.items():
-    print(f"  {name:9s} alpha from {sol.extra['alpha_source']:18s} polished "
-          f"{sol.extra['polished']}, certified {sol.extra['certificate']['certified']}")
+    print(f"  {name:9s} alpha from {sol.alpha_source:18s} polished "
+          f"{sol.polished}, certified {sol.classifier_certificate['certified']}")
 
 Xtr, _, ytr, _ = breast_cancer()
 X, y = Xtr[:120], ytr[:120]
@@ -183,7 +183,7 @@ plt.show()
 # `libsvm` (scikit-learn's SMO) is listed but solves only the classic SVM duals as built, not
 # this primal. Asked anyway, it refuses before solving, with an error that names the backends
 # that can. The default, `solver="auto"`, takes the fastest installed backend that can take
-# the model, and says why in `sol.extra["solver_choice"]`.
+# the model, and says why in `sol.solver_choice`.
 
 # %%
 model = sm.build(FORMULATION, X, y, C=1.0)
@@ -192,7 +192,7 @@ try:
 except sm.CapabilityError as exc:
     print(f"{type(exc).__name__}: {exc}")
 auto = sm.solve(model)
-print(f"auto chose {auto.solver}: {auto.extra['solver_choice']['why']}")
+print(f"auto chose {auto.solver}: {auto.solver_choice['why']}")
 assert abs(auto.objective - ref.objective) <= 1e-6 * ref.objective
 
 # %% [markdown]

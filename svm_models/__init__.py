@@ -24,7 +24,8 @@ Layers (each imports only those below it)::
     formulations | solvers                builders and extractors | backends; never each other
     postprocess, solution                 shared KKT pieces; the result type
     model                                 record, proof, standard form, reader, pieces, lazy members
-    data, kernels, status, errors, tolerances
+    data, kernels, config                 the data, the kernels, the solve options declared
+    status, errors, tolerances
 """
 
 from .api import build, extract, formulations, solve
@@ -61,6 +62,7 @@ from .methods.radius import (
 )
 from .methods.saddle import saddle_point_check
 from .solution import Solution
+from .config import SolveConfig
 from .estimator import SVMClassifier, SVMClassifierCV
 from .solvers import Backend, register_backend, solvers
 from .solvers import pyomo_factory as _pyomo_factory  # registers svm_models.* with Pyomo's SolverFactory
@@ -112,7 +114,7 @@ __all__ = [
     "build", "enclosing_ball_radius", "extract", "fit", "fit_path", "formulations",
     "regularization_path", "RegularizationPath",
     "generate_pairs", "half_diameter", "lam_path", "saddle_point_check", "solve", "two_step",
-    "solvers", "Solution",
+    "solvers", "Solution", "SolveConfig",
     "Status", "SVMError", "DataError", "ParameterError", "SolverError", "SolverUnavailableError",
     "CapabilityError", "LicenseLimitError", "SolveFailedError", "InfeasibleError",
     "LocallyInfeasibleError", "NotSeparableError", "MissingDependencyError", "SVMWarning",

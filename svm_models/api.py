@@ -26,12 +26,13 @@ from .postprocess import Context
 from .threads import library_threads
 from .solution import Solution
 from .model.standard_form import MIXED_INTEGER
+from .config import SOLVE_OPTIONS, solve_config
 from .solvers import SolverOptions, auto_choice, backend, capable, solve_model
 from .status import Status
 from .tolerances import (CERTIFICATE_GAP, CERTIFICATE_GAP_PER_TOL, CERTIFICATE_REFUSE,
                          MIP_GAP_ACCEPT, MIP_GAP_PER_TOL)
 
-_SOLVE_KEYS = set(SolverOptions.__dataclass_fields__)
+_SOLVE_KEYS = set(SOLVE_OPTIONS)   # (raise_on_failure among them: config.SolveConfig)
 
 
 def formulations() -> list[str]:
@@ -159,18 +160,19 @@ def solve(model, solver: str = "auto", *, raise_on_failure: bool = True, _state=
           **options) -> Solution:
     """Solve a model made by :func:`build` (or a larger model containing one SVM block).
 
-    ``options``: ``tol``, ``time_limit`` (seconds for the whole call -- retries, the polish
-    and the fallbacks included, each stage given what is left; default: scaled to the
-    problem, 7.5 s up to 200 points, see
-    :func:`~svm_models.solvers.base.default_time_limit`; ``math.inf`` for none),
-    ``iter_limit``, ``threads``, ``verbose``, ``options`` (raw backend options), ``path``
-    (``"auto"``/``"fast"``/``"general"``). Returns the :class:`~svm_models.solution.Solution`
+    ``options`` (declared once, with their domains: :class:`svm_models.config.SolveConfig`;
+    an unknown one or a value out of its domain is a ParameterError naming it): ``tol``,
+    ``time_limit`` (seconds for the whole call -- retries, the polish and the fallbacks
+    included, each stage given what is left; default: scaled to the problem, 7.5 s up to
+    200 points, see :func:`~svm_models.solvers.base.default_time_limit`; ``math.inf`` for
+    none), ``iter_limit``, ``threads``, ``verbose``, ``options`` (raw backend options),
+    ``path`` (``"auto"``/``"fast"``/``"general"``), ``scaling``, ``switch``. Returns the :class:`~svm_models.solution.Solution`
     of the SVM block; a non-optimal end is a typed error (or, with
     ``raise_on_failure=False``, a Solution with that status and NaN values). Numerical
     trouble is retried once with a looser tolerance, a stop at the backend's own iteration
     limit (no ``iter_limit`` given) with :data:`~svm_models.tolerances.RETRY_ITER_LIMIT`
     iterations and then also with the looser tolerance, all within the time limit
-    (``extra["retry"]``). A reported optimum whose own certificate is far off (for the
+    (``Solution.retry``). A reported optimum whose own certificate is far off (for the
     classic SVMs: the certificate of exactly the classifier returned) is numerical trouble
     too. Either is tried once more with the formulation's exact scaling the other way round
     (``scaling=``, on the fast path), and a dense kernel block once more scaled diagonally
@@ -184,12 +186,13 @@ def solve(model, solver: str = "auto", *, raise_on_failure: bool = True, _state=
     returned against the solver's bound, is within the tolerance. Its solver is given a
     warm start where the plugin takes one (the family's ``warm_start`` hook: the convex
     SVM, solved by a continuous backend and rounded into a feasible point), reported in
-    ``extra["warm_start"]`` (its objective, or why there was none). ``switch="indicator"``
+    ``Solution.warm_start`` (its objective, or why there was none). ``switch="indicator"``
     (Gurobi, SCIP) solves it with native indicator constraints in place of its big-M rows
-    (a model proved unchanged since it was built only; ``extra["switch"]``,
-    ``extra["indicator_rows"]``); the default ``switch="big_m"`` solves the rows as built.
+    (a model proved unchanged since it was built only; ``Solution.switch``,
+    ``Solution.indicator_rows``); the default ``switch="big_m"`` solves the rows as built.
     """
     opts = SolverOptions.from_kwargs(**options)
+    raise_on_failure = solve_config({"raise_on_failure": raise_on_failure})["raise_on_failure"]
     if not hasattr(model, "component_data_objects"):
         raise ParameterError(f"solve takes a Pyomo model or block made by build(); got "
                              f"{type(model).__name__}")
@@ -226,7 +229,7 @@ def _solve_within(model, solver, svm, opts: SolverOptions, options: dict,
         tried.append(_describe_attempt(info, attempt, why))
         if sol is not None and why is None:
             if len(tried) > 1:
-                sol.extra["retry_certificate"] = tried
+                sol = replace(sol, retry_certificate=tried)
             return sol
         if not _worth_retrying(svm, info, why):
             break
@@ -248,7 +251,7 @@ def _solve_within(model, solver, svm, opts: SolverOptions, options: dict,
                "or standardised features" + more)
     if raise_on_failure:
         raise _error_for(svm, f, Status.numerical_error, message)
-    return replace(sol, status=Status.numerical_error, extra={**sol.extra, "message": message})
+    return replace(sol, status=Status.numerical_error, message=message)
 
 
 def _solve_auto(model, svm, raise_on_failure: bool, state, options: dict) -> Solution:
@@ -257,7 +260,7 @@ def _solve_auto(model, svm, raise_on_failure: bool, state, options: dict) -> Sol
     when it ends in numerical trouble or at an iteration limit (not a time limit, a licence
     or a proof), the next, in the time left -- libsvm's SMO stalls where classes nearly touch
     at a huge C, and on a feature x1e6 PIQP stopped at its iteration limit where Clarabel
-    solved the same model. The Solution's ``extra["solver_choice"]`` says which was used and
+    solved the same model. The Solution's ``Solution.solver_choice`` says which was used and
     why (and what failed before it); when all fail, the error names each."""
     from .solvers.table import AUTO_TRIES
 
@@ -293,18 +296,17 @@ def _solve_auto(model, svm, raise_on_failure: bool, state, options: dict) -> Sol
             failed = None   # a MIP's incumbent at the time limit: returned as solve() does
         if failed is None:
             before = "; ".join(tried)
-            sol.extra["solver_choice"] = {"asked": "auto", "used": name,
-                                          "why": why if not tried else f"{before}; then {why}"}
-            return sol
+            return replace(sol, solver_choice={
+                "asked": "auto", "used": name, "why": why if not tried else f"{before}; then {why}"})
         tried.append(f"{name} ended {Status(failed).value}")
         if failed in final:
             break
     if sol is None:
         raise SolveFailedError(f"solver='auto' tried {'; '.join(tried)}", failed)
-    sol.extra["solver_choice"] = {"asked": "auto", "used": sol.solver,
-                                  "why": "every backend tried failed: " + "; ".join(tried)}
+    sol = replace(sol, solver_choice={"asked": "auto", "used": sol.solver,
+                                      "why": "every backend tried failed: " + "; ".join(tried)})
     if raise_on_failure:
-        message = sol.extra.get("message", "")
+        message = sol.message or ""
         if len(tried) > 1:
             message = f"{message} (solver='auto' tried {'; '.join(tried)})"
         if failed in (Status.infeasible, Status.infeasible_or_unbounded):
@@ -432,16 +434,10 @@ def _solve_once(model, solver, svm, f, opts, asked: SolverOptions, state, warm_s
     tol = info.retry.get("tol", opts.tol) if info.retry else opts.tol
     ctx = info.context(tol, certify_tol=asked.tolerance)
     sol = f.extract(svm.block, ctx)
-    if info.path_reason is not None:
-        sol.extra["general_path_reason"] = info.path_reason
-    if info.retry is not None:
-        sol.extra["retry"] = info.retry
-    if info.scaling is not None:
-        sol.extra["scaling"] = info.scaling
-    if info.bounds is not None:
-        sol.extra["bounds"] = info.bounds
-    if info.warm_start is not None:
-        sol.extra["warm_start"] = info.warm_start
+    # what the solve reports besides the values (None: nothing to report)
+    said = {"general_path_reason": info.path_reason, "retry": info.retry,
+            "scaling": info.scaling, "bounds": info.bounds, "warm_start": info.warm_start}
+    sol = replace(sol, **{k: v for k, v in said.items() if v is not None})
     solved_to = info.retry.get("tol", opts.tolerance) if info.retry else opts.tolerance
     if incumbent:   # the incumbent, as found: its status says it is not proved optimal
         return info, sol, None
@@ -459,7 +455,7 @@ def _is_incumbent(sol) -> bool:
 def _uncertified(sol: Solution, tolerance: float) -> str | None:
     """Why a reported optimum is not accepted (None: it is). A classic SVM's classifier is
     accepted when its own certificate, computed at exactly what is returned, reaches the
-    tolerance (``extra["certificate"]``); the other families' when their relative duality gap
+    tolerance (``Solution.classifier_certificate``); the other families' when their relative duality gap
     is within max(CERTIFICATE_GAP, CERTIFICATE_GAP_PER_TOL * tol) and no margin is violated
     beyond CERTIFICATE_REFUSE (e.g. a hard margin of width 1e-10 on nearly collinear points:
     HiGHS said optimal, the gap was 100%)."""
@@ -478,7 +474,7 @@ def _uncertified(sol: Solution, tolerance: float) -> str | None:
             return (f"a margin row it keeps is violated by {violated:.3g} (at most "
                     f"{CERTIFICATE_REFUSE:g} is accepted)")
         return None
-    cert = sol.extra.get("certificate")
+    cert = sol.classifier_certificate
     if cert is not None:
         if cert["certified"]:
             return None
@@ -509,7 +505,7 @@ def _refuse_uncertified(sol: Solution, svm, f, tolerance: float, raise_on_failur
                "or standardised features")
     if raise_on_failure:
         raise _error_for(svm, f, Status.numerical_error, message)
-    return replace(sol, status=Status.numerical_error, extra={**sol.extra, "message": message})
+    return replace(sol, status=Status.numerical_error, message=message)
 
 
 def failed_solution(svm, info) -> Solution:
@@ -522,11 +518,9 @@ def failed_solution(svm, info) -> Solution:
                     support=np.zeros(0, dtype=int),
                     support_vectors=np.zeros((0, svm.data.n_features)), objective=float("nan"),
                     kernel=svm.kernel, classes=svm.data.classes, time=info.time,
-                    interface=info.interface, path=info.path,
-                    extra={"message": info.message, "b_source": f"the solve ended {info.status}",
-                           **({"retry": info.retry} if info.retry else {}),
-                           **({"general_path_reason": info.path_reason}
-                              if info.path_reason is not None else {})})
+                    interface=info.interface, path=info.path, message=info.message,
+                    b_source=f"the solve ended {info.status}", retry=info.retry or None,
+                    general_path_reason=info.path_reason)
 
 
 def _refuse_part_of_a_larger_model(model) -> None:
@@ -564,15 +558,21 @@ def fit(X, y, formulation: str = "soft_l1_dual", solver: str = "auto", **params)
     ``qcqp_form``. When the first build ends in numerical trouble (after :func:`solve`'s own
     retries), the same optimum is sought in the time left, each built anew
     (:func:`_fallbacks`): the other quadratic form (dense or factor) of a form ``auto`` chose
-    (``extra["retry_quad_form"]``), then -- a classic SVM on a kernel with exact features
+    (``Solution.fallback``), then -- a classic SVM on a kernel with exact features
     (linear, or a poly kernel's monomials) -- its other form, primal for dual or dual for
-    primal (``extra["retry_formulation"]``; the Solution names the formulation solved).
+    primal (``Solution.fallback``; the Solution names the formulation solved).
     A fallback that solves is a :class:`~svm_models.errors.FallbackWarning` and the
     Solution's ``fallback`` field (kind, asked, solved, reason). If all fail, the error
     names each."""
     solve_kw = split_solve_options(params)
-    raise_on_failure = solve_kw.pop("raise_on_failure", True)
+    raise_on_failure = solve_config(solve_kw)["raise_on_failure"]   # (all of them checked)
+    solve_kw.pop("raise_on_failure", None)
     f = lookup(formulation)
+    unknown = set(params) - set(f.params)
+    if unknown:   # (build would name the hyperparameters only)
+        raise ParameterError(f"{f.name} takes no parameter(s) {sorted(unknown)}; it takes "
+                             f"{', '.join(f.params) or 'none'}, and the solve options "
+                             f"{', '.join(SOLVE_OPTIONS)}")
     # the deadline starts here: the kernel and the build are part of the call
     solve_kw = with_deadline(solve_kw, X, formulation)
     opts = SolverOptions.from_kwargs(**solve_kw)
@@ -624,19 +624,18 @@ def _fit_within(X, y, f, solver: str, params: dict, solve_kw: dict, opts: Solver
 
 def _fell_back(sol, model, f, key: str, status, said: str, params: dict) -> Solution:
     """The Solution of a fallback that solved, saying so three ways: a
-    :class:`~svm_models.errors.FallbackWarning`, the declared ``Solution.fallback`` and,
-    as before, ``extra[key]``."""
+    :class:`~svm_models.errors.FallbackWarning`, the declared ``Solution.fallback`` (its
+    ``message`` also read, as before, as ``extra[key]``)."""
     was = _quad_form(the_svm_block(model)._svm)
     first_try = f"quad_form={was!r}" if key == "retry_quad_form" else f.name
     text = f"{first_try} failed ({Status(status).value}); solved {said}"
-    sol.extra[key] = text
     if key == "retry_quad_form":
         fallback = {"kind": "quad_form", "asked": was, "solved": params["quad_form"]}
     else:
         fallback = {"kind": "formulation", "asked": f.name, "solved": sol.formulation}
     warnings.warn(f"svm_models.fit: {text}, the same optimum (Solution.fallback says so)",
                   FallbackWarning, stacklevel=user_stacklevel())
-    return replace(sol, fallback={**fallback, "reason": Status(status).value})
+    return replace(sol, fallback={**fallback, "reason": Status(status).value, "message": text})
 
 
 def with_deadline(solve_kw: dict, X, formulation: str) -> dict:
@@ -759,12 +758,12 @@ def extract(block, *, solver: str = "", duals=None, tol=None) -> Solution:
     differ in sign (see each backend's ``dual_sign``), and inside a larger model the sign
     follows the sense of the user's objective, so the duals are read in the sign that is dual
     feasible for the block's own rows (:func:`~svm_models.postprocess.user_dual_sign`;
-    ``extra["dual_sign"]`` says when they were flipped); when that cannot be decided, a
+    ``Solution.dual_sign`` says when they were flipped); when that cannot be decided, a
     ParameterError. ``tol`` is the tolerance the block was solved to (it
     scales the support-vector threshold; default 1e-9). On a block that is still the
     formulation, values whose own certificate is far off (a relative duality gap or a margin
     violation beyond what :func:`solve` accepts) come back with status ``numerical_error``
-    and the reason in ``extra["message"]``, never as ``optimal``; so does, on any block, a
+    and the reason in ``Solution.message``, never as ``optimal``; so does, on any block, a
     Solution without a bias b (NaN: the values do not determine it), with the reason.
     """
     from .model.record import verify
@@ -788,7 +787,7 @@ def extract(block, *, solver: str = "", duals=None, tol=None) -> Solution:
     if sol.status is Status.optimal and not math.isfinite(sol.b):
         # no classifier without b: never "optimal" (a loose solve of a larger model whose
         # values satisfy the SVM's conditions only roughly, no duals given; balance deleted)
-        why = sol.extra.get("b_source", "b is not available")
-        sol = replace(sol, status=Status.numerical_error, extra={
-            **sol.extra, "message": f"the values as solved give no bias b: {why}"})
+        why = sol.b_source or "b is not available"
+        sol = replace(sol, status=Status.numerical_error,
+                      message=f"the values as solved give no bias b: {why}")
     return sol

@@ -91,7 +91,7 @@ def _demo_rows(name, X, y, Xte, yte, solver, kernel_params, time_limit):
         note += f"r={s.r:.4g}, lam={s.lam:g}"
         if s.details.mu is not None:
             note += f", {int(np.sum(s.mu > 1e-6))} of {s.mu.size} weights > 0"
-        gen = s.extra.get("pair_generation")
+        gen = s.pair_generation
         if gen:
             note += f", {gen['pairs']} of {gen['all_pairs']} pairs generated"
     return [name, s.solver, f"{s.objective:.6g}", str(s.n_support), f"{s.score(X, y):.3f}",
@@ -473,8 +473,8 @@ def certificate(sol) -> dict:
     out["fast_path"] = sol.path == "fast"
     out["max_kkt_residual"] = max((abs(v) for v in sol.kkt.values()), default=None)
     for k in ("general_path_reason", "polished", "pair_generation", "diagnostics"):
-        if k in d["extra"]:
-            out[k] = d["extra"][k]
+        if d[k] is not None:
+            out[k] = d[k]
     return out
 
 

@@ -45,7 +45,7 @@ from .methods.cv import (
 )
 from .api import with_deadline
 from .methods.radius import fit as sm_fit
-from .solvers import SolverOptions
+from .config import SOLVE_OPTIONS, solve_config
 from .threads import library_threads
 
 #: ``probability=True``: the folds of the internal cross-validation (as libsvm)
@@ -82,8 +82,9 @@ def _derive_parameters(formulation=None) -> None:
                  f"{p.doc[1:]}; None: the formulation's default.\n")
     SVMClassifier.__doc__ = head + "\n    Attributes\n" + tail
 
-#: What ``solver_options`` may hold: the solve options, and ``batch`` (constraint generation).
-SOLVER_OPTION_KEYS = tuple(SolverOptions.__dataclass_fields__) + ("batch",)
+#: What ``solver_options`` may hold: the solve options (:class:`svm_models.config.SolveConfig`;
+#: an estimator always raises on a failed solve), and ``batch`` (constraint generation).
+SOLVER_OPTION_KEYS = tuple(k for k in SOLVE_OPTIONS if k != "raise_on_failure") + ("batch",)
 
 
 def _validate(estimator, X, y="no_validation", *, reset=True, sparse=False):
@@ -184,7 +185,7 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
         ``"highs"``, ``"scip"``, ``"piqp"``, ``"clarabel"``, ``"ipm"``); ``"auto"``: the
         fastest installed backend that takes the model (libsvm for the classic duals, then
         PIQP, ...: :data:`svm_models.solvers.AUTO_ORDER`); the Solution's
-        ``extra["solver_choice"]`` says which and why.
+        ``Solution.solver_choice`` says which and why.
     C : float or None, default=None
         Soft-margin parameter; None: the formulation's default (1.0). Not taken by the hard
         margin nor by C tuning (which learns it: ``C_``). Radius-margin SVMs:
@@ -226,7 +227,9 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
     solver_options : dict or None, default=None
         Solve options kept apart from the hyperparameters: ``tol``, ``time_limit``,
         ``iter_limit``, ``threads``, ``verbose``, ``options`` (raw backend options), ``path``,
-        and ``batch`` (pairs added per round of constraint generation).
+        ``scaling``, ``switch`` (as :func:`svm_models.solve` takes them, declared in
+        :class:`svm_models.config.SolveConfig`; checked when ``fit`` is called), and
+        ``batch`` (pairs added per round of constraint generation).
     multi_class : {"ovr", "ovo"} or None, default=None
         More than two classes: one-vs-rest (one problem per class, on all points) or
         one-vs-one (one per pair ``i < j`` of classes, on their points; class ``j`` is the
@@ -756,6 +759,7 @@ def _solve_options(opts, owner: str) -> dict:
         raise ParameterError(
             f"solver_options takes {', '.join(SOLVER_OPTION_KEYS)}; got {unknown} "
             f"(hyperparameters are constructor arguments of {owner})")
+    solve_config(opts, extra=("batch",))   # each value in its declared domain, before a fit
     return dict(opts)
 
 

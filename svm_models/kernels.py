@@ -343,7 +343,7 @@ class LowRank:
         return self.L.shape[1]
 
     def report(self, requested: int) -> dict:
-        """What ``Solution.extra["kernel_rank"]`` says about the approximation."""
+        """What ``Solution.kernel_rank`` says about the approximation."""
         return {"rank": self.rank, "requested": int(requested),
                 "trace_error": self.trace_error, "trace": self.trace,
                 "relative_trace_error": self.trace_error / self.trace if self.trace > 0 else 0.0}

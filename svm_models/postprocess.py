@@ -8,7 +8,7 @@ and the classic SVM's primal/dual objectives, duality gap and KKT residuals.
 
 Diagnostics describe the model that was solved: they are computed from the formulation's
 mathematics only when the record proves the model is the formulation (``Context.verified``);
-after a user's change they are left out and ``extra["diagnostics"]`` says why.
+after a user's change they are left out and ``Solution.diagnostics`` says why.
 """
 
 from __future__ import annotations
@@ -80,7 +80,7 @@ def user_dual_sign(violation, *, material: bool, what: str, extra: dict) -> floa
     is from that (0: dual feasible; relative); ``material``: the two readings give different
     answers (False: the multipliers are 0, the sign does not matter). The reading whose
     violation is at most 1/:data:`USER_SIGN_CLEAR` of the other's is taken
-    (``extra["dual_sign"]`` says when that is the flipped one); when neither is, the sign
+    (``Solution.dual_sign`` says when that is the flipped one); when neither is, the sign
     cannot be decided and a ParameterError says so, naming ``what`` was read."""
     if not material:
         return 1.0

@@ -11,8 +11,9 @@ from __future__ import annotations
 import hashlib
 import json
 import struct
-from dataclasses import dataclass, field, fields
-from typing import Any
+from collections.abc import MutableMapping
+from dataclasses import dataclass, field, fields, replace
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -23,9 +24,110 @@ from .status import Status
 
 _ARRAYS = ("w", "alpha", "dual_coef", "xi", "support", "support_vectors", "classes")
 
-#: what :meth:`Solution.to_dict` writes: a document of this format, this version
+#: what :meth:`Solution.to_dict` writes: a document of this format, this version (2: the
+#: declared fields of :data:`DECLARED` out of ``extra``); :meth:`Solution.from_dict` reads
+#: version 1 as well (its ``extra`` keys that name declared fields go into them)
 FORMAT = "svm_models.Solution"
-VERSION = 1
+VERSION = 2
+READS = (1, 2)
+
+#: the old keys of ``extra`` that are declared fields now (each a field of the key's name
+#: but one, :data:`RENAMED`: ``sol.polished`` is what ``sol.extra["polished"]`` was, and
+#: still is); a field None: not reported for this solution. What one backend or one
+#: formulation alone reports stays in the free dictionary ``extra``.
+DECLARED = (
+    "message", "alpha_source", "b_source", "w_source", "dual_coef_source",
+    "support_threshold", "polished", "certificate", "diagnostics", "dual_sign",
+    "kernel_rank", "general_path_reason", "solver_choice", "retry", "retry_certificate",
+    "scaling", "bounds", "warm_start", "switch", "indicator_rows", "pair_generation",
+    "two_step")
+
+#: the old key -> the declared field, where they differ (``certificate`` is the key the
+#: command line's model document gives its own summary: ``svm_models.cli.certificate``)
+RENAMED = {"certificate": "classifier_certificate"}
+
+
+def field_of(key: str) -> str:
+    """The declared field that ``extra[key]`` reads (``key`` one of :data:`DECLARED`)."""
+    return RENAMED.get(key, key)
+
+
+def _detail_names(details) -> tuple:
+    """The fields of a details object that ``extra`` reads by name: its class's ``REPORTS``
+    (what were keys of ``extra`` before; an extractor may still give them there)."""
+    return tuple(getattr(type(details), "REPORTS", ())) if details is not None else ()
+
+
+#: old ``extra`` keys read from :attr:`Solution.fallback`: key -> the fallback's ``kind``
+FALLBACK_KEYS = {"retry_quad_form": "quad_form", "retry_formulation": "formulation"}
+
+
+class Extra(MutableMapping):
+    """``Solution.extra``: the free dictionary of what one backend or one formulation alone
+    reports, which also reads the declared fields by their old keys (``sol.extra["polished"]``
+    is ``sol.polished``, without a warning), so that code written for the dictionary keeps
+    working. Iterating gives the declared fields that are set (not None), then the free keys.
+    A declared field is read-only here, as on the frozen Solution (``dataclasses.replace``
+    makes a Solution with another value); the free keys may be set and deleted."""
+
+    __slots__ = ("_owner", "free")
+
+    def __init__(self, owner, free: dict):
+        self._owner = owner
+        self.free = free
+
+    def _declared(self, key):
+        if key in DECLARED:
+            return self._owner.__dict__.get(field_of(key))
+        details = self._owner.__dict__.get("details")
+        if details is not None and key in _detail_names(details):
+            return getattr(details, key)
+        if key in FALLBACK_KEYS:
+            fb = self._owner.__dict__.get("fallback")
+            if fb is not None and fb.get("kind") == FALLBACK_KEYS[key]:
+                return fb.get("message")
+        return None
+
+    def __getitem__(self, key):
+        v = self._declared(key)
+        if v is not None:
+            return v
+        return self.free[key]
+
+    def __setitem__(self, key, value):
+        if key in _detail_names(self._owner.__dict__.get("details")):
+            raise TypeError(f"extra[{key!r}] is the declared field Solution.details.{key}, "
+                            "read-only as the Solution is: dataclasses.replace(sol, details="
+                            f"dataclasses.replace(sol.details, {key}=...)) makes a Solution "
+                            "with another value")
+        if key in DECLARED or key in FALLBACK_KEYS:
+            name = field_of(key) if key in DECLARED else "fallback"
+            raise TypeError(f"extra[{key!r}] is the declared field Solution.{name}, read-only "
+                            f"as the Solution is: dataclasses.replace(sol, {name}=...) makes "
+                            "a Solution with another value")
+        self.free[key] = value
+
+    def __delitem__(self, key):
+        del self.free[key]
+
+    def __iter__(self):
+        details = self._owner.__dict__.get("details")
+        for k in (*DECLARED, *FALLBACK_KEYS, *_detail_names(details)):
+            if self._declared(k) is not None:
+                yield k
+        yield from (k for k in self.free if self._declared(k) is None)
+
+    def __len__(self):
+        return sum(1 for _ in self)
+
+    def __repr__(self):
+        return repr(dict(self))
+
+    def __getstate__(self):
+        return (self._owner, self.free)
+
+    def __setstate__(self, state):
+        self._owner, self.free = state
 
 
 @dataclass(frozen=True)
@@ -39,6 +141,15 @@ class CTuningDetails:
     g_kkt, g_multipliers : g* from the KKT least squares and from the multipliers (None
         where the backend gives none); ``g`` is the first, moved onto an end of the range
         when complementarity says so
+
+    What the extractor reports besides (``formulations/c_tuning.md``; each also read as
+    ``sol.extra[name]``, as before): ``variant``, ``form`` (``"norm"`` or ``"quadratic"``),
+    ``g_source`` (how g* was found), ``q_hi``, ``q_lo`` (the two quadratic forms at alpha),
+    ``eta_hi``, ``eta_lo`` (the multipliers of the two range constraints), ``active``
+    (which are active: ``"hi"``, ``"lo"``), ``margin_M``, ``soft_l2_objective_at_C``,
+    ``solver_objective`` (the model's objective before the polish), ``b_multiplier``,
+    ``g_min``, ``g_max``, ``lam_min``, ``lam_max`` (the PSD range and K's extreme
+    eigenvalues)
     """
 
     g: float
@@ -46,8 +157,29 @@ class CTuningDetails:
     C_reason: str | None
     g_lo: float
     g_hi: float
+    REPORTS: ClassVar[tuple] = (
+        "variant", "form", "g_source", "q_hi", "q_lo", "eta_hi", "eta_lo", "active", "margin_M",
+        "soft_l2_objective_at_C", "solver_objective", "b_multiplier", "g_min", "g_max",
+        "lam_min", "lam_max")
+
     g_kkt: float | None = None
     g_multipliers: float | None = None
+    variant: str | None = None
+    form: str | None = None
+    g_source: str | None = None
+    q_hi: float | None = None
+    q_lo: float | None = None
+    eta_hi: float | None = None
+    eta_lo: float | None = None
+    active: list | None = None
+    margin_M: float | None = None
+    soft_l2_objective_at_C: float | None = None
+    solver_objective: float | None = None
+    b_multiplier: float | None = None
+    g_min: float | None = None
+    g_max: float | None = None
+    lam_min: float | None = None
+    lam_max: float | None = None
 
 
 @dataclass(frozen=True, eq=False)
@@ -60,13 +192,23 @@ class RadiusDetails:
     mu : (m,) feature / kernel weights (R-SVM_mu+), else None
     beta : multipliers of the radius rows, one per pair of ``pairs`` (R-SVM+), else None
     pairs : (p, 2) the pairs (i, j) of the radius rows in the model (None: not applicable)
+    w_blocks : with ``kernels=``, the ``w_k`` of each kernel (``sol.w`` is None then)
+    f, spread, representer : the kernel form's decision values without b, ``max f - min f``,
+        and how the expansion ``a`` reproducing f was found
+    (each also read as ``sol.extra[name]``, as before)
     """
 
     r: float
     lam: float
     mu: Any = None
     beta: Any = None
+    REPORTS: ClassVar[tuple] = ("w_blocks", "f", "spread", "representer")
+
     pairs: Any = None
+    w_blocks: Any = None
+    f: Any = None
+    spread: float | None = None
+    representer: str | None = None
 
 
 @dataclass(frozen=True, eq=False)
@@ -122,7 +264,7 @@ class Solution:
     objective : float           optimal value of the objective of the model that was solved
     primal_objective, dual_objective, duality_gap : float or None
                                 the formulation's primal and dual values at the solution;
-                                None when the model was changed (``extra["diagnostics"]``)
+                                None when the model was changed (``Solution.diagnostics``)
     kkt : dict                  KKT residuals (empty when the model was changed)
     margin : float or None      geometric margin 1/||w||
     C : float or None           the soft-margin parameter (C tuning: C*, None if none exists)
@@ -130,13 +272,52 @@ class Solution:
     time : float                solver time in seconds
     path : str                  ``"fast"``, ``"mixed"`` (an edited model), ``"general"``, ``"user"``
     kernel : Kernel;  classes : original labels (classes[1] is +1)
-    extra : dict                formulation-specific diagnostics
+    extra : Extra               what one formulation or one backend alone reports (a free
+                                dictionary, as Pyomo's ``Results.extra_info``); it reads the
+                                declared fields below by their old keys too
     fallback : dict or None     what :func:`~svm_models.fit` switched to after the first
                                 build failed (a ``FallbackWarning`` says so too): ``kind``
                                 (``"formulation"``: the other form, primal for dual or dual
                                 for primal; ``"quad_form"``: the other quadratic form),
                                 ``asked`` and ``solved`` (formulation names, or the quadratic
-                                forms), ``reason`` (how the first ended); None: solved as asked
+                                forms), ``reason`` (how the first ended), ``message`` (what
+                                ``Solution.fallback`` / ``["retry_quad_form"]`` said);
+                                None: solved as asked
+
+    How it was read, and what vouches for it (None where not reported):
+
+    message : str               why the status is not ``optimal`` (a failed or refused solve)
+    alpha_source, b_source, w_source, dual_coef_source : str
+                                where alpha, b, w and dual_coef were read from (multipliers,
+                                the KKT conditions, a polish, the solver; why b is missing)
+    support_threshold : float   the alpha above which a point is a support vector
+    polished : bool             the optimality conditions were solved exactly on the active
+                                set and that point was taken (``formulations/classic.md``)
+    classifier_certificate : dict
+                                the certificate of exactly the classifier returned (the
+                                classic SVMs, the nu-SVM; ``extra["certificate"]`` before):
+                                ``classifier`` (which candidate), ``worst`` (its largest
+                                relative residual), ``accept`` (the most accepted),
+                                ``certified`` (``worst <= accept``)
+    diagnostics : str           why the primal/dual values and the KKT residuals are missing
+    dual_sign : str             duals handed to :func:`~svm_models.extract` read with the
+                                opposite sign (what decided it)
+    kernel_rank : dict          the low-rank kernel's report (``trace_error``,
+                                ``objective_bound``, ...: ``formulations/classic.md``)
+    general_path_reason : str   why the model went through Pyomo, not the fast path
+    solver_choice : dict        ``solver="auto"``: ``asked``, ``used``, ``why``
+    retry : dict                the retry of :func:`~svm_models.solve` (looser tolerance,
+                                more iterations);  ``retry_certificate`` : list of str, the
+                                attempts made after a refused certificate
+    scaling : dict              the exact scaling applied on the fast path;  ``bounds`` :
+                                dict, far bounds solved in place of the true ones
+    warm_start : dict           a mixed-integer SVM's start (``objective``, or ``reason``)
+    switch : str;  indicator_rows : int
+                                a mixed-integer SVM's rows as solved (``"big_m"`` or
+                                ``"indicator"``), and how many indicator constraints
+    pair_generation : dict      radius-margin constraint generation's certificate (rounds,
+                                pairs, largest violation; ``formulations/radius_margin.md``)
+    two_step : dict             the two-step radius-margin method's bounds and iterations
     """
 
     formulation: str
@@ -162,11 +343,52 @@ class Solution:
     time: float = 0.0
     interface: str = ""
     path: str = ""
-    extra: dict = field(default_factory=dict)
+    extra: Any = field(default_factory=dict)
     fallback: dict | None = None
+    message: str | None = None
+    alpha_source: str | None = None
+    b_source: str | None = None
+    w_source: str | None = None
+    dual_coef_source: str | None = None
+    support_threshold: float | None = None
+    polished: bool | None = None
+    classifier_certificate: dict | None = None
+    diagnostics: str | None = None
+    dual_sign: str | None = None
+    kernel_rank: dict | None = None
+    general_path_reason: str | None = None
+    solver_choice: dict | None = None
+    retry: dict | None = None
+    retry_certificate: list | None = None
+    scaling: dict | None = None
+    bounds: dict | None = None
+    warm_start: dict | None = None
+    switch: str | None = None
+    indicator_rows: int | None = None
+    pair_generation: dict | None = None
+    two_step: dict | None = None
 
     def __post_init__(self):
         object.__setattr__(self, "status", Status(self.status))
+        # ``extra`` given as a dictionary (an extractor's, a saved version-1 document's, or
+        # ``{**sol.extra, ...}``): its keys that name declared fields fill those left None
+        given = self.extra.free if isinstance(self.extra, Extra) else dict(self.extra or {})
+        free = {}
+        for k, v in given.items():
+            if k in DECLARED:
+                if self.__dict__[field_of(k)] is None:
+                    object.__setattr__(self, field_of(k), v)
+            elif k in FALLBACK_KEYS and (self.fallback or {}).get("kind") == FALLBACK_KEYS[k]:
+                if self.fallback.get("message") is None:   # (a version-1 document)
+                    object.__setattr__(self, "fallback", {**self.fallback, "message": v})
+            else:
+                free[k] = v
+        details = self.details
+        moved = {k: free.pop(k) for k in _detail_names(details)
+                 if k in free and getattr(details, k) is None}
+        if moved:   # (what the details declare, given in extra: a formulation's extractor)
+            object.__setattr__(self, "details", replace(details, **moved))
+        object.__setattr__(self, "extra", Extra(self, free))
         for name in _ARRAYS:
             v = getattr(self, name)
             if isinstance(v, np.ndarray):
@@ -231,7 +453,7 @@ class Solution:
         """
         if not np.isfinite(self.b):
             raise SVMError(f"this solution ({self.status}) has no decision function: "
-                           f"{self.extra.get('b_source', 'b is not available')}")
+                           f"{self.b_source or 'b is not available'}")
         idx = self.support
         if self.kernel.name == "precomputed":
             Kt = as_matrix(X, name="K(X_test, X_train)")
@@ -271,6 +493,8 @@ class Solution:
             elif f.name == "details" and v is not None:
                 v = {"__details__": type(v).__name__,
                      "fields": {k.name: getattr(v, k.name) for k in fields(v)}}
+            elif f.name == "extra":
+                v = v.free
             elif isinstance(v, np.ndarray):
                 v = {"__array__": v.tolist(), "dtype": v.dtype.str, "shape": list(v.shape)}
             content[f.name] = _jsonable(v)
@@ -301,10 +525,11 @@ class Solution:
             raise DataError("not a saved svm_models Solution (no solution_format "
                             f"{FORMAT!r}); save one with Solution.to_json")
         version = d.get("solution_version")
-        if version != VERSION:
+        if version not in READS:
             raise DataError(f"this Solution was saved in format version {version!r}; this "
-                            f"svm-models reads version {VERSION}: load it with the svm-models "
-                            "that wrote it, or fit the model again and save it")
+                            f"svm-models reads version {VERSION} (and {', '.join(map(str, READS[:-1]))}): "
+                            "load it with the svm-models that wrote it, or fit the model "
+                            "again and save it")
         sums = d.get("sha256")
         if not isinstance(sums, dict):
             raise DataError("the saved Solution has no sha256 checksums: the file is "

@@ -314,7 +314,10 @@ def test_a_fallback_made_by_fit_is_a_warning_and_a_field(cancer, tmp_path):
     assert [w.filename for w in seen if w.category is sm.FallbackWarning] == [__file__]
     assert sol.formulation == "soft_l1_dual" and sol.status == "optimal"
     assert sol.fallback == {"kind": "formulation", "asked": "soft_l1_primal",
-                            "solved": "soft_l1_dual", "reason": "numerical_error"}
+                            "solved": "soft_l1_dual", "reason": "numerical_error",
+                            "message": "soft_l1_primal failed (numerical_error); solved as "
+                                       "its other form soft_l1_dual"}
+    assert sol.extra["retry_formulation"] == sol.fallback["message"]   # (the old key)
     assert sm.Solution.from_json(sol.to_json()).fallback == sol.fallback
     with warnings.catch_warnings():
         warnings.simplefilter("error", sm.FallbackWarning)

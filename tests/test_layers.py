@@ -15,7 +15,7 @@ ROOT = pathlib.Path(svm_models.__file__).parent
 LAYERS = {
     "_version": 0, "errors": 0, "tolerances": 0, "status": 0, "progress": 0, "setup_ipopt": 0, "datasets": 0,
     "threads": 0,
-    "data": 1, "kernels": 1,
+    "data": 1, "kernels": 1, "config": 1,
     "solution": 2, "model": 2,
     "postprocess": 3,
     "solvers": 4, "formulations": 4,

@@ -277,3 +277,161 @@ def test_the_summary_names_the_certificate_each_family_has():
     assert f"mip_gap={mip.mip_gap:.2e}" in mip.summary() and "nan" not in mip.summary()
     cone = sm.fit(TOY_X, TOY_Y, "rsvm_mu_plus", require("clarabel"), C=1.0)
     assert cone.duality_gap is None and "gap=none" in cone.summary()
+
+
+# ---------------------------------------------------------------------------------------
+# Declared fields: what extra's string keys carried, typed; extra reads them by the old keys
+
+#: two points at -1 and +1 (and two further out): the hard margin's alpha is exactly
+#: (1/2, 1/2, 0, 0), w = 1, b = 0 (by hand: w = sum alpha_i y_i x_i, margins y_i f_i = 1)
+HAND_X = np.array([[-1.0], [1.0], [-2.0], [3.0]])
+HAND_Y = np.array([-1, 1, -1, 1])
+
+
+@pytest.mark.parametrize("backend", ["clarabel", "highs"])
+def test_polished_and_b_source_on_a_hand_solved_margin(backend):
+    """An interior-point backend stops 1e-9 off the optimum; the polish solves the KKT
+    conditions on the active set exactly: alpha = (1/2, 1/2, 0, 0) to round-off, b = 0, and
+    the Solution says it took that point (declared fields, and the same by the old keys)."""
+    sol = sm.fit(HAND_X, HAND_Y, "hard_dual", require(backend))
+    np.testing.assert_allclose(sol.alpha, [0.5, 0.5, 0.0, 0.0], rtol=0, atol=1e-14)
+    assert abs(sol.b) < 1e-14 and abs(sol.w[0] - 1.0) < 1e-14
+    assert sol.polished is True and sol.b_source == "polished alpha (kkt)"
+    assert sol.classifier_certificate["classifier"] == sol.b_source and sol.classifier_certificate["certified"]
+    assert sol.classifier_certificate["worst"] <= sol.classifier_certificate["accept"]
+    assert 0 < sol.support_threshold < 0.5        # the support: the two points on the margin
+    np.testing.assert_array_equal(sol.support, [0, 1])
+    for key in ("polished", "b_source", "certificate", "alpha_source", "support_threshold"):
+        field = "classifier_certificate" if key == "certificate" else key
+        assert sol.extra[key] is getattr(sol, field) and key in sol.extra, key
+        assert key not in sol.extra.free, key   # declared, not in the free dictionary
+    assert dict(sol.extra)["polished"] is True
+
+
+def test_solver_choice_and_path_reason_are_declared():
+    X, y = TOY_X, TOY_Y
+    auto = sm.fit(X, y, "soft_l1_dual", C=1.0)
+    assert auto.solver_choice["asked"] == "auto" and auto.solver_choice["used"] == auto.solver
+    assert auto.extra["solver_choice"] is auto.solver_choice
+    fixed = sm.fit(X, y, "soft_l1_dual", require("highs"), C=1.0)
+    assert fixed.solver_choice is None and "solver_choice" not in fixed.extra
+    assert fixed.path == "fast" and fixed.general_path_reason is None
+    import pyomo.environ as pyo
+
+    m = sm.build("soft_l1_primal", X, y, C=1.0)
+    m.mine = pyo.Constraint(expr=m.b >= 0.1)      # an edit: solved on the general path
+    edited = sm.solve(m, require("highs"), path="general")
+    assert edited.b >= 0.1 - 1e-7 and edited.path == "general"
+    assert isinstance(edited.general_path_reason, str) and edited.general_path_reason
+    assert edited.extra["general_path_reason"] == edited.general_path_reason
+
+
+def test_a_failed_solve_says_why_in_message():
+    """Three collinear points labelled +1, -1, +1 have no separating line: infeasible."""
+    X, y = np.array([[0.0], [0.1], [0.2]]), np.array([1, -1, 1])
+    sol = sm.fit(X, y, "hard_primal", require("clarabel"), raise_on_failure=False)
+    assert sol.status in ("infeasible", "infeasible_or_unbounded")
+    assert sol.message and sol.extra["message"] == sol.message
+    assert sol.b_source == f"the solve ended {sol.status}"
+    with pytest.raises(sm.SVMError, match="the solve ended"):
+        sol.decision_function(X)
+
+
+def test_extra_is_a_free_dictionary_with_the_declared_fields_read_only():
+    sol = sm.fit(HAND_X, HAND_Y, "hard_dual", require("highs"))
+    sol.extra["mine"] = 1.5                      # a free key: as any dictionary
+    assert sol.extra["mine"] == 1.5 and "mine" in sol.extra.free
+    del sol.extra["mine"]
+    assert "mine" not in sol.extra
+    with pytest.raises(TypeError, match=r"Solution.polished.*dataclasses.replace"):
+        sol.extra["polished"] = False
+    with pytest.raises(KeyError):
+        sol.extra["solver_choice"]               # not reported: absent, as before
+    assert sol.extra.get("solver_choice") is None
+    again = dataclasses.replace(sol, polished=False, extra={**sol.extra, "mine": 2})
+    assert again.polished is False and again.extra["mine"] == 2 and again.extra._owner is again
+    # a dictionary handed to the constructor: its declared keys go to the fields
+    made = dataclasses.replace(sol, alpha_source=None, extra={"alpha_source": "by hand", "x": 1})
+    assert made.alpha_source == "by hand" and made.extra.free == {"x": 1}
+
+
+def test_a_version_1_document_loads_into_the_declared_fields():
+    """A Solution saved before the fields were declared (version 1: everything in extra)."""
+    from svm_models.solution import DECLARED, _digest, field_of
+
+    sol = sm.fit(HAND_X, HAND_Y, "hard_dual", require("highs"))
+    doc = sol.to_dict()
+    fields_of = {field_of(k): k for k in DECLARED}
+    old = {k: v for k, v in doc.items() if k not in fields_of}
+    old["extra"] = {**doc["extra"], **{k: doc[f] for f, k in fields_of.items()
+                                       if doc[f] is not None}}
+    old["solution_version"] = 1
+    del old["sha256"]
+    old["sha256"] = {k: _digest(v) for k, v in old.items()
+                     if k not in ("solution_format", "solution_version")}
+    back = Solution.from_dict(old)
+    _assert_identical(sol, back)
+    assert back.polished is True and back.classifier_certificate == sol.classifier_certificate
+    assert Solution.from_dict(doc).to_dict() == doc and doc["solution_version"] == 2
+
+
+def test_every_key_the_package_reads_from_a_solutions_extra_is_declared():
+    """The package reads a Solution's reports through its declared fields: a string key
+    read from ``<name>.extra`` (subscript, ``.get``, ``in``) anywhere in svm_models must be
+    a declared field (or an old fallback key), so that no new undeclared key is read across
+    modules. The other ``extra`` dictionaries are a solve's (``res``: MatrixResult,
+    ``ctx``: postprocess.Context) and the scaling's (``self`` in model/scaling.py)."""
+    import ast
+    import pathlib
+
+    from svm_models.solution import DECLARED, FALLBACK_KEYS
+
+    other = {"res", "again", "ctx", "self"}
+    root = pathlib.Path(sm.__file__).parent
+    found = {}
+
+    def solution_extra(node) -> bool:
+        if isinstance(node, ast.Attribute) and node.attr == "extra":
+            return not (isinstance(node.value, ast.Name) and node.value.id in other)
+        return (isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant)
+                and node.slice.value == "extra")          # a document's d["extra"]
+
+    for path in root.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            key = None
+            if isinstance(node, ast.Subscript) and solution_extra(node.value) and \
+                    isinstance(node.ctx, ast.Load) and isinstance(node.slice, ast.Constant):
+                key = node.slice.value
+            elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                  and node.func.attr == "get" and solution_extra(node.func.value)
+                  and node.args and isinstance(node.args[0], ast.Constant)):
+                key = node.args[0].value
+            elif (isinstance(node, ast.Compare) and isinstance(node.ops[0], (ast.In, ast.NotIn))
+                  and solution_extra(node.comparators[0])
+                  and isinstance(node.left, ast.Constant)):
+                key = node.left.value
+            if isinstance(key, str):
+                found.setdefault(key, []).append(f"{path.relative_to(root)}:{node.lineno}")
+    undeclared = {k: v for k, v in found.items() if k not in DECLARED and k not in FALLBACK_KEYS}
+    assert not undeclared, f"undeclared keys of Solution.extra read in the package: {undeclared}"
+
+
+def test_a_familys_reports_are_fields_of_its_details():
+    """C tuning's reports (formulations/c_tuning.md) are declared on CTuningDetails: read as
+    ``sol.q_hi``, ``sol.details.q_hi`` and, as before, ``sol.extra["q_hi"]`` -- with the
+    values their definitions give: q_hi = alpha'alpha/l at the solution (both range rows
+    active on this data: q_hi = q_lo), and the multipliers' stationarity eta_hi + eta_lo = 1/2."""
+    sol = sm.fit(TOY_X, TOY_Y, "c_tuning_standard", require("clarabel"))
+    d = sol.details
+    assert d.variant == "standard" and d.form in ("norm", "quadratic")
+    assert d.active == ["hi", "lo"] and abs(d.q_hi - d.q_lo) <= 1e-6 * d.q_hi
+    l = len(TOY_Y)
+    assert abs(d.q_hi - float(sol.alpha @ sol.alpha) / l) <= 1e-6 * d.q_hi
+    assert abs(d.eta_hi + d.eta_lo - 0.5) <= 1e-6
+    for key in ("q_hi", "active", "eta_hi", "form", "g_source"):
+        assert sol.extra[key] is getattr(d, key) is getattr(sol, key) and key in sol.extra
+        assert key not in sol.extra.free
+    with pytest.raises(TypeError, match=r"Solution.details.q_hi"):
+        sol.extra["q_hi"] = 0.0
+    back = Solution.from_json(sol.to_json())
+    assert back.details == d and back.extra["eta_sum"] == sol.extra["eta_sum"]

@@ -633,7 +633,7 @@ def extract(block, ctx) -> Solution:
     returned) reaches :func:`~svm_models.tolerances.certificate_tolerance`: alpha polished on
     its active set; the solver's alpha with its zeros and bound values made exact (the
     support rule: relative to the largest alpha, never to C); the solver's own answer. When
-    none does, the best is returned with ``extra["certificate"]`` saying so, and
+    none does, the best is returned with ``Solution.classifier_certificate`` saying so, and
     :func:`svm_models.solve` refuses it. After a user's change the model is not the
     formulation: the values are read as they are (b and alpha from the SVM's optimality
     conditions only where they hold) and no certificate is computed.
@@ -814,7 +814,7 @@ def _read_primal(svm, block, ctx, margin, C, extra) -> _Reading:
 
 def _certified(svm, margin, form, C, read: _Reading, ctx, extra: dict, sol_kw: dict):
     """The classifier :func:`_choose` picks among ``read.cands`` and its certificate (in
-    ``extra["certificate"]`` and the diagnostics in ``sol_kw``): ``(alpha, b, w, xi, ww,
+    ``Solution.classifier_certificate`` and the diagnostics in ``sol_kw``): ``(alpha, b, w, xi, ww,
     objective)``, the objective the certificate's (the dual's or the primal's). A hard
     margin whose margins are violated at the chosen point is the unbounded dual some
     interfaces call optimal: the formulation's error."""

@@ -165,7 +165,7 @@ DOCS = {
         rbf and poly kernels; ``kernel_rank >= l`` is exact (to the factor's tolerance).
         The model is built in the factor form on ``L``; the kernel of the solution is the
         Nystroem kernel of the pivots (:class:`~svm_models.kernels.LowRankKernel`), which
-        reproduces ``L L'`` on the training points. ``Solution.extra["kernel_rank"]``
+        reproduces ``L L'`` on the training points. ``Solution.kernel_rank``
         reports the rank, the neglected trace ``trace(K - L L')`` and a bound on the
         optimum's distance from the exact kernel's.""",
     'block': """    block : pyomo Block, optional

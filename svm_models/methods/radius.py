@@ -16,6 +16,7 @@
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 
 import numpy as np
 from scipy.optimize import linprog
@@ -64,7 +65,7 @@ def generate_pairs(model, solver: str = "auto", *, batch: int | None = None,
     ``1/2 sum_k c_k ||phi_k(x_i) - phi_k(x_j)||^2 - r`` (block by block, O(l) memory), adds up
     to ``batch`` most violated pairs to the family (the record grows with it: the re-solve
     stays on the fast path) and stops when the largest violation is at most
-    ``tol * max(1, r)``. The solution's ``extra["pair_generation"]`` is the certificate:
+    ``tol * max(1, r)``. The solution's ``pair_generation`` is the certificate:
     rounds, pairs in the model, all pairs, the largest violation over all pairs.
     """
     blk, fam = _family(model)
@@ -83,11 +84,10 @@ def generate_pairs(model, solver: str = "auto", *, batch: int | None = None,
         r = float(blk.r.value)
         history.append({"pairs": fam.size, "max_violation": worst, "objective": sol.objective})
         if worst <= tol * max(1.0, abs(r)):
-            sol.extra["pair_generation"] = {
+            return replace(sol, pair_generation={
                 "rounds": rounds, "pairs": fam.size, "all_pairs": l * (l - 1) // 2,
                 "max_violation": worst, "tol": tol * max(1.0, abs(r)),
-                "history": history, "time": time.perf_counter() - t0, "solver_time": solver_time}
-            return sol
+                "history": history, "time": time.perf_counter() - t0, "solver_time": solver_time})
         if I.size == 0:
             raise SolveFailedError(
                 f"constraint generation stalled: the largest violation {worst:.3g} is at pairs "
@@ -209,7 +209,7 @@ def two_step(X, y, formulation: str = "rsvm_mu_plus", solver: str = "auto", *, C
     Both stop when an upper and a lower bound on the optimal value are within
     ``tol * max(1, |value|)`` (for mu: the best J and the master LP; for beta: the best
     primal value or the cut model's bound over all pairs, from the master's multipliers, and
-    the best dual value): the answer is optimal to that gap (``extra["two_step"]``).
+    the best dual value): the answer is optimal to that gap (``Solution.two_step``).
     ``solver`` solves the inner SVMs (any QP backend).
     """
     C = None if C is None else check_C(C)

@@ -25,16 +25,13 @@ from typing import Callable
 
 import numpy as np
 
-from ..errors import ParameterError, plain
+from ..config import solve_config
 from ..model.standard_form import PROBLEM_CLASSES
 from ..status import Status
 from ..tolerances import SOLVER_TOL
 
 #: the problem classes, from the easiest (one list: model.standard_form.PROBLEM_CLASSES)
 ORDER = PROBLEM_CLASSES
-
-#: the values of the solve option ``switch`` (:class:`SolverOptions`), the default first
-SWITCHES = ("big_m", "indicator")
 
 #: every solve gets a time limit: this one unless the user sets another (math.inf: none);
 #: a call that knows its problem's size gets :func:`default_time_limit` instead
@@ -244,43 +241,12 @@ class SolverOptions:
 
     @classmethod
     def from_kwargs(cls, **kw) -> "SolverOptions":
-        known = set(cls.__dataclass_fields__)
-        bad = set(kw) - known
-        if bad:
-            raise ParameterError(f"unknown solver option(s) {sorted(bad)}; known: {sorted(known)}")
-        if kw.get("path", "auto") not in ("auto", "fast", "general"):
-            raise ParameterError("path must be 'auto', 'fast' or 'general'")
-        if kw.get("scaling", "auto") not in ("auto", "on", "off", "diagonal"):
-            raise ParameterError("scaling must be 'auto', 'on', 'off' or 'diagonal'")
-        switch = kw.get("switch", "big_m")
-        if not isinstance(switch, str) or switch not in SWITCHES:
-            raise ParameterError(f"switch must be one of {', '.join(map(repr, SWITCHES))} (how a "
-                                 "mixed-integer SVM's binaries switch its rows); got "
-                                 f"{plain(switch)!r}")
-        for name in ("tol", "time_limit"):
-            v = kw.get(name)
-            if v is not None:
-                try:
-                    ok = float(v) > 0 and not math.isnan(float(v))
-                except (TypeError, ValueError):
-                    ok = False
-                if not ok:
-                    raise ParameterError(f"{name} must be a positive number; got {plain(v)!r}")
-        for name in ("iter_limit", "threads"):
-            v = kw.get(name)
-            if v is not None and (isinstance(v, bool) or not isinstance(v, (int, np.integer))
-                                  or v < 1):
-                raise ParameterError(f"{name} must be a positive integer; got {plain(v)!r}")
-        dl = kw.get("deadline")
-        if dl is not None and not isinstance(dl, Deadline):
-            raise ParameterError(f"deadline must be a svm_models.solvers.base.Deadline (or "
-                                 f"None); got {type(dl).__name__}: set time_limit instead")
-        raw = kw.get("options")
-        if raw is not None and not isinstance(raw, dict):
-            raise ParameterError(f"options must be a dict of raw backend options "
-                                 f"{{name: value}}; got {type(raw).__name__}")
-        kw["options"] = dict(raw or {})
-        return cls(**kw)
+        """The options ``kw``, checked against their one declaration
+        (:class:`svm_models.config.SolveConfig`: an unknown name or a value out of its
+        domain is a ParameterError naming it)."""
+        config = solve_config(kw)
+        return cls(**{k: config[k] if k != "options" else dict(config[k] or {})
+                      for k in cls.__dataclass_fields__})
 
     @property
     def tolerance(self) -> float:

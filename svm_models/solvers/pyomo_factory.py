@@ -76,7 +76,6 @@ import time
 
 import numpy as np
 from pyomo.common.collections import ComponentMap
-from pyomo.common.config import ConfigValue, NonNegativeFloat, PositiveInt
 from pyomo.common.errors import ApplicationError
 from pyomo.common.tee import TeeStream, capture_output
 from pyomo.common.timing import HierarchicalTimer
@@ -95,6 +94,7 @@ from pyomo.core.base.var import Var
 from pyomo.core.staleflag import StaleFlagManager
 
 from .._version import __version__ as _library_version
+from ..config import PLUGIN_OPTIONS, checked, declare_solve_options
 from ..errors import CapabilityError, ParameterError, SolverUnavailableError
 from ..model.built import single_record
 from ..model.pyomo_compat import answer_unknown_names, values_of
@@ -121,17 +121,16 @@ class IncompatibleModel(IncompatibleModelError, CapabilityError):
 
 
 class SvmModelsConfig(SolverConfig):
-    """Pyomo's common solver options, plus the library's ``tol`` and ``iter_limit``."""
+    """Pyomo's common solver options (``tee``, ``time_limit``, ``threads``,
+    ``solver_options``, ...), plus the library's own solve options as
+    :class:`svm_models.config.SolveConfig` declares them (``tol``, ``iter_limit``, ``path``,
+    ``scaling``, ``switch``: :data:`~svm_models.config.PLUGIN_OPTIONS`)."""
 
     def __init__(self, description=None, doc=None, implicit=False, implicit_domain=None,
                  visibility=0):
         super().__init__(description=description, doc=doc, implicit=implicit,
                          implicit_domain=implicit_domain, visibility=visibility)
-        self.tol = self.declare("tol", ConfigValue(
-            domain=NonNegativeFloat, default=None,
-            description="Relative optimality and feasibility tolerance (default 1e-9)."))
-        self.iter_limit = self.declare("iter_limit", ConfigValue(
-            domain=PositiveInt, default=None, description="Iteration limit."))
+        declare_solve_options(self, PLUGIN_OPTIONS)
 
 
 class SvmModelsSolutionLoader(SolutionLoader):
@@ -346,7 +345,9 @@ class SvmModelsSolver(SolverBase):
         results = Results()
         results.timing_info.start_timestamp = datetime.datetime.now(datetime.timezone.utc)
         results.solver_name = self.name
-        config = self.config(value=kwds, preserve_implicit=True)
+        # (an unknown option or a value out of its domain: a ParameterError naming it)
+        config = checked(self.config, kwds, who=f"option(s) of {self.name}",
+                         preserve_implicit=True)
         timer = config.timer
         if timer is None:
             timer = config.timer = HierarchicalTimer()
@@ -459,7 +460,8 @@ class SvmModelsSolver(SolverBase):
         return SolverOptions.from_kwargs(
             tol=config.tol, time_limit=t, iter_limit=config.iter_limit,
             threads=config.threads or None, verbose=bool(config.tee),
-            options=dict(config.solver_options.value()))
+            options=dict(config.solver_options.value()), path=config.path,
+            scaling=config.scaling, switch=config.switch)
 
 
 class SvmModelsLegacySolver(LegacySolverWrapper):
