@@ -471,6 +471,11 @@ def _free_solution(svm, margin: Margin, held: np.ndarray, F: np.ndarray, C, q: f
 POLISH_REFINE = 2
 #: the free system is taken as solved when its residual is this small relative to its data
 POLISH_SOLVED = 1e-12
+#: a Cholesky factor of the free block whose smallest pivot squared is below this times the
+#: block's size times its largest pivot squared is of a singular block (the block's
+#: condition number beyond about 1 / (this * size): duplicated points leave a pivot ratio
+#: of about eps; the ill-conditioned but regular blocks the refinement solves, 1e-13)
+POLISH_SINGULAR = 10 * np.finfo(float).eps
 
 
 def _solve_free_system(A: np.ndarray, rhs: np.ndarray, borders: int = 1) -> np.ndarray | None:
@@ -529,11 +534,19 @@ def _bordered_solver(A: np.ndarray, borders: int = 1):
 
     n = A.shape[0] - borders
     H, Y = A[:n, :n], A[:n, n:]
+    def fail(r):
+        raise np.linalg.LinAlgError("no Cholesky factor of full rank")
+
     try:
         cho = cho_factor(H, check_finite=False)
     except (ValueError, np.linalg.LinAlgError):
-        def fail(r):
-            raise np.linalg.LinAlgError("no Cholesky factor")
+        return fail
+    # a factor whose pivots span more than the free block's size can hold is of a singular
+    # block (two duplicated free points: the last pivot 3e-8 against 5.6, a factor that
+    # "succeeds" and splits their alpha anyhow, -3.3 and 32 where each may be 14.4): then
+    # LU's test and least squares (the least-norm alpha)
+    d = np.abs(np.diag(cho[0]))
+    if n and float(d.min()) ** 2 < POLISH_SINGULAR * n * float(d.max()) ** 2:
         return fail
     V = cho_solve(cho, Y, check_finite=False)
     S = Y.T @ V                        # (borders x borders, positive definite if Y has rank)

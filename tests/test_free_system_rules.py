@@ -436,3 +436,38 @@ def test_the_contexts_dual_is_divided_by_the_scale_and_none_without_one():
     assert Context(duals=None, scale=2.0).dual(c) is None
     assert Context(duals=None, scale=None).dual(c) is None
     assert Context(duals={c: 2.0}, scale=0.5).dual(other) is None
+
+
+def test_duplicated_free_points_share_their_alpha_whatever_the_factor_says():
+    """Two copies of one free point make the free block singular; a Cholesky factor of it can
+    still "succeed" on round-off (a last pivot of 3e-8 against 5.6: the poly-kernel case
+    below) and split the pair's alpha anyhow (-3.3 and 32 where the box is [0, 20.07]). The
+    factor is refused as singular and least squares gives the least-norm alpha: the copies
+    get equal shares. End to end (found by the regularization path's tests): libsvm's answer
+    on those data at C = 20.07 is polished and certified -- it was refused, certificate
+    3.7e-6 -- with the same objective as PIQP's and the two copies' alphas equal."""
+    from sklearn.datasets import make_classification
+
+    import svm_models as sm
+
+    X, y = make_classification(34, 3, n_informative=2, n_redundant=0, random_state=3)
+    X, y = np.vstack([X, X[:6]]), np.append(y, y[:6])
+    kw = dict(C=20.07, kernel="poly", degree=2, gamma=0.5, coef0=1.0)
+    lib = sm.fit(X, y, solver="libsvm", tol=1e-10, **kw)
+    ref = sm.fit(X, y, solver="piqp", **kw)
+    assert lib.polished and lib.classifier_certificate["worst"] < 1e-10
+    assert lib.objective == pytest.approx(ref.objective, rel=1e-10)
+    assert 0 < lib.alpha[3] < 20.07 and lib.alpha[3] == pytest.approx(lib.alpha[37], rel=1e-9)
+    # the free system itself: the seven free points of that answer
+    F = np.flatnonzero((lib.alpha > 1e-9) & (lib.alpha < 20.07 - 1e-9))
+    assert {3, 37} <= set(F)
+    svm = sm.build("soft_l1_dual", X, y, **kw)._svm
+    yF = svm.data.y[F]
+    A = bordered(_kernel_block(svm, F) * np.outer(yF, yF), yF)
+    with pytest.raises(np.linalg.LinAlgError):
+        _bordered_solver(A)(np.ones(F.size + 1))
+    rhs = A @ np.append(lib.alpha[F], 0.3)
+    sol = _solve_free_system(A, rhs)
+    np.testing.assert_allclose(sol, np.linalg.pinv(A) @ rhs, rtol=0, atol=1e-8)
+    i, j = np.flatnonzero(F == 3)[0], np.flatnonzero(F == 37)[0]
+    assert sol[i] == pytest.approx(sol[j], rel=1e-9)
