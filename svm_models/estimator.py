@@ -813,7 +813,7 @@ class SVMClassifierCV(ClassifierMixin, BaseEstimator):
         ``soft_l1_dual`` with ``solver="auto"`` takes every C of a fold from its exact
         regularization path; ``"path"``: the best C on the whole interval (one row per piece
         of C on which every fold's errors are constant,
-        :func:`~svm_models.methods.cv.whole_path_Cs`).
+        :func:`~svm_models.methods.cv.whole_path_Cs`); ``C="path"`` says the same.
     cv : int, splitter or iterable of (train, test), default=5
         As scikit-learn's (an int: ``StratifiedKFold(cv)``, no shuffling).
     n_jobs : int or None, default=None
@@ -937,6 +937,10 @@ class SVMClassifierCV(ClassifierMixin, BaseEstimator):
         X, y = _validate(self, X, y)
         _check_targets(y)
         params = {k: getattr(self, k) for k in self._param_names}
+        Cs = self.Cs
+        if isinstance(params.get("C"), str) and params["C"] == "path" and Cs in (None, "path"):
+            Cs = "path"   # (C="path": the best C on the whole path, as Cs="path")
+            del params["C"]
         unknown = sorted(set(params) - set(hyperparameters()) | ({"C"} & set(params)))
         if unknown:
             raise ParameterError(
@@ -949,7 +953,7 @@ class SVMClassifierCV(ClassifierMixin, BaseEstimator):
         refit = partial(_refit, formulation=self.formulation, solver=self.solver,
                         multi_class=self.multi_class, solver_options=self.solver_options,
                         given=params, sample_weight=sample_weight) if self.refit else None
-        out = cross_validate(X, y, self.formulation, self.solver, Cs=self.Cs, cv=self.cv,
+        out = cross_validate(X, y, self.formulation, self.solver, Cs=Cs, cv=self.cv,
                              n_jobs=self.n_jobs, client=self.client,
                              multi_class=self.multi_class, progress=self.progress, refit=refit,
                              sample_weight=sample_weight,

@@ -194,6 +194,9 @@ def test_Cs_path_finds_the_best_C_on_the_whole_interval():
                                            gamma=0.3).best_score_
     with pytest.raises(ParameterError, match="path"):
         sm.SVMClassifierCV(Cs="path", formulation="soft_l2_dual").fit(X, y)
+    # the spelling, C="path", is the same search
+    same = sm.SVMClassifierCV(C="path", kernel="rbf", gamma=0.3).fit(X, y)
+    assert same.best_params_ == est.best_params_ and same.best_score_ == est.best_score_
 
 
 def test_precomputed_kernel_and_points_of_weight_zero():
