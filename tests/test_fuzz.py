@@ -27,7 +27,7 @@ from hypothesis import HealthCheck, event, example, given, settings
 from hypothesis import strategies as st
 
 import svm_models as sm
-from svm_models.errors import BadScaleWarning
+from svm_models.errors import BadScaleWarning, FallbackWarning
 
 settings.register_profile("default", max_examples=25, deadline=30_000, derandomize=True,
                           suppress_health_check=[HealthCheck.too_slow,
@@ -174,7 +174,13 @@ def outcome(call, X, y, *, sklearn_validation=False, max_warnings=1, must_solve=
                 return None
             raise
     warned = [w for w in rec if issubclass(w.category, BadScaleWarning)]
-    assert len(warned) <= max_warnings and len(rec) == len(warned), [str(w.message) for w in rec]
+    # a fallback of fit (the other quadratic form or the other form, the same optimum) is
+    # said by a FallbackWarning, the Solution's fallback field says it too: no other warning
+    fell = [w for w in rec if issubclass(w.category, FallbackWarning)]
+    assert len(warned) <= max_warnings and len(rec) == len(warned) + len(fell), \
+        [str(w.message) for w in rec]
+    if fell and isinstance(sol, sm.Solution) and len(fell) == 1 and np.unique(y).size == 2:
+        assert sol.fallback is not None, "a FallbackWarning without Solution.fallback"
     if not warned and sol is not None:
         certified(sol, X, y)
         event("certified")
