@@ -76,8 +76,10 @@ fuzz: setup
 
 # The feature values of the tests' shared data perturbed by a relative 1e-12 (tests/conftest.py):
 # the same answers to tolerance. Not part of `make test` (it runs the whole suite again).
+# (The libsvm references stored for the exact data, tests/data/libsvm_references.json, are
+# solved live on perturbed data: minutes longer.)
 test-perturbed: setup
-	SVM_MODELS_PERTURB=1e-12 $(VENV_PY) -m pytest $(PYTEST_ARGS)
+	SVM_MODELS_PERTURB=1e-12 $(VENV_PY) -m pytest $(PYTEST_XDIST) $(PYTEST_ARGS)
 
 # The book: pages generated from formulations/ and examples/ (docs/book.py), every notebook
 # executed during the build, warnings as errors, no network. DOCS_JOBS: parallel readers.
