@@ -3,7 +3,8 @@
 #
 #   make setup    venv + editable install with all extras + Ipopt (cyipopt + PyNumero)
 #   make demo     run the demo
-#   make test     run the test suite (PYTEST_ARGS=-q by default)
+#   make test     run the test suite (PYTEST_ARGS=-q by default) on PYTEST_JOBS processes
+#                 (pytest-xdist; 2 by default, 0: in this process)
 #   make fuzz     the property-based tests with many more examples (SVM_MODELS_FUZZ=1)
 #   make test-perturbed  the whole suite on data perturbed at the 1e-12 level
 #   make docs     build the book into docs/_build/html (every page executed, warnings as errors)
@@ -22,6 +23,10 @@
 VENV ?= .venv
 PYTHON ?= python3
 PYTEST_ARGS ?= -q
+# make test: pytest-xdist workers. Tests that must not overlap each other (the process pools
+# and Dask clusters of tests/test_cv.py, the wall-clock limits of tests/test_deadline.py) carry
+# an xdist_group mark and run one after another on one worker (--dist loadgroup).
+PYTEST_JOBS ?= 2
 BENCH_ARGS ?=
 # make mutate: the mutants to run (mutmut name globs; empty: every one) and parallel workers
 MUTANTS ?=
@@ -58,9 +63,10 @@ demo: setup
 	$(VENV)/bin/svm-models demo
 
 # pytest exits 5 when it collects no tests: that is a failure too, said plainly.
+PYTEST_XDIST := $(if $(filter-out 0,$(PYTEST_JOBS)),-n $(PYTEST_JOBS) --dist loadgroup)
 test: setup
-	@echo "$(VENV_PY) -m pytest $(PYTEST_ARGS)"; \
-	rc=0; $(VENV_PY) -m pytest $(PYTEST_ARGS) || rc=$$?; \
+	@echo "$(VENV_PY) -m pytest $(PYTEST_XDIST) $(PYTEST_ARGS)"; \
+	rc=0; $(VENV_PY) -m pytest $(PYTEST_XDIST) $(PYTEST_ARGS) || rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "make test: pytest collected no tests (exit 5): failing" >&2; fi; \
 	exit $$rc
 
@@ -70,8 +76,10 @@ fuzz: setup
 
 # The feature values of the tests' shared data perturbed by a relative 1e-12 (tests/conftest.py):
 # the same answers to tolerance. Not part of `make test` (it runs the whole suite again).
+# (The libsvm references stored for the exact data, tests/data/libsvm_references.json, are
+# solved live on perturbed data: minutes longer.)
 test-perturbed: setup
-	SVM_MODELS_PERTURB=1e-12 $(VENV_PY) -m pytest $(PYTEST_ARGS)
+	SVM_MODELS_PERTURB=1e-12 $(VENV_PY) -m pytest $(PYTEST_XDIST) $(PYTEST_ARGS)
 
 # The book: pages generated from formulations/ and examples/ (docs/book.py), every notebook
 # executed during the build, warnings as errors, no network (the catalogue's backend columns

@@ -32,6 +32,9 @@ from svm_models.methods import cv as smcv
 
 from conftest import assert_same_table, blobs, require
 
+#: process pools and Dask clusters, one at a time under pytest-xdist (make test: --dist loadgroup)
+pytestmark = pytest.mark.xdist_group("processes")
+
 CS = [0.1, 1.0, 10.0]
 GAMMAS = [0.1, 1.0]
 

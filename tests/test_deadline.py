@@ -20,6 +20,9 @@ from svm_models.progress import Countdown
 from svm_models.solvers.base import (DEFAULT_TIME_LIMIT, Deadline, SolverOptions,
                                      default_time_limit)
 
+#: wall-clock limits, one at a time under pytest-xdist (make test: --dist loadgroup)
+pytestmark = pytest.mark.xdist_group("timing")
+
 
 def within(limit: float, wall: float) -> bool:
     """The issue's rule: a limit is met within 1.2 x + 1 s."""

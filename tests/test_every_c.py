@@ -2,14 +2,12 @@
 tests and by random valid problems, as a test with the reference that decides it.
 
 The reference is libsvm (scikit-learn's ``SVC``) at ``tol=1e-10`` on the same kernel matrix,
-and a brute-force certificate of exactly the classifier returned (its ``alpha``,
-``dual_coef`` and ``b``, as returned): the primal objective of that decision function with its
-best slacks against the dual objective of that alpha.
+and a brute-force certificate of exactly the classifier returned (tests/libsvm_reference.py;
+libsvm's slow optima are stored there as golden data).
 """
 
 from __future__ import annotations
 
-import hashlib
 import math
 import warnings
 
@@ -17,87 +15,18 @@ import numpy as np
 import pyomo.environ as pyo
 import pytest
 from conftest import TOY_X, TOY_Y, require
+from libsvm_reference import assert_libsvm_classifier, libsvm, libsvm_b
 from sklearn.datasets import load_breast_cancer, make_blobs, make_classification, make_moons
 from sklearn.svm import SVC
 
 import svm_models as sm
+from svm_models.kernels import Kernel
 
-#: relative tolerance of the agreement with libsvm and of the brute-force certificate
-REL = 1e-6
 QP = ("piqp", "clarabel", "highs", "ipopt", "gurobi", "ipm")
 
 
 def gram(sol, X):
     return sol.kernel.gram(np.asarray(X, dtype=float))
-
-
-_LIBSVM_CACHE: dict = {}
-
-
-def libsvm(K, yy, C):
-    """(alpha, dual objective, decision values) of libsvm on the kernel matrix K -- solved on
-    ``K / k`` with ``C k`` (k the mean of K's diagonal; the same SVM, alpha scaled by k):
-    libsvm's stopping rule is absolute, and on the breast-cancer features (kernel entries
-    ~1e7) it stopped 1e-3 below the optimum. Computed once per problem (K, y, C) and kept:
-    every backend is held to the same reference (at tol 1e-10 it took 7 s a problem on the
-    raw breast-cancer features, six times over)."""
-    key = (hashlib.sha1(np.ascontiguousarray(K).tobytes()).hexdigest(),
-           hashlib.sha1(np.ascontiguousarray(yy).tobytes()).hexdigest(), C)
-    if key not in _LIBSVM_CACHE:
-        _LIBSVM_CACHE[key] = _libsvm(K, yy, C)
-    a, d, f = _LIBSVM_CACHE[key]
-    return a.copy(), d, f.copy()
-
-
-def _libsvm(K, yy, C):
-    k = float(np.mean(np.diag(K))) or 1.0
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        ref = SVC(C=C * k if math.isfinite(C) else 1e300, kernel="precomputed", tol=1e-10,
-                  max_iter=10**8).fit(K / k, yy)
-    a = np.zeros(len(yy))
-    a[ref.support_] = np.abs(ref.dual_coef_[0]) / k
-    v = yy * a
-    return a, float(a.sum() - 0.5 * v @ K @ v), K @ v + ref.intercept_[0]
-
-
-def certificate(sol, K, yy, C):
-    """The primal and dual objectives of exactly the classifier returned, by brute force. A
-    margin shortfall within the round-off of computing ``y_i f(x_i)`` is not a slack
-    (svm_models.tolerances.CERT_ROUNDOFF: at C = 1e12 a shortfall of 1e-12 costs 1)."""
-    a, dc = np.asarray(sol.alpha, float), np.asarray(sol.dual_coef, float)
-    f = K @ dc + sol.b
-    rd = np.sqrt(np.diag(K))
-    roundoff = 8 * np.finfo(float).eps * np.sqrt(len(yy)) * (rd * (rd @ np.abs(dc)) + abs(sol.b) + 1)
-    short = np.maximum(0.0, 1.0 - yy * f - roundoff)
-    primal = 0.5 * dc @ K @ dc + (C * short.sum() if math.isfinite(C) else 0.0)
-    dual = float(a.sum() - 0.5 * (yy * a) @ K @ (yy * a))
-    return primal, dual, short
-
-
-def assert_libsvm_classifier(sol, X, y, C):
-    """The Solution is libsvm's classifier: certified by brute force at what it returns, the
-    dual objective libsvm's (to REL), the same training predictions."""
-    assert sol.status == "optimal"
-    K = gram(sol, X)
-    yy = np.where(np.asarray(y) == sol.classes[1], 1.0, -1.0)
-    a_ref, d_ref, f_ref = libsvm(K, yy, C)
-    np.testing.assert_array_equal(sol.dual_coef, yy * sol.alpha)
-    np.testing.assert_array_equal(sol.support, np.flatnonzero(sol.alpha > 0))
-    primal, dual, short = certificate(sol, K, yy, C)
-    scale = max(abs(primal), abs(dual))
-    assert abs(primal - dual) <= REL * scale, (primal, dual)
-    assert dual >= d_ref - REL * abs(d_ref), (dual, d_ref)
-    if not math.isfinite(C):
-        assert short.max() <= 1e-6
-    if d_ref >= dual - REL * abs(dual):
-        # libsvm reached the optimum too: the same predictions (where libsvm's are not ~0);
-        # where it stopped below it (raw breast-cancer features, kernel entries ~1e7, its
-        # dual 4e-4 low at C = 1) the certificate above is the reference
-        f = K @ sol.dual_coef + sol.b
-        sure = np.abs(f_ref) > 1e-3 * np.abs(f_ref).max()
-        np.testing.assert_array_equal(np.sign(f[sure]), np.sign(f_ref[sure]))
-    return a_ref
 
 
 # ---------------------------------------------------------------------------------------
@@ -193,14 +122,7 @@ def test_banknote_at_small_C_on_ipopt(kernel):
     a_ref = assert_libsvm_classifier(sol, X, y, 9e-4)
     if kernel["kernel"] == "linear":
         assert len(sol.support) == np.count_nonzero(a_ref)
-        assert sol.b == pytest.approx(libsvm_b(gram(sol, X), y, 9e-4), abs=1e-6)
-
-
-def libsvm_b(K, y, C):
-    k = float(np.mean(np.diag(K)))
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return float(SVC(C=C * k, kernel="precomputed", tol=1e-10).fit(K / k, y).intercept_[0])
+        assert sol.b == pytest.approx(libsvm_b(sol, X, y, 9e-4), abs=1e-6)
 
 
 # ---------------------------------------------------------------------------------------
@@ -220,7 +142,7 @@ def test_small_C_on_moons(solver, case):
     sol = sm.fit(X, y, solver=solver, C=C, kernel="rbf", gamma=g)
     assert_libsvm_classifier(sol, X, y, C)
     # every alpha at C: b is an interval; its midpoint, as libsvm takes it
-    assert sol.b == pytest.approx(libsvm_b(gram(sol, X), y, C), abs=1e-6 * max(1.0, abs(sol.b)))
+    assert sol.b == pytest.approx(libsvm_b(sol, X, y, C), abs=1e-6 * max(1.0, abs(sol.b)))
 
 
 @pytest.mark.parametrize("solver", ["piqp", "ipopt", "highs", "clarabel"])
@@ -357,7 +279,7 @@ def test_fit_tries_the_other_quadratic_form(solver, seed, raise_on_failure):
     mean = X.mean(axis=0)
     Xc = X - mean
     yy = np.where(y == sol.classes[1], 1.0, -1.0)
-    a_ref, d_ref, f_ref = libsvm(Xc @ Xc.T, yy, 1.0)
+    a_ref, d_ref, f_ref = libsvm(Xc @ Xc.T, yy, 1.0, Xc, Kernel("linear"))
     a = np.asarray(sol.alpha)
     w = Xc.T @ (yy * a)
     # sol.w = X'(y alpha) carries the round-off of the offset (eps |X| sum alpha, ~1e-9)

@@ -82,7 +82,7 @@ def test_scip_demo_finishes_within_its_time_limits():
 
     require("scip")
     r = subprocess.run([sys.executable, "-m", "svm_models.cli", "demo", "--solver", "scip",
-                        "--quick", "--time-limit", "2"], capture_output=True, text=True,
+                        "--quick", "--time-limit", "1"], capture_output=True, text=True,
                        timeout=600)
     assert r.returncode == 0, r.stderr[-2000:]
     rows = [ln for ln in r.stdout.splitlines() if ln.split() and ln.split()[0] in

@@ -85,7 +85,7 @@ def test_every_formulation_pickles_and_solves_the_same_on_the_fast_path(name, pa
 
 
 def _continuous_variants():
-    from test_record_is_the_model import VARIANTS
+    from test_standard_form import VARIANTS
 
     return [(f, p) for f, p in VARIANTS if not get(f).problem_class.startswith("MI")]
 
@@ -97,7 +97,7 @@ def test_every_form_pickles_and_its_copy_is_still_the_recorded_problem(variant):
     kernels, weights, C tuning's forms, radius-margin pair sets and radius forms): the
     unpickled copy is proved unchanged, and its record is the copy's own model (Pyomo's
     reading of it), so the copy's fast path solves the model the user holds."""
-    from test_record_is_the_model import _data, same_problem
+    from test_standard_form import _data, same_problem
 
     from svm_models.model.reader import from_pyomo
     from svm_models.model.standard_form import assemble

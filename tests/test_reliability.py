@@ -333,8 +333,8 @@ def test_numerical_trouble_is_retried_once_and_reported():
 def test_numerical_trouble_after_the_retry_is_a_typed_error():
     """HiGHS on the factor form of features of scale 1e-5: numerical trouble after every
     retry is a typed error naming them; ``fit`` (the form auto chose) then tries the dense
-    form, which HiGHS solves -- libsvm's classifier (tests/test_every_c.py's reference)."""
-    from test_every_c import assert_libsvm_classifier
+    form, which HiGHS solves -- libsvm's classifier (tests/libsvm_reference.py)."""
+    from libsvm_reference import assert_libsvm_classifier
 
     require("highs")
     X, y = blobs(0, l=40)

@@ -126,7 +126,7 @@ def _f_rule(F, cname: str, m, i):
 
 def _loss_rows(b, layout: Layout, F, y, cpos, xi, M) -> RowGroup:
     """``margin[i]: y_i (f[i] + b) (+ xi[i]) + M z[i] >= 1``, the rows written by hand beside
-    the Constraint (covered by ``tests/test_record_is_the_model.py``)."""
+    the Constraint (covered by ``tests/test_standard_form.py``)."""
     l = len(y)
     blocks = [(cpos, sp.csr_matrix(y[:, None] * F)), (layout.pos["b"], sp.csr_matrix(y[:, None]))]
     if xi is not None:

@@ -7,7 +7,7 @@ rewritten recorded row -- is checked twice, independently: the mixed standard fo
 the general reader's (:func:`~svm_models.model.reader.from_pyomo`) at random points
 (objective, every row's activity and bounds, variable bounds), and the mixed solve equals a
 general-path solve by another backend. The random-edit property test
-(``tests/test_soundness.py``) covers combinations.
+(``tests/test_record.py``) covers combinations.
 """
 
 from __future__ import annotations
