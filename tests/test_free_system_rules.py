@@ -112,6 +112,28 @@ def test_the_bordered_solver_matches_numpys_solve():
                                    atol=1e-14)
 
 
+def test_the_bordered_solver_with_two_border_rows_matches_numpys_solve():
+    """The nu-SVM's free system has two border rows (``y`` and ``e``): the Schur complement
+    ``Y'H^-1 Y`` (2 x 2) gives numpy's LU solution; a border of two equal rows (y = e: one
+    class) is singular and refused."""
+    rng = np.random.default_rng(12)
+    n = 6
+    M = rng.normal(size=(n, n))
+    y = np.array([1.0, -1.0, -1.0, 1.0, 1.0, -1.0])
+    H = (M @ M.T + 10.0 * np.eye(n)) * np.outer(y, y)
+    A = np.zeros((n + 2, n + 2))
+    A[:n, :n], A[:n, n], A[n, :n], A[:n, n + 1], A[n + 1, :n] = H, y, y, 1.0, 1.0
+    for r in (rng.normal(size=n + 2), np.append(np.zeros(n), [0.0, 0.4])):
+        np.testing.assert_allclose(_bordered_solver(A, 2)(r), np.linalg.solve(A, r),
+                                   rtol=1e-12, atol=1e-14)
+        np.testing.assert_allclose(_solve_free_system(A, r, 2), np.linalg.solve(A, r),
+                                   rtol=1e-12, atol=1e-14)
+    same = A.copy()
+    same[:n, n] = same[n, :n] = 1.0   # y = e
+    with pytest.raises(np.linalg.LinAlgError):
+        _bordered_solver(same, 2)(np.ones(n + 2))
+
+
 def test_the_bordered_solver_refuses_a_singular_border_and_an_h_without_cholesky_factor():
     """A zero border (y = 0: y'H^{-1}y = 0, A singular) and an H that is not positive
     definite (a zero pivot; an indefinite one): the solver is made, and raises LinAlgError

@@ -108,6 +108,16 @@ def test_the_kkt_residual_of_a_point_of_weight_zero_is_zero():
     f2 = np.array([-0.5, -1.5, -3.0])
     assert dual_kkt_residual(SOFT_L2, alpha, y, f2, 1.0, C, 1e-9) == pytest.approx(0.0, abs=1e-15)
     assert dual_kkt_residual(SOFT_L2, alpha, y, f2, 1.0, np.ones(3), 1e-9) == pytest.approx(3.0)
+    # a margin of level rho (the nu-SVM, box 1/l = 1/3 here, rho = 0.5): free points on
+    # y(f + b) = rho, residuals in units of rho; point 2 at 0 with margin 0.2 falls short by
+    # (0.5 - 0.2) / 0.5 = 0.6
+    from svm_models.formulations.nu import MARGIN as NU
+
+    a3 = np.array([0.2, 0.2, 0.0])
+    f3 = np.array([0.5, -0.5, 0.2])
+    assert dual_kkt_residual(NU, a3, y, f3, 0.0, 1.0 / 3, 1e-9, 0.5) == pytest.approx(0.6)
+    f3[2] = 0.5   # on its margin: no violation
+    assert dual_kkt_residual(NU, a3, y, f3, 0.0, 1.0 / 3, 1e-9, 0.5) == pytest.approx(0.0)
 
 
 def test_a_margin_is_what_its_formulation_declares():

@@ -332,12 +332,18 @@ RULES += [
     (r"x__bordered_solver", r"^\+\s+raise np\.linalg\.LinAlgError\(",
      "the message of a LinAlgError that refined() catches (and turns into None): not an "
      "answer"),
-    (r"x__bordered_solver", r"^\+.*(cho_factor\(H, check_finite=(None|True)\)|cho_factor\(H, \)|"
-                            r"cho_solve\(cho, yF, (check_finite=(None|True))?\)|"
-                            r"cho_solve\(cho, r\[:-1\], check_finite=None\))",
+    (r"x__bordered_solver", r"^\+.*(cho_factor\((H|S), (check_finite=(None|True))?\)|"
+                            r"cho_solve\(cho, (yF|Y), (check_finite=(None|True))?\)|"
+                            r"cho_solve\(cho, r\[:(-1|n)\], check_finite=None\)|"
+                            r"cho_solve\(schur, t, (check_finite=(None|True))?\))",
      "check_finite only scans the input for NaN/inf: H and its border are finite (the "
      "Gram matrix of finite points); a scan that raised would be caught with the "
      "factorisation's own LinAlgError, and LU answers either way"),
+    (r"x__bordered_solver", r"^\+\s+n = A\.shape\[1\] - borders",
+     "A is square: its columns are its rows"),
+    (r"x__bordered_solver", r"np\.all\(np\.isfinite\(S\)\)\) or True",
+     "S = Y'H^-1 Y from a Cholesky factor of finite H and a finite border is finite: the "
+     "test is a guard that is never false"),
     (r"x__kernel_diagonal", r"np\.asarray\(svm\.K\[idx, idx\], (dtype=None)?\)",
      "the diagonal of K as the float array it is already (K is float: SignedGram or a "
      "validated precomputed matrix)"),
