@@ -32,7 +32,7 @@ EXAMPLES = ROOT / "examples"
 
 #: the teaching path, in order (examples/NAME.py); the other examples follow, by name
 TEACHING_PATH = ("hard_margin", "soft_margins", "classic_side_by_side", "kernels", "c_path",
-                 "c_tuning_vs_grid_search", "radius_margin", "counterfactual", "swap_solvers")
+                 "regularization_path", "c_tuning_vs_grid_search", "radius_margin", "counterfactual", "swap_solvers")
 #: a plain script run as a page: its command line in quick mode
 SCRIPT_ARGV = ["--quick"]
 
