@@ -1,9 +1,10 @@
 """PIQP: proximal interior-point LP and convex QP (``pip install piqp``; matrix interface
 only, no Pyomo plugin: its general path reads the Pyomo model into matrices).
 
-PIQP has no time limit of its own: its iteration limit (250 by default) bounds every solve,
-and a solve that ends after the time limit is reported as ``time_limit`` (its answer is
-not used), as the other backends would have stopped there.
+PIQP has no time limit of its own: its iteration limit (250 by default) bounds every solve;
+more iterations asked under a time limit are cut to what the time per iteration of the first
+250 leaves room for (:func:`_within`), and a solve that ends after the time limit is reported
+as ``time_limit`` (its answer is not used), as the other backends would have stopped there.
 Its Lagrangian is ``f + y'(Ax - b) + z_u'(Gx - h_u) + z_l'(h_l - Gx)``, so the sensitivity
 duals are ``-y`` on equalities and ``z_l - z_u`` on inequalities.
 Its ``PIQP_DUAL_INFEASIBLE`` proves the model infeasible or unbounded, not which: the
