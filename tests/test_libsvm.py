@@ -271,3 +271,25 @@ def test_the_lazy_kernel_matrix_is_the_signed_gram_matrix(monkeypatch):
     assert not lazy.materialised
     np.testing.assert_allclose(np.asarray(lazy), G, atol=1e-15)
     np.testing.assert_allclose(lazy @ v, G @ v, atol=1e-13)
+
+
+def _random_problem_18():
+    """``benchmarks/random_problems.py``'s seed 18: 108 points, a linear kernel on features of
+    scales 1e-4 to 1e4, C = 21.3 (libsvm's default 1e6 iterations did not converge)."""
+    rng = np.random.default_rng(18)
+    l, d = int(rng.integers(4, 121)), int(rng.integers(1, 9))
+    X = rng.normal(size=(l, d))
+    score = X @ rng.normal(size=d) + 0.3 * rng.normal(size=l)
+    X = X * 10.0 ** rng.uniform(-4, 4, size=d)
+    rng.random(), rng.random()   # (no duplicates, no extra feature)
+    y = np.where(score > np.median(score), "spam", "ham")
+    return X, y, float(10.0 ** rng.uniform(-3, 3))
+
+
+def test_a_slow_smo_gets_more_iterations_within_the_time_left():
+    X, y, C = _random_problem_18()
+    assert (len(y), round(C, 1)) == (108, 21.3)
+    sol = sm.fit(X, y, solver="libsvm", kernel="linear", C=C)
+    ref = sm.fit(X, y, solver="clarabel", kernel="linear", C=C)
+    assert sol.classifier_certificate["certified"]
+    assert sol.objective == pytest.approx(ref.objective, rel=1e-6)

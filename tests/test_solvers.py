@@ -385,3 +385,23 @@ def test_options_reach_the_backend():
         values[tol] = np.array([v.value for v in m.alpha.values()])  # the solver's own iterate
     assert np.abs(values[1e-2] - values[1e-10]).max() > 1e-6  # stopped earlier
     assert np.abs(values[1e-2] - values[1e-10]).max() < 0.1   # but near the optimum
+
+
+def test_piqp_given_many_iterations_stays_within_its_time_limit():
+    """PIQP has no time limit of its own: 10,000 iterations asked under a limit of 0.3 s are
+    cut to what the time per iteration leaves room for (they ran 5 s: the retry at the
+    iteration limit overran a default deadline of 7.5 s by 6 s on a random 101-point dual)."""
+    import time
+
+    from svm_models.model.standard_form import assemble
+
+    pytest.importorskip("piqp")
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(150, 3))
+    y = np.where(X[:, 0] + 0.5 * rng.normal(size=150) > 0, 1, -1)
+    sf = assemble(sm.build("soft_l1_dual", X, y, C=10.0, kernel="rbf")._svm.record)
+    t0 = time.perf_counter()
+    # (tol 1e-15: not reached, every iteration allowed is run)
+    res = BACKENDS["piqp"].matrix(sf, SolverOptions(iter_limit=10_000, time_limit=0.3, tol=1e-15))
+    assert time.perf_counter() - t0 < 1.2 * 0.3 + 1.0
+    assert res.status in (sm.Status.iteration_limit, sm.Status.time_limit) and res.x is None

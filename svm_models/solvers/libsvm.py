@@ -28,7 +28,8 @@ certificate as every backend's (duality gap, KKT, polishing on the active set).
 
 libsvm has no time limit of its own: a solve that ends after the time limit is reported as
 ``time_limit`` (its answer is not used), and ``iter_limit`` is its ``max_iter`` (unset: at
-most ``max(MIN_ITER, ITER_PER_POINT * l)`` iterations, then numerical trouble). It cannot
+most ``max(MIN_ITER, ITER_PER_POINT * l)`` iterations, then once ``MORE_ITER`` times as many
+if the time left allows, then numerical trouble, naming the backends that take the dual). It cannot
 prove a hard margin unbounded: separability is checked by LP before a hard dual is solved.
 Its iterations are not warm-started along a C path; there (``state`` given, at most
 ``PATH_PRECOMPUTED_MAX`` points) the centred kernel matrix is formed once and handed over at
@@ -65,6 +66,9 @@ MIN_ITER = 10**6
 #: (libsvm would evaluate the kernel afresh at each); l^2 floats, 128 MB at 4,000
 PATH_PRECOMPUTED_MAX = 4000
 ITER_PER_POINT = 100
+#: where that many did not converge (no ``iter_limit`` set), one more fit with this many
+#: times as many iterations, if the time fits (:func:`_fit_svc`)
+MORE_ITER = 10
 
 #: what stands for C = inf (libsvm takes a finite C; no alpha of a solvable problem gets near)
 C_INF = 1e300
@@ -100,19 +104,18 @@ def solve(record, sf, opts, state=None) -> MatrixResult:
         C = cmax * s
         weight = None if np.all(box_k == cmax) else box_k / cmax
     cap = max(MIN_ITER, ITER_PER_POINT * len(y)) if opts.iter_limit is None else opts.iter_limit
-    svc = SVC(C=C, tol=opts.tolerance, max_iter=cap,
-              cache_size=CACHE_MB if native else 200.0, shrinking=True, **params)
     limit = opts.seconds   # (the time left now: read before the solve)
     t0 = time.perf_counter()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        svc.fit(data, y_k, sample_weight=weight)
+    svc = _fit_svc(SVC, data, y_k, weight, cap, limit, opts.iter_limit is None,
+                   C=C, tol=opts.tolerance, cache_size=CACHE_MB if native else 200.0,
+                   shrinking=True, **params)
     elapsed = time.perf_counter() - t0
     status, message = Status.optimal, "converged"
     if svc.fit_status_ != 0 and opts.iter_limit is not None:
         status, message = Status.iteration_limit, f"max_iter={opts.iter_limit} reached"
     elif svc.fit_status_ != 0:   # (the retry: a looser tolerance)
-        status, message = Status.numerical_error, f"no convergence in {cap} iterations"
+        status, message = (Status.numerical_error,
+                           f"no convergence in {svc.max_iter} iterations{_others()}")
     if limit is not None and elapsed > limit:
         status, message = Status.time_limit, f"{message} after the time limit ({limit:g} s)"
     res = MatrixResult(status=status, message=message, interface=interface)
@@ -128,6 +131,35 @@ def solve(record, sf, opts, state=None) -> MatrixResult:
         res.objective = sf.objective(x)
         res.iterations = int(np.sum(svc.n_iter_))
     return res
+
+
+def _fit_svc(SVC, data, y, weight, cap: int, limit, more: bool, **params):
+    """SVC fitted with at most ``cap`` iterations; where it stops there and ``more`` (the user
+    set no ``iter_limit``), once more with ``MORE_ITER`` times as many if the time that took,
+    as many times over, fits in what is left of ``limit`` (seconds; None: no limit). One
+    round, bounded in time: SMO is not warm-started, so the second fit starts afresh (a
+    linear kernel on features of scales 1e-4 to 1e4, C = 21.3: 1e6 iterations not enough,
+    1e7 converged, 2 s)."""
+    t0 = time.perf_counter()
+    svc = SVC(max_iter=cap, **params)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        svc.fit(data, y, sample_weight=weight)
+        took = time.perf_counter() - t0
+        if svc.fit_status_ != 0 and more and (limit is None
+                                               or took * (MORE_ITER + 1) < limit):
+            svc = SVC(max_iter=cap * MORE_ITER, **params)
+            svc.fit(data, y, sample_weight=weight)
+    return svc
+
+
+def _others() -> str:
+    """Advice on a libsvm that did not converge: the installed backends that take its
+    problems (interior-point methods: the conditioning that stalls SMO does not stall them)."""
+    from .table import available
+
+    names = [n for n in ("clarabel", "piqp", "ipm") if available(n)]
+    return f"; solver={names[0]!r} takes this dual too ({', '.join(names)})" if names else ""
 
 
 def _svc_problem(st, ridge, state):
