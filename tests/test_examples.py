@@ -236,3 +236,25 @@ def test_readme_snippets_run_and_print_what_they_say(capsys):
         np.testing.assert_allclose(np.array(numbers[0], float), np.array(numbers[1], float),
                                    atol=1e-9, err_msg=got)
     assert out[2].startswith("{'svmclassifier__C': ")
+
+
+def test_the_readmes_figures_are_recorded_benchmark_figures():
+    """Every row of a table in the README's Performance section is a row of a results file of
+    ``benchmarks/`` (copied, not retyped), and that file records the conditions of its runs
+    (load and threads: ``benchmarks/conditions.py``) -- a figure the README states comes from
+    a run whose machine state is known."""
+    text = (ROOT / "README.md").read_text()
+    part = text[text.index("## Performance"):]
+    nxt = part.find("\n## ", 5)
+    part = part if nxt < 0 else part[:nxt]
+    rows = [line.strip() for line in part.splitlines()
+            if line.startswith("| ") and not line.startswith("| target |")
+            and not line.startswith("| data |") and not line.startswith("| measure |")]
+    assert len(rows) >= 10, "the Performance section has lost its tables"
+    results = {p.name: p.read_text() for p in (ROOT / "benchmarks").glob("*results*.md")}
+    for row in rows:
+        where = [name for name, body in results.items() if row in body]
+        assert where, f"README row not found in any benchmarks/*results*.md: {row[:100]}"
+        assert any("threads: " in results[name] or "BLAS threads" in results[name]
+                   for name in where), \
+            f"{where}: the run behind this README row did not record its threads: {row[:80]}"
