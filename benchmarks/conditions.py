@@ -11,6 +11,7 @@ were busy. Users' machines are busy; a figure without these cannot be compared.
 from __future__ import annotations
 
 import os
+import subprocess
 import time
 
 #: the environment variables that set thread counts (recorded as given, "unset" otherwise)
@@ -76,3 +77,12 @@ def describe(before: dict, after: dict | None = None) -> str:
     load = f"load {before['load']:.2f}" + (f" -> {after['load']:.2f}" if after else "")
     return (f"{load}; threads: {before['threads']} ({before['thread_vars']}); "
             f"other processes busy: {before['busy']}")
+
+
+def commit(here: str) -> str:
+    """The short hash of the checkout holding ``here`` ("unknown" outside git)."""
+    try:
+        return subprocess.run(["git", "-C", here, "rev-parse", "--short", "HEAD"],
+                              capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"

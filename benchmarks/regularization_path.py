@@ -26,7 +26,6 @@ from __future__ import annotations
 import argparse
 import datetime
 import os
-import subprocess
 import sys
 import warnings
 
@@ -71,11 +70,9 @@ def run_cv(X, y, Cs, repeat):
 
 
 def write_section(path: str, l: int, res_path, res_cv, argv) -> None:
-    try:
-        commit = subprocess.run(["git", "-C", HERE, "rev-parse", "--short", "HEAD"],
-                                capture_output=True, text=True, check=True).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        commit = "unknown"
+    from conditions import commit as commit_of
+
+    commit = commit_of(HERE)
     import sklearn
 
     now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")

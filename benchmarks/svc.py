@@ -24,7 +24,6 @@ from __future__ import annotations
 import argparse
 import datetime
 import os
-import subprocess
 import sys
 import time
 import warnings
@@ -47,11 +46,9 @@ def best(fn, repeat: int) -> tuple[float, object]:
 
 def write_section(path: str, rows: list, argv: list) -> None:
     """Append this run's section to ``path`` (the title first when the file is new)."""
-    try:
-        commit = subprocess.run(["git", "-C", HERE, "rev-parse", "--short", "HEAD"],
-                                capture_output=True, text=True, check=True).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        commit = "unknown"
+    from conditions import commit as commit_of
+
+    commit = commit_of(HERE)
     import sklearn
 
     now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")

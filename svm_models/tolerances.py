@@ -310,3 +310,19 @@ IPM_CERT_TOL = 1e-7
 #: (:func:`~svm_models.postprocess.user_dual_sign`); the other reading must violate that at
 #: least this many times as much, else the sign is not decided and extract refuses
 USER_SIGN_CLEAR = 10.0
+
+
+# ---------------------------------------------------------------------------------------
+# The exact regularization path (methods/regularization_path.py)
+
+#: a point is on the margin (tight) when ``|y_i h_i - lambda|`` is within this fraction of
+#: lambda (plus the round-off of h)
+PATH_TIGHT = 1e-9
+#: the direction QP's bounds and multipliers are violated beyond this (relative)
+PATH_QP_TOL = 1e-11
+#: the path ends where lambda falls below this fraction of the start's (C 1e12 times the
+#: start's): beyond, K(y theta) is of the order of its round-off
+PATH_END = 1e-12
+#: the exact re-anchoring of a breakpoint may move theta by this much (relative) at most;
+#: beyond it the path has drifted and is refused
+PATH_ANCHOR_DRIFT = 1e-6

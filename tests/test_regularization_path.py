@@ -216,3 +216,15 @@ def test_precomputed_kernel_and_points_of_weight_zero():
             ref = sm.fit(data, y, solver="libsvm", tol=1e-10, C=C, **kw)
             assert abs(sol.objective - ref.objective) <= 1e-8 * abs(ref.objective)
         assert np.all(weighted.at(C).alpha[:5] == 0.0)
+
+
+def test_the_path_ends_at_its_time_limit_with_a_typed_error():
+    """The event loop is bounded in time, not only in events: a limit too short for the path
+    is a SolveFailedError of status time_limit, naming the limit; the same path with the
+    default limit completes."""
+    X, y = make_classification(300, 5, random_state=6)
+    with pytest.raises(sm.SolveFailedError, match="time limit of 0.01 s") as err:
+        sm.regularization_path(X, y, kernel="rbf", C_min=1e-2, C_max=1e2, time_limit=0.01)
+    assert err.value.status == "time_limit"
+    assert len(sm.regularization_path(X, y, kernel="rbf", C_min=1e-2, C_max=1e2)
+               .breakpoints) > 10

@@ -39,23 +39,17 @@ from ..errors import DataError, ParameterError, SolveFailedError, plain
 from ..postprocess import _solve_free_system
 from ..status import Status
 
-#: a point is on the margin (tight) when ``|y_i h_i - lambda|`` is within this fraction of
-#: lambda (plus the round-off of h)
-TIGHT = 1e-9
-#: the direction QP's bounds and multipliers are violated beyond this (relative)
-QP_TOL = 1e-11
+from ..tolerances import PATH_ANCHOR_DRIFT as ANCHOR_DRIFT
+from ..tolerances import PATH_END as END
+from ..tolerances import PATH_QP_TOL as QP_TOL
+from ..tolerances import PATH_TIGHT as TIGHT
+
 #: at most this many events per point before the path is given up (a typed error)
 EVENTS_PER_POINT = 50
-#: the path ends where lambda falls below this fraction of the start's (C 1e12 times the
-#: start's): beyond, K(y theta) is of the order of its round-off
-END = 1e-12
 #: K(y theta) is recomputed from scratch every this many events (else updated per event)
 REFRESH = 50
 #: a breakpoint is re-anchored every this many events (the KKT check is at every one)
 ANCHOR_EVERY = 10
-#: the exact re-anchoring of a breakpoint may move theta by this much (relative) at most;
-#: beyond it the path has drifted and is refused
-ANCHOR_DRIFT = 1e-6
 
 LEFT, ELBOW, RIGHT = "left", "elbow", "right"
 
@@ -225,15 +219,23 @@ class RegularizationPath:
 
 
 def regularization_path(X, y, *, kernel="linear", gamma="scale", degree=3, coef0=0.0,
-                        C_min=None, C_max=None, sample_weight=None) -> RegularizationPath:
+                        C_min=None, C_max=None, sample_weight=None,
+                        time_limit=None) -> RegularizationPath:
     """The exact regularization path of ``soft_l1_dual`` (the 1-norm SVM, libsvm's problem)
     for C in ``[C_min, C_max]``: from the C where every alpha leaves its starting bound (C_min
     left out: from C -> 0) up to ``C_max`` (left out: to the end of the path, the hard margin
     where the data are separable, else the last event, beyond which the sets stay).
 
     ``sample_weight``: a per-point C, ``C * weight_i``, as in ``soft_l1_dual``. Returns a
-    :class:`RegularizationPath` (``breakpoints``, ``events``, ``at(C)``)."""
+    :class:`RegularizationPath` (``breakpoints``, ``events``, ``at(C)``). ``time_limit``
+    (seconds) bounds the whole call, as ``fit``'s (default: scaled to the points,
+    :func:`~svm_models.solvers.base.default_time_limit`); past it a ``SolveFailedError`` of
+    status ``time_limit``."""
     from ..api import build, the_svm_block
+    from ..solvers.base import Deadline, default_time_limit
+
+    deadline = Deadline(default_time_limit(len(y)) if time_limit is None
+                        else float(plain(time_limit)), default=time_limit is None)
 
     C_min = 0.0 if C_min is None else float(plain(C_min))
     C_max = np.inf if C_max is None else float(plain(C_max))
@@ -244,7 +246,7 @@ def regularization_path(X, y, *, kernel="linear", gamma="scale", degree=3, coef0
     svm = the_svm_block(model)._svm
     problem = _merged(svm)
     lam_end = 0.0 if not np.isfinite(C_max) else 1.0 / C_max
-    segments, events = _follow(problem, lam_end)
+    segments, events = _follow(problem, lam_end, deadline)
     members = [[] for _ in range(len(problem.w))]
     for i, g in enumerate(problem.group):
         members[g].append(i)
@@ -553,7 +555,7 @@ def _direction(el: _Elbow, p: _Problem, theta, T: np.ndarray):
     raise _failed("the active set of a breakpoint does not settle")
 
 
-def _follow(p: _Problem, lam_end: float):
+def _follow(p: _Problem, lam_end: float, deadline=None):
     """The segments and events of the path from its start down to ``lam_end``."""
     y, w, Q = p.y, p.w, p.Q
     n = len(y)
@@ -572,6 +574,11 @@ def _follow(p: _Problem, lam_end: float):
     for k in range(EVENTS_PER_POINT * n + 100):
         if lam <= lam_end:
             break
+        if deadline is not None and deadline.expired():
+            raise SolveFailedError(
+                f"the regularization path reached its time limit ({deadline.describe()}) "
+                f"after {k} events, at C = {1.0 / lam:.6g}: pass time_limit= (seconds) for "
+                "more time, or a narrower [C_min, C_max]", Status.time_limit)
         if k % REFRESH == 0:
             g = Q @ theta
         m = g + y * theta0
