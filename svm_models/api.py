@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import time
 import warnings
 from dataclasses import replace
 
@@ -24,7 +25,7 @@ from .model.built import svm_blocks
 from .model.mixed import objective_scale
 from .postprocess import Context
 from .threads import library_threads
-from .solution import Solution
+from .solution import KeptModel, Solution, keep_model
 from .model.standard_form import MIXED_INTEGER
 from .config import SOLVE_OPTIONS, solve_config
 from .solvers import SolverOptions, auto_choice, backend, capable, solve_model
@@ -203,7 +204,8 @@ def solve(model, solver: str = "auto", *, raise_on_failure: bool = True, _state=
     options = {**options, "deadline": opts.deadline}
     with Countdown(opts.deadline, label=f"solve ({solver})"), \
             library_threads(svm.data.n_points):
-        return _solve_within(model, solver, svm, opts, options, raise_on_failure, _state)
+        sol = _solve_within(model, solver, svm, opts, options, raise_on_failure, _state)
+    return keep_model(sol, KeptModel(model=model))
 
 
 def _solve_within(model, solver, svm, opts: SolverOptions, options: dict,
@@ -587,12 +589,18 @@ def _fit_within(X, y, f, solver: str, params: dict, solve_kw: dict, opts: Solver
     same, read)."""
     formulation = f.name
     params = params_for_backend(formulation, solver, params)
-    model = build(formulation, X, y, **params)
+    unbuilt, tried = _fit_unbuilt(X, y, f, solver, params, opts)
+    if unbuilt is not None:
+        return unbuilt
+    with warnings.catch_warnings():
+        if tried:   # (the data's warnings were given by the unbuilt attempt)
+            warnings.simplefilter("ignore", BadScaleWarning)
+        model = build(formulation, X, y, **params)
     first_error = None
     try:
         first = solve(model, solver, raise_on_failure=raise_on_failure, **solve_kw)
         if first.status is Status.optimal:
-            return first
+            return _with_model(first, formulation, params, model)
         status = first.status
     except SolveFailedError as exc:
         first, first_error, status = None, exc, exc.status
@@ -612,14 +620,103 @@ def _fit_within(X, y, f, solver: str, params: dict, solve_kw: dict, opts: Solver
             failures.append(f"then {said}: {exc}")
             continue
         if sol.status is Status.optimal:
-            return _fell_back(sol, model, f, key, status, said, again_params)
+            return _with_model(_fell_back(sol, model, f, key, status, said, again_params),
+                               name, again_params, again)
         failures.append(f"then {said}: {sol.status}")
     if first_error is not None and failures:
         raise type(first_error)("; ".join([str(first_error)] + failures),
                                 status=first_error.status) from None
     if first_error is not None:
         raise first_error
-    return first   # (raise_on_failure=False: the first attempt's Solution)
+    # (raise_on_failure=False: the first attempt's Solution)
+    return _with_model(first, formulation, params, model)
+
+
+def _fit_unbuilt(X, y, f, solver: str, params: dict, opts: SolverOptions):
+    """:func:`fit` without a Pyomo model, where a structured backend takes the problem as
+    data (libsvm on the 1-norm dual, :meth:`~svm_models.formulations.Formulation.unbuilt`):
+    ``(Solution, True)`` -- certified as :func:`solve` certifies one, its model built when
+    read (:attr:`~svm_models.solution.Solution.model`) -- or, where this path does not apply
+    or does not end in a certified optimum, ``(None, whether the data were read)``: the
+    caller builds the model and solves it as always (the retries, the next backend, the
+    errors)."""
+    name = _structured_backend(f, solver, opts)
+    if name is None or _hard_margin_at_infinite_C(f, dict(params)) is not f:
+        return None, False
+    plan = f.unbuilt(X, y, **params)
+    b = backend(name)
+    if plan is None or opts.expired() or b.structure_check(plan.record) is not None:
+        return None, True
+    from .solvers.base import drained_output, preserved_fpu
+
+    t0 = time.perf_counter()
+    with drained_output(opts.verbose), preserved_fpu():
+        res = b.structured(plan.record, plan.form, opts, None)
+    if res.status is not Status.optimal or res.x is None:
+        return None, True
+    ctx = Context(solver=b.name, interface=res.interface, path="fast",
+                  time=time.perf_counter() - t0, status=res.status, tol=opts.tol,
+                  verified=True, objective=plan.form.sense * res.objective,
+                  certify_tol=opts.tolerance)
+    sol = plan.extract(ctx, res.x)
+    said = {"scaling": res.extra.get("scaling"), "bounds": res.extra.get("bounds")}
+    sol = replace(sol, **{k: v for k, v in said.items() if v is not None})
+    if _uncertified(sol, opts.tolerance) is not None:
+        return None, True
+    if str(solver).lower() == "auto":
+        sol = replace(sol, solver_choice={"asked": "auto", "used": b.name,
+                                          "why": f"the model is a classic SVM dual as built: "
+                                                 f"{b.note}, the fastest"})
+    return keep_model(sol, KeptModel(recipe=(_model_of, (f.name, plan.svm.data, params,
+                                                         np.asarray(res.x, dtype=float))))), True
+
+
+def _structured_backend(f, solver: str, opts: SolverOptions) -> str | None:
+    """The structured backend (libsvm) that ``solver`` names or ``"auto"`` tries first for
+    ``f``, installed, when ``f`` can be solved unbuilt and the options leave the solve to
+    it (no ``path="general"``, no indicator switch: those go the ordinary way, which
+    refuses or applies them); else None."""
+    from .solvers import AUTO_ORDER, BACKENDS, available
+
+    if not f.has("unbuilt") or opts.path == "general" or opts.switch == "indicator":
+        return None
+    if str(solver).lower() == "auto":
+        first = next((n for n in AUTO_ORDER.get(f.problem_class, ()) if available(n)), None)
+    else:
+        first = str(solver).lower()
+    if first not in BACKENDS or BACKENDS[first].structured is None or not available(first):
+        return None
+    return first
+
+
+def _model_of(name: str, data, params: dict, x):
+    """The model of formulation ``name`` built from ``data`` (the validated Dataset of a
+    fit) and ``params``, the solver's values ``x`` (None: none) loaded into its variables:
+    what :attr:`~svm_models.solution.Solution.model` builds when first read."""
+    from .model.pyomo_compat import load_values
+
+    data.check_unchanged()
+    labels = data.classes[(data.y > 0).astype(int)]
+    with warnings.catch_warnings():   # (said when the fit validated the data)
+        warnings.simplefilter("ignore", BadScaleWarning)
+        model = build(name, data.X, labels, **params)
+    if x is not None:
+        load_values(model._svm.record.var_datas(), list(x))
+    return model
+
+
+def _with_model(sol, name: str, params: dict, model):
+    """``sol`` keeping, as its model (:attr:`~svm_models.solution.Solution.model`), a
+    recipe for ``model``: the same build and the solver's values (the fit's own model is
+    not kept alive with its kernel columns; it is built again when read)."""
+    from .model.pyomo_compat import values_of
+
+    if sol is None:
+        return sol
+    svm = the_svm_block(model)._svm
+    x = values_of(svm.record.var_datas())
+    x = None if any(v is None for v in x) else np.asarray(x, dtype=float)
+    return keep_model(sol, KeptModel(recipe=(_model_of, (name, svm.data, params, x))))
 
 
 def _fell_back(sol, model, f, key: str, status, said: str, params: dict) -> Solution:

@@ -407,6 +407,31 @@ class Solution:
         raise AttributeError(f"{type(self).__name__} of {self.__dict__.get('formulation')!r} "
                              f"has no attribute {name!r}{why}")
 
+    # the Pyomo model, built when it is read ------------------------------------------------
+    @property
+    def model(self):
+        """The Pyomo model this Solution solves, with the solver's values in its variables.
+
+        :func:`svm_models.fit` on a backend that solves the problem as data (libsvm on the
+        1-norm dual) builds no Pyomo model: the model is built here, on the first read, from
+        the same data and parameters (:func:`svm_models.build`), and kept; a fit that built
+        its model gives one built the same way. :func:`svm_models.solve` gives the model it
+        solved. An edit of this model, solved again (``svm_models.solve(sol.model)``), is
+        honoured as any edit is: the builder's record proves what is unchanged.
+
+        Raises
+        ------
+        SVMError
+            This Solution keeps no model: loaded from JSON, unpickled, or made by
+            ``dataclasses.replace`` (build one with :func:`svm_models.build`).
+        """
+        kept = self.__dict__.get("_model")
+        if kept is None:
+            raise SVMError("this Solution keeps no model (one loaded from JSON, unpickled or "
+                           "made by dataclasses.replace): build it with svm_models.build("
+                           f"{self.formulation!r}, X, y, ...)")
+        return kept.get()
+
     # scikit-learn names, with scikit-learn's meanings --------------------------------------
     @property
     def coef(self) -> np.ndarray | None:
@@ -590,6 +615,43 @@ class Solution:
 
     def __repr__(self) -> str:
         return f"Solution({self.summary()})"
+
+
+class KeptModel:
+    """A :class:`Solution`'s model (:attr:`Solution.model`): the model itself, or a recipe
+    ``(fn, args)`` that builds it on the first :meth:`get` (then kept). Neither is pickled
+    (nor copied by ``copy.deepcopy``): a Solution unpickled keeps no model."""
+
+    __slots__ = ("_model", "_recipe")
+
+    def __init__(self, model=None, recipe=None):
+        self._model, self._recipe = model, recipe
+
+    def get(self):
+        if self._model is None:
+            fn, args = self._recipe
+            self._model = fn(*args)
+            self._recipe = None
+        return self._model
+
+    @property
+    def built(self) -> bool:
+        """Whether the model exists (was given, or built by a read)."""
+        return self._model is not None
+
+    def __reduce__(self):
+        return (_no_model, ())
+
+
+def _no_model():
+    """What an unpickled :class:`KeptModel` becomes: none (the Solution keeps no model)."""
+    return None
+
+
+def keep_model(sol: Solution, kept: KeptModel) -> Solution:
+    """``sol`` with ``kept`` as its model (:attr:`Solution.model`); returns ``sol``."""
+    object.__setattr__(sol, "_model", kept)
+    return sol
 
 
 def _digest(v) -> str:

@@ -8,7 +8,7 @@ summary and builder (whose keyword-only parameters are its parameters, declared 
 questions the estimator, cross-validation, the command line and ``fit`` ask (``hard_margin``,
 ``learns_C``, ``learned``, ``other_form``, ...: class attributes), and the methods
 ``check_before_solve``, ``explain_failure``, ``licence_hint``, ``warm_start``,
-``indicator_rows``.
+``indicator_rows``, ``unbuilt``.
 
 It is registered by the decorator :func:`register` (on a subclass, which is instantiated, or
 on an instance); a package outside ``svm_models`` registers its own through the entry-point
@@ -229,9 +229,20 @@ class Formulation:
         switch (:meth:`has`)."""
         raise NotImplementedError
 
+    def unbuilt(self, X, y, **params):
+        """The problem as data, without its Pyomo model, for a structured backend to solve
+        when nobody has asked for the model (:func:`svm_models.fit`); the model is built
+        from the same data when it is read (``Solution.model``). An object with ``svm`` (the
+        :class:`~svm_models.model.built.BuiltSVM`, no block), ``record`` (its
+        ``structure``), ``form`` (the standard form) and ``extract(ctx, x)`` (the Solution
+        at the point ``x``, certified as :meth:`extract` certifies), or None where this
+        build has no such form (then it is built). A formulation that does not override it
+        is always built (:meth:`has`)."""
+        raise NotImplementedError
+
     def has(self, hook: str) -> bool:
         """Whether it overrides the optional hook ``hook`` (``warm_start``,
-        ``indicator_rows``)."""
+        ``indicator_rows``, ``unbuilt``)."""
         return getattr(type(self), hook) is not getattr(Formulation, hook)
 
 

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pyomo.environ as pyo
+import scipy.sparse as sp
 
 from ..errors import NotSeparableError, ParameterError, SolveFailedError
 from ..kernels import check_rank
@@ -48,6 +49,7 @@ from ..model.pieces import (
     low_rank,
     new_block,
     prepare,
+    signed_gram,
     sum_of_squares,
 )
 from ..model.record import LinearTerm, QuadTerm, Record, Scale, members, unchanged, verify
@@ -115,23 +117,10 @@ def build_dual(X, y, margin: Margin, *, C=1.0, kernel="linear", gamma="scale", d
                coef0=0.0, kernel_rank=None, quad_form="auto", max_vars=None, block=None,
                sample_weight=None):
     """Fill ``block`` (or a new ConcreteModel) with the dual of the SVM of ``margin``."""
-    rank = None if kernel_rank is None else check_rank(kernel_rank, kernel)
-    if rank is not None and quad_form == "dense":
-        raise ParameterError("kernel_rank builds the factor form of the dual (z = F alpha with "
-                             "the rank-r factor F); quad_form='dense' would form the l x l "
-                             "matrix L L' again: drop quad_form or kernel_rank")
-    data, kern, K = prepare(X, y, kernel=kernel, gamma=gamma, degree=degree, coef0=coef0,
-                            need_gram=False)
-    report, L = None, None
-    if rank is not None:
-        kern, lr = low_rank(kern, data, rank)
-        form, L = "factor", lr.L
-        report = lr.report(rank)
-    else:
-        form = choose_form(quad_form, kern, data.n_points, data.n_features, max_vars)
-        if form == "factor" or kern.name == "precomputed":
-            K = gram_if_needed(kern, data, K, form)
-    weight = check_sample_weight(sample_weight, data)
+    rank, data, kern, K, L, form, report, weight = _dual_setup(
+        X, y, C=C, kernel=kernel, gamma=gamma, degree=degree, coef0=coef0,
+        kernel_rank=kernel_rank, quad_form=quad_form, max_vars=max_vars,
+        sample_weight=sample_weight)
     b = new_block(block, f"{margin.name}_dual")
     add_points(b, data)
     if not margin.hard:
@@ -194,6 +183,91 @@ def build_dual(X, y, margin: Margin, *, C=1.0, kernel="linear", gamma="scale", d
                       record=record, K=K, L=L, facts=ClassicFacts(margin, "dual", form, report),
                       weight=weight)
     return b
+
+
+def _dual_setup(X, y, *, C, kernel, gamma, degree, coef0, kernel_rank, quad_form, max_vars,
+                sample_weight) -> tuple:
+    """What a dual is built from, whether or not its Pyomo model is: ``(rank, data, kern, K,
+    L, form, report, weight)`` -- the checked low rank, the Dataset, the Kernel, the Gram
+    matrix where one is needed, the factor, the quadratic form chosen, the low-rank report
+    and the per-point weights (``C`` is checked by the builder's ``add_C``)."""
+    rank = None if kernel_rank is None else check_rank(kernel_rank, kernel)
+    if rank is not None and quad_form == "dense":
+        raise ParameterError("kernel_rank builds the factor form of the dual (z = F alpha with "
+                             "the rank-r factor F); quad_form='dense' would form the l x l "
+                             "matrix L L' again: drop quad_form or kernel_rank")
+    data, kern, K = prepare(X, y, kernel=kernel, gamma=gamma, degree=degree, coef0=coef0,
+                            need_gram=False)
+    report, L = None, None
+    if rank is not None:
+        kern, lr = low_rank(kern, data, rank)
+        form, L = "factor", lr.L
+        report = lr.report(rank)
+    else:
+        form = choose_form(quad_form, kern, data.n_points, data.n_features, max_vars)
+        if form == "factor" or kern.name == "precomputed":
+            K = gram_if_needed(kern, data, K, form)
+    weight = check_sample_weight(sample_weight, data)
+    return rank, data, kern, K, L, form, report, weight
+
+
+@dataclass(eq=False)
+class UnbuiltDual:
+    """A 1-norm soft-margin dual in its dense form as data, without its Pyomo model: what
+    :func:`svm_models.fit` hands a structured backend (libsvm) when nobody has asked for the
+    model (``Formulation.unbuilt``). ``svm`` is the :class:`BuiltSVM` the builder would
+    leave (``block`` and the record's Pyomo parts None), ``record`` a record of the
+    structure only (``record.structure``), ``form`` the standard form of the same problem
+    (the box ``[0, C_i]`` in ``form.ux``), ``C`` the parameter's value. The model built
+    later from the same data (:attr:`svm_models.Solution.model`) is this problem: the same
+    variables in the same order, the same objective and rows."""
+
+    svm: BuiltSVM
+    record: Record
+    form: object
+    C: float
+
+    def extract(self, ctx, x: np.ndarray) -> Solution:
+        """The Solution at the backend's point ``x`` (the record's order: alpha), certified as
+        :func:`extract` certifies a model the record proves (``ctx.verified``)."""
+        return _extract(self.svm, ctx, self.C, raw=np.asarray(x, dtype=float))
+
+
+def unbuilt_dual(X, y, margin: Margin, *, C=1.0, kernel="linear", gamma="scale", degree=3,
+                 coef0=0.0, kernel_rank=None, quad_form="auto", max_vars=None,
+                 sample_weight=None) -> UnbuiltDual | None:
+    """The dual of ``margin`` as an :class:`UnbuiltDual` (the same checks and choices as
+    :func:`build_dual`, no Pyomo component made), or None where it is not the plain 1-norm
+    dual in the dense form (a low-rank kernel, the factor form, another margin): that one is
+    built."""
+    from ..model.pieces import check_C
+    from ..model.standard_form import StandardForm
+
+    if margin is not SOFT_L1 or kernel_rank is not None:
+        return None
+    rank, data, kern, K, L, form, report, weight = _dual_setup(
+        X, y, C=C, kernel=kernel, gamma=gamma, degree=degree, coef0=coef0,
+        kernel_rank=kernel_rank, quad_form=quad_form, max_vars=max_vars,
+        sample_weight=sample_weight)
+    C = check_C(C)   # (after the data, as build_dual's add_C)
+    if form != "dense":
+        return None
+    l, yv = data.n_points, data.y
+    G, K = signed_gram(data, kern, K)
+    apos = np.arange(l)
+    st = DualSVM(margin=margin, alpha=apos, y=yv, kernel=kern, X=data.X, gram=K, C="C",
+                 weight=weight)
+    # the standard form assemble() gives the built model: max e'a - 1/2 a'Ga as a minimum
+    sf = StandardForm(sense=-1, c=-np.ones(l), const=0.0, quad=[QuadBlock(apos, G, scale=0.5)],
+                      A=sp.csr_matrix(yv.astype(float)[None, :]), lA=np.zeros(1),
+                      uA=np.zeros(1), lx=np.zeros(l),
+                      ux=np.full(l, C) if weight is None else C * weight,
+                      qrows=[], var_datas=[], row_datas=[])
+    record = Record(block=None, variables=[], objective=None, sense=-1, structure=st)
+    svm = BuiltSVM(formulation=f"{margin.name}_dual", data=data, kernel=kern, block=None,
+                   record=record, K=K, L=L, facts=ClassicFacts(margin, "dual", form, report),
+                   weight=weight)
+    return UnbuiltDual(svm=svm, record=record, form=sf, C=C)
 
 
 def _weighted_box(m, i):
@@ -642,14 +716,21 @@ def extract(block, ctx) -> Solution:
     :func:`_read_primal`), choose and certify the classifier (:func:`_certified`) or take
     it as read, then the support vectors and the Solution."""
     svm = block._svm
+    C_param = float(pyo.value(block.C)) if not svm.facts.margin.hard else None
+    return _extract(svm, ctx, C_param, block=block)
+
+
+def _extract(svm, ctx, C_param, *, block=None, raw=None) -> Solution:
+    """:func:`extract` from the block's values, or -- no block: an :class:`UnbuiltDual`,
+    always the formulation (``ctx.verified``) -- from the dual's values ``raw``."""
     margin, form = svm.facts.margin, svm.facts.form
     data = svm.data
     y, l = data.y, data.n_points
-    C_param = float(pyo.value(block.C)) if not margin.hard else None
     C = svm.point_C(C_param)   # each point's penalty (C itself without sample weights)
     extra: dict = {}
-    objective = block_objective(svm, block, ctx)
-    read = (_read_dual if form == "dual" else _read_primal)(svm, block, ctx, margin, C, extra)
+    objective = float(ctx.objective) if block is None else block_objective(svm, block, ctx)
+    read = (_read_dual(svm, block, ctx, margin, C, extra, raw) if form == "dual"
+            else _read_primal(svm, block, ctx, margin, C, extra))
     extra["alpha_source"] = read.alpha_source
     extra["support_threshold"] = float(np.max(read.thr, initial=0.0))
     sol_kw: dict = {}
@@ -678,14 +759,15 @@ def extract(block, ctx) -> Solution:
     return Solution(**sol_kw)
 
 
-def _read_dual(svm, block, ctx, margin, C, extra) -> _Reading:
-    """A dual's alpha; verified: the candidates (polished, cut, as solved, and the polish
-    from a looser cut-off last); changed: alpha cut, b from the KKT conditions where they
-    hold (:func:`_changed_dual_bias`), the slacks and ``ww`` of that classifier."""
+def _read_dual(svm, block, ctx, margin, C, extra, raw=None) -> _Reading:
+    """A dual's alpha (the block's, or ``raw`` as given); verified: the candidates (polished,
+    cut, as solved, and the polish from a looser cut-off last); changed: alpha cut, b from
+    the KKT conditions where they hold (:func:`_changed_dual_bias`), the slacks and ``ww``
+    of that classifier."""
     data = svm.data
     y, l = data.y, data.n_points
     Cb = C if margin.box else np.inf
-    raw = np.clip(var_array(block.alpha), 0.0, Cb)
+    raw = np.clip(var_array(block.alpha) if raw is None else raw, 0.0, Cb)
     thr = per_point_threshold(support_threshold(alpha_scale(raw), ctx.tol), Cb,
                               alpha_scale(raw))
     read = _Reading(raw=raw, thr=thr, alpha_source="dual variables")
@@ -1013,6 +1095,11 @@ class ClassicSVM(Formulation):
 
     def extract(self, block, ctx) -> Solution:
         return extract(block, ctx)
+
+    def unbuilt(self, X, y, **params):
+        if self.form != "dual":
+            return None
+        return unbuilt_dual(X, y, self.margin, **params)
 
     def check_before_solve(self, svm, *, proves_unbounded: bool) -> None:
         check_before_solve(svm, proves_unbounded=proves_unbounded)

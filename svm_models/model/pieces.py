@@ -472,8 +472,6 @@ def add_signed_kernel_form(b, layout: Layout, alpha, data: Dataset, kern: Kernel
     form: the kernel matrix is kept once, as ``G = D_y K D_y``: the user's precomputed matrix
     signed (the dataset keeps it anyway), else evaluated where it is read (the support
     vectors' columns; the whole of it only for a backend that takes the dense matrix)."""
-    from .built import LazySignedGram, SignedGram
-
     yv = data.y
     doc = "alpha' G(K) alpha with G_ij = y_i y_j K_ij"
     if form == "factor":
@@ -483,13 +481,24 @@ def add_signed_kernel_form(b, layout: Layout, alpha, data: Dataset, kern: Kernel
         declare_factor(b, Lf.shape[1])
         layout.add(b.z)
         return add_quadratic_form(b, layout, "quad", alpha, L=Lf, y=yv, doc=doc), K, L, Lf
+    G, K = signed_gram(data, kern, K)
+    return add_quadratic_form(b, layout, "quad", alpha, M=G, doc=doc), K, L, None
+
+
+def signed_gram(data: Dataset, kern: Kernel, K) -> tuple:
+    """A dense dual's ``(G, K)``: ``G = D_y K D_y`` -- the user's precomputed matrix signed,
+    else evaluated where it is read (:class:`~svm_models.model.built.LazySignedGram`) -- and
+    what the model keeps as its Gram matrix ``K`` (the precomputed matrix, or ``G`` read as
+    ``K``: :class:`~svm_models.model.built.SignedGram`)."""
+    from .built import LazySignedGram, SignedGram
+
+    yv = data.y
     if kern.name == "precomputed":
         G = K * yv[:, None]
         G *= yv[None, :]
-    else:
-        G = LazySignedGram(kern, data.X, yv)
-        K = SignedGram(G, yv)
-    return add_quadratic_form(b, layout, "quad", alpha, M=G, doc=doc), K, L, None
+        return G, K
+    G = LazySignedGram(kern, data.X, yv)
+    return G, SignedGram(G, yv)
 
 
 def add_factor_rows(b, layout: Layout, var, L: np.ndarray, y: np.ndarray) -> RowGroup:
