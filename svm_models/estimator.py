@@ -299,6 +299,9 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
         ``n_problems`` is n_classes (one-vs-rest) or n_classes (n_classes - 1) / 2.
     intercept_ : ndarray of shape (1,) or (n_problems,)
         The bias b of each problem.
+    model_ : pyomo ConcreteModel, or list of them (one per binary problem)
+        The Pyomo model solved, built when first read (:attr:`svm_models.Solution.model`):
+        a fit on a backend that takes the problem as data (libsvm) builds none until then.
     coef_ : ndarray of shape (1, n_features) or (n_problems, n_features)
         ``w`` of each problem; only when the solutions have one (linear kernel), otherwise
         reading it raises AttributeError, as ``SVC``.
@@ -613,6 +616,14 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
     def _solutions(self) -> list:
         check_is_fitted(self)
         return [self.solution_] if hasattr(self, "solution_") else self.estimators_
+
+    @property
+    def model_(self):
+        """The Pyomo model of the fit (two classes), or the list of the binary problems'
+        models (``estimators_``' order): each built when first read, from the same data
+        (:attr:`svm_models.Solution.model`; a fit on libsvm builds none)."""
+        sols = self._solutions()
+        return sols[0].model if len(sols) == 1 else [s.model for s in sols]
 
     @property
     def coef_(self) -> np.ndarray:

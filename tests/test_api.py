@@ -1,0 +1,139 @@
+"""``fit`` without a Pyomo model: where libsvm takes the 1-norm dual as data, no model is built
+until ``Solution.model`` (or the estimator's ``model_``) is read; the model then built is the
+model the ordinary path builds and solves, and an edit of it is honoured.
+
+The references are independent: the same data built eagerly (``build`` then ``solve``, the
+ordinary path), solved by Clarabel (an interior-point method, not SMO), and the objective of
+the Pyomo model evaluated by Pyomo at the Solution's alpha.
+"""
+
+from __future__ import annotations
+
+import pickle
+
+import numpy as np
+import pyomo.environ as pyo
+import pytest
+from sklearn.datasets import make_moons
+
+import svm_models as sm
+from svm_models.estimator import SVMClassifier
+from svm_models.formulations import get as lookup
+
+MOONS = make_moons(120, noise=0.3, random_state=5)
+WEIGHTS = np.linspace(0.2, 3.0, 120)
+
+
+@pytest.fixture
+def builds(monkeypatch):
+    """The number of soft_l1_dual models built so far (its builder wrapped to count)."""
+    f = lookup("soft_l1_dual")
+    real = f.builder
+    count = [0]
+
+    def counted(*args, **kwargs):
+        count[0] += 1
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(f, "builder", counted)
+    return count
+
+
+def _gram(X):
+    return np.exp(-0.5 * ((X[:, None, :] - X[None, :, :]) ** 2).sum(-1))
+
+
+CASES = {
+    "rbf": ({"kernel": "rbf", "gamma": 0.8, "C": 3.0}, False),
+    "weighted": ({"kernel": "rbf", "gamma": "scale", "C": 0.7}, True),
+    "precomputed": ({"kernel": "precomputed", "C": 2.0}, False),
+}
+
+
+def _fit_args(case):
+    kw, weighted = CASES[case]
+    X, y = MOONS
+    X = _gram(X) if kw["kernel"] == "precomputed" else X
+    if weighted:
+        kw = {**kw, "sample_weight": WEIGHTS}
+    return X, y, kw
+
+
+def _counts(model):
+    return (sum(1 for _ in model.component_data_objects(pyo.Var)),
+            sum(1 for _ in model.component_data_objects(pyo.Constraint, active=True)),
+            sum(1 for _ in model.component_data_objects(pyo.Objective, active=True)))
+
+
+def _set_alpha(model, alpha):
+    for vd, a in zip(model.alpha.values(), alpha):
+        vd.set_value(float(a))
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_fit_builds_the_model_only_when_it_is_read_and_it_is_the_model_solved(builds, case):
+    X, y, kw = _fit_args(case)
+    sol = sm.fit(X, y, **kw)
+    assert builds[0] == 0, "fit on libsvm built a Pyomo model nobody asked for"
+    assert sol.solver == "libsvm" and sol.path == "fast"
+    assert sol.classifier_certificate["certified"]
+    eager = sm.solve(sm.build("soft_l1_dual", X, y, **kw))   # the ordinary path
+    assert builds[0] == 1
+    # the same solve and the same certified classifier as the ordinary path
+    assert np.array_equal(sol.alpha, eager.alpha) and sol.b == eager.b
+    assert sol.objective == eager.objective and np.array_equal(sol.support, eager.support)
+    assert sol.solver_choice == eager.solver_choice
+    model = sol.model
+    assert builds[0] == 2 and sol.model is model   # built once, on the first read
+    assert _counts(model) == _counts(eager.model)
+    # the solver's values are in its variables, as in the model the ordinary path solved
+    assert [v.value for v in model.alpha.values()] == [v.value for v in eager.model.alpha.values()]
+    # Pyomo's value of its objective at the alpha returned is the Solution's objective
+    _set_alpha(model, sol.alpha)
+    assert pyo.value(model.objective) == pytest.approx(sol.objective, rel=1e-12)
+
+
+def test_an_edit_of_the_model_read_is_honoured():
+    """A constraint added to the model read after the fit takes it off libsvm (which refuses
+    it, the record says why) and is solved as the ordinary path solves the same edit."""
+    X, y = MOONS
+    sol = sm.fit(X, y, kernel="rbf", gamma=0.8, C=3.0)
+    k = int(sol.support[np.argmax(sol.alpha[sol.support])])
+    model = sol.model
+    model.held = pyo.Constraint(expr=model.alpha[k] == 0)
+    with pytest.raises(sm.CapabilityError, match="held"):
+        sm.solve(model, "libsvm")
+    edited = sm.solve(model, "clarabel")
+    ref = sm.build("soft_l1_dual", X, y, kernel="rbf", gamma=0.8, C=3.0)
+    ref.held = pyo.Constraint(expr=ref.alpha[k] == 0)
+    expected = sm.solve(ref, "clarabel")
+    assert edited.path != "fast" and abs(edited.alpha[k]) < 1e-7
+    assert edited.objective == pytest.approx(expected.objective, rel=1e-7)
+    assert edited.objective < sol.objective - 1e-6   # the edit changed the optimum
+
+
+def test_the_estimator_reads_its_models_when_asked(builds):
+    X, y = MOONS
+    clf = SVMClassifier(kernel="rbf", gamma=0.8, C=3.0).fit(X, y)
+    assert builds[0] == 0
+    model = clf.model_
+    assert builds[0] == 1 and model is clf.solution_.model
+    _set_alpha(model, clf.solution_.alpha)
+    assert pyo.value(model.objective) == pytest.approx(clf.solution_.objective, rel=1e-12)
+    again = pickle.loads(pickle.dumps(clf))   # the model is not pickled with the estimator
+    assert np.array_equal(again.predict(X), clf.predict(X))
+    with pytest.raises(sm.SVMError, match="keeps no model"):
+        again.model_
+
+
+def test_a_model_that_is_not_libsvms_is_built_and_read_alike(builds):
+    """On another backend fit builds its model as before; the Solution's model is built
+    again from the same data when read, with the solver's values."""
+    X, y = MOONS
+    sol = sm.fit(X, y, solver="clarabel", kernel="rbf", gamma=0.8, C=3.0)
+    assert builds[0] == 1
+    model = sol.model
+    assert builds[0] == 2
+    _set_alpha(model, sol.alpha)
+    assert pyo.value(model.objective) == pytest.approx(sol.objective, rel=1e-12)
+    assert sm.Solution.from_json(sol.to_json()).objective == sol.objective
