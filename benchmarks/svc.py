@@ -5,11 +5,17 @@ Not part of the test suite.
     python benchmarks/svc.py                      # l = 1000, 2000, 5000 and digits
     python benchmarks/svc.py --sizes 1000 2000    # a subset
     python benchmarks/svc.py --piqp               # also PIQP's objective (where it finishes)
+    python benchmarks/svc.py --sizes --multi-class ovr ovo --grid   # digits: both schemes,
+                                                  # and GridSearchCV against GridSearchCV(SVC())
 
 Data: ``make_classification(l, 20 features, random_state=0)``, rbf kernel, ``gamma="scale"``,
-C = 1; digits: the 10 classes of ``load_digits`` (one-vs-rest in the library, SVC's
-one-vs-one: different multiclass schemes, timed as users call them). Each time is the best
-of ``--repeat`` runs of ``fit``. The objective column compares the library's certified
+C = 1; digits: the 10 classes of ``load_digits``, the estimator's default multiclass scheme
+(one-vs-one since issue 48, as SVC; one-vs-rest before), and with ``--multi-class`` each
+scheme named. ``--grid``: ``GridSearchCV`` over C in {1, 10} and gamma in {1e-3, 1e-2}, 3
+folds, on the raw digits (pixels 0-16, where those gammas are the usual ones), of
+``SVMClassifier(kernel="rbf")`` against ``SVC()`` (and ``SVC(tol=1e-8)``). Each time is the
+best of ``--repeat`` runs of ``fit``. The library measured is the one Python imports
+(``PYTHONPATH``): its checkout's commit is recorded beside the script's. The objective column compares the library's certified
 dual objective with PIQP's on the same model (relative difference). Results:
 ``benchmarks/svc_results.md`` (``--out``): each run appends a section (its date, commit,
 command and scikit-learn version), the earlier ones kept. With each figure it records the
@@ -51,12 +57,16 @@ def write_section(path: str, rows: list, argv: list) -> None:
     commit = commit_of(HERE)
     import sklearn
 
+    import svm_models
+    lib = commit_of(os.path.dirname(os.path.abspath(svm_models.__file__)))
+
     now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     new = not os.path.exists(path) or os.path.getsize(path) == 0
     with open(path, "a") as fh:
         if new:
             fh.write("# SVMClassifier() against SVC (`python benchmarks/svc.py`)\n")
-        fh.write(f"\n## Run of {now}\n\ncommit {commit}, scikit-learn {sklearn.__version__}, "
+        fh.write(f"\n## Run of {now}\n\ncommit {commit} (svm_models measured: {lib}), "
+                 f"scikit-learn {sklearn.__version__}, "
                  f"{os.cpu_count()} CPUs, `python benchmarks/svc.py {' '.join(argv)}`\n\n"
                  "| data | SVC tol 1e-3 (s) | SVC tol 1e-8 (s) | SVMClassifier() (s) | backend "
                  "| ratio to SVC 1e-3 / 1e-8 | objective vs PIQP | load (1 min) before / after "
@@ -74,6 +84,10 @@ def main(argv=None) -> int:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--piqp", action="store_true", help="compare the objective with PIQP's")
     ap.add_argument("--no-digits", action="store_true")
+    ap.add_argument("--multi-class", nargs="*", default=[], choices=["ovr", "ovo"],
+                    help="digits also with these multiclass schemes")
+    ap.add_argument("--grid", action="store_true",
+                    help="GridSearchCV on digits against GridSearchCV(SVC())")
     ap.add_argument("--out", default=os.path.join(HERE, "svc_results.md"),
                     help="the results file, appended to")
     argv = sys.argv[1:] if argv is None else list(argv)
@@ -89,11 +103,18 @@ def main(argv=None) -> int:
     if not args.no_digits:
         d = load_digits()
         cases.append(("digits (10 classes, 1797)", d.data / 16.0, d.target))
-    for name, X, y in cases:
+        for mc in args.multi_class:
+            cases.append((f"digits, multi_class={mc!r}", d.data / 16.0, d.target, mc))
+    for name, X, y, *mc in cases:
+        kw = {"multi_class": mc[0]} if mc else {}
         before = machine()
         t_svc3, _ = best(lambda: SVC(C=1.0, gamma="scale").fit(X, y), args.repeat)
         t_svc8, _ = best(lambda: SVC(C=1.0, gamma="scale", tol=1e-8).fit(X, y), args.repeat)
-        t_ours, clf = best(lambda: sm.SVMClassifier(kernel="rbf", C=1.0).fit(X, y), args.repeat)
+        t_ours, clf = best(lambda: sm.SVMClassifier(kernel="rbf", C=1.0, **kw).fit(X, y),
+                           args.repeat)
+        if len(np.unique(y)) > 2:
+            agree = float(np.mean(clf.predict(X) == SVC(C=1.0, tol=1e-8).fit(X, y).predict(X)))
+            name = f"{name} (predictions as SVC's: {agree:.1%})"
         sol = clf.solution_ if hasattr(clf, "solution_") else None
         used = "/".join(sorted({s.solver for s in clf._solutions()}))
         rel = ""
@@ -102,13 +123,44 @@ def main(argv=None) -> int:
             rel = f"{abs(sol.objective - ref.objective) / abs(ref.objective):.1e}"
         after = {"load": os.getloadavg()[0]}
         rows.append((name, t_svc3, t_svc8, t_ours, used, rel, before, after))
-        print(f"{name}: SVC {t_svc3:.3f} s (tol 1e-3), {t_svc8:.3f} s (tol 1e-8); "
-              f"SVMClassifier() {t_ours:.3f} s with {used} = {t_ours / t_svc3:.1f}x / "
-              f"{t_ours / t_svc8:.1f}x {rel}; load {before['load']:.2f} -> "
-              f"{after['load']:.2f}, threads {before['threads']}, busy: {before['busy']}",
-              flush=True)
+        _say(rows[-1])
+    if args.grid:
+        rows.append(grid_row(args.repeat))
+        _say(rows[-1])
     write_section(args.out, rows, argv)
     return 0
+
+
+def _say(row) -> None:
+    name, t_svc3, t_svc8, t_ours, used, rel, before, after = row
+    print(f"{name}: SVC {t_svc3:.3f} s (tol 1e-3), {t_svc8:.3f} s (tol 1e-8); "
+          f"SVMClassifier() {t_ours:.3f} s with {used} = {t_ours / t_svc3:.1f}x / "
+          f"{t_ours / t_svc8:.1f}x {rel}; load {before['load']:.2f} -> "
+          f"{after['load']:.2f}, threads {before['threads']}, busy: {before['busy']}",
+          flush=True)
+
+
+def grid_row(repeat: int) -> tuple:
+    """GridSearchCV on the raw digits (C in {1, 10}, gamma in {1e-3, 1e-2}, 3 folds) over
+    SVC() and SVC(tol=1e-8) against SVMClassifier(kernel="rbf"): a row of the table."""
+    from sklearn.datasets import load_digits
+    from sklearn.model_selection import GridSearchCV
+    from sklearn.svm import SVC
+
+    import svm_models as sm
+
+    X, y = load_digits(return_X_y=True)
+    grid = {"C": [1.0, 10.0], "gamma": [1e-3, 1e-2]}
+    before = machine()
+    t3, _ = best(lambda: GridSearchCV(SVC(), grid, cv=3).fit(X, y), repeat)
+    t8, _ = best(lambda: GridSearchCV(SVC(tol=1e-8), grid, cv=3).fit(X, y), repeat)
+    t, gs = best(lambda: GridSearchCV(sm.SVMClassifier(kernel="rbf"), grid, cv=3).fit(X, y),
+                 repeat)
+    ref = GridSearchCV(SVC(tol=1e-8), grid, cv=3).fit(X, y)
+    name = (f"GridSearchCV, digits (C x gamma 2 x 2, 3 folds; best {gs.best_params_}, "
+            f"SVC(tol=1e-8)'s {ref.best_params_})")
+    used = "/".join(sorted({s.solver for s in gs.best_estimator_._solutions()}))
+    return (name, t3, t8, t, used, "", before, {"load": os.getloadavg()[0]})
 
 
 if __name__ == "__main__":

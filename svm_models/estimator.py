@@ -168,9 +168,11 @@ def _first_non_finite(values) -> str:
 class SVMClassifier(ClassifierMixin, BaseEstimator):
     """A scikit-learn classifier solving any registered SVM formulation with a chosen backend.
 
-    Two classes give one problem; more give one binary problem per class, one-vs-rest
-    (class ``k`` against the others), or one per pair of classes, one-vs-one
-    (``multi_class="ovo"``), and ``predict`` takes the class of largest decision value.
+    Two classes give one problem; more give, as ``SVC`` trains, one binary problem per pair
+    of classes, one-vs-one (the default: each problem on the points of its two classes,
+    ``predict`` by votes as ``SVC``), or one per class, one-vs-rest
+    (``multi_class="ovr"``: class ``k`` against the others, ``predict`` the class of largest
+    decision value).
     Hyperparameters left ``None`` take the formulation's default; one set for a
     formulation that does not take it is a :class:`~svm_models.errors.ParameterError` at
     ``fit`` (it is never ignored).
@@ -231,11 +233,17 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
         :class:`svm_models.config.SolveConfig`; checked when ``fit`` is called), and
         ``batch`` (pairs added per round of constraint generation).
     multi_class : {"ovr", "ovo"} or None, default=None
-        More than two classes: one-vs-rest (one problem per class, on all points) or
-        one-vs-one (one per pair ``i < j`` of classes, on their points; class ``j`` is the
-        positive one; prediction by votes, as ``SVC``: a tie goes to the first tied class, or
-        with ``break_ties=True`` to the larger summed decision values). None: one-vs-one when
-        ``decision_function_shape="ovo"``, else one-vs-rest.
+        More than two classes: one-vs-one (one problem per pair ``i < j`` of classes, on
+        their points; class ``j`` is the positive one; prediction by votes, as ``SVC``: a tie
+        goes to the first tied class, or with ``break_ties=True`` to the larger summed
+        decision values) or one-vs-rest (one problem per class, on all points). None:
+        one-vs-one, as ``SVC`` trains -- the faster of the two: its problems hold two classes'
+        points each, and the time of a solve grows faster than its points (libsvm's SMO,
+        the interior-point methods' factorisations), so the k (k - 1) / 2 small problems
+        take less than the k problems on all points (digits, 10 classes:
+        ``benchmarks/svc_results.md``). A kernel parameter resolved from the data
+        (``gamma="scale"`` or ``"auto"``) is resolved once, on all the training points, as
+        ``SVC`` resolves it, and every binary problem takes that value.
     class_weight : dict, "balanced" or None, default=None
         As ``SVC``'s: class ``k``'s C is ``C * class_weight[k]`` (``"balanced"``:
         ``n_samples / (n_classes * n_samples_k)``), with ``fit``'s ``sample_weight`` a
@@ -243,10 +251,11 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
         formulations with C per point (the soft margins).
     decision_function_shape : {"ovr", "ovo"}, default="ovr"
         More than two classes: ``"ovr"``, ``decision_function`` has shape
-        (n_samples, n_classes) (one-vs-rest: each class against the rest; one-vs-one: votes
-        plus squashed confidences, as ``SVC``); ``"ovo"``, the one-vs-one problems' own
-        values, shape (n_samples, n_classes (n_classes - 1) / 2), positive for the first
-        class of each pair (``SVC``'s order and sign); it trains one-vs-one.
+        (n_samples, n_classes) (one-vs-one: each class's votes plus its summed confidences
+        squashed into (-1/3, 1/3), built from the pairs' values as ``SVC`` builds it;
+        one-vs-rest: each class's value against the rest); ``"ovo"``, the one-vs-one
+        problems' own values, shape (n_samples, n_classes (n_classes - 1) / 2), positive for
+        the first class of each pair (``SVC``'s order and sign); it trains one-vs-one.
     probability : bool, default="deprecated"
         Deprecated, as scikit-learn 1.9 deprecates ``SVC``'s: calibrate with
         ``CalibratedClassifierCV(SVMClassifier(), ensemble=False)`` instead. True (with a
@@ -423,19 +432,36 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
         return _solve_options(self.solver_options, type(self).__name__)
 
     def _multi_class(self) -> str:
-        """The multiclass scheme: ``multi_class``, or None: one-vs-one when
-        ``decision_function_shape="ovo"`` asks for its values, else one-vs-rest."""
+        """The multiclass scheme: ``multi_class``, or None: one-vs-one, as SVC."""
         if self.decision_function_shape not in ("ovr", "ovo"):
             raise ParameterError(f"decision_function_shape must be 'ovr' or 'ovo'; got "
                                  f"{self.decision_function_shape!r}")
         if not isinstance(self.break_ties, (bool, np.bool_)):
             raise ParameterError(f"break_ties must be True or False; got {self.break_ties!r}")
         if self.multi_class is None:
-            return "ovo" if self.decision_function_shape == "ovo" else "ovr"
+            return "ovo"
         if self.multi_class == "ovr" and self.decision_function_shape == "ovo":
             raise ParameterError("decision_function_shape='ovo' gives the values of the "
                                  "one-vs-one problems: set multi_class='ovo' (or leave it None)")
         return self.multi_class
+
+    def _resolved_gamma(self, params: dict, X) -> dict:
+        """``params`` with a ``gamma`` resolved from the data (``"scale"``, ``"auto"``, or
+        the formulation's default of them) replaced by its value on all of ``X``, as SVC
+        resolves it before it splits the classes (:func:`~svm_models.kernels.make_kernel`'s
+        rule)."""
+        from .kernels import make_kernel
+
+        f = lookup(self.formulation)
+        if "gamma" not in f.params:
+            return params
+        kernel = params.get("kernel", f.defaults.get("kernel"))
+        gamma = params.get("gamma", f.defaults.get("gamma"))
+        if kernel not in ("rbf", "poly") or not isinstance(gamma, str):
+            return params
+        kern = make_kernel(kernel, np.asarray(X, dtype=float), gamma=gamma,
+                           degree=params.get("degree", 3), coef0=params.get("coef0", 0.0))
+        return {**params, "gamma": kern.gamma}
 
     def _point_weights(self, y, classes, sample_weight) -> np.ndarray | None:
         """Each point's factor of C: ``sample_weight`` times its class's ``class_weight``
@@ -462,7 +488,8 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
 
     # fitting ----------------------------------------------------------------------------
     def fit(self, X, y, sample_weight=None):
-        """Solve the formulation on (X, y): one problem, or one per class (one-vs-rest).
+        """Solve the formulation on (X, y): one problem, or one per pair of classes
+        (one-vs-one; ``multi_class="ovr"``: one per class).
 
         Parameters
         ----------
@@ -515,6 +542,8 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
             check_weighted_classes(weight, y_index, classes)
         binary = classes.size == 2
         problems = binary_problems(classes.size, multi_class)
+        if not binary:   # (gamma="scale" of all the points, as SVC: every pair the same kernel)
+            params = self._resolved_gamma(params, X)
         self._points = [None] if binary else [
             problem_points(y_index, np.arange(y.size), p)[0] for p in problems]
         sols = []

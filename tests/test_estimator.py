@@ -140,7 +140,7 @@ def test_pipeline_matches_svc_pipeline():
                          ids=["linear", "rbf"])
 def test_multiclass_one_vs_rest_matches_sklearn(iris_std, kw):
     X, y = iris_std
-    ours = SVMClassifier(solver=require("piqp"), **kw).fit(X, y)
+    ours = SVMClassifier(solver=require("piqp"), multi_class="ovr", **kw).fit(X, y)
     ref = OneVsRestClassifier(SVC(tol=1e-10, **kw)).fit(X, y)
     dec = ours.decision_function(X)
     assert dec.shape == (150, 3)
@@ -281,6 +281,29 @@ def test_fitted_estimator_pickles_without_pyomo():
     np.testing.assert_array_equal(back.support_, clf.support_)
 
 
+def test_multiclass_trains_as_svc_by_default_on_digits():
+    """More than two classes train one-vs-one by default, as SVC: on digits (10 classes,
+    rbf, gamma="scale" resolved once on all the points as SVC resolves it, C = 1) the
+    predictions are SVC's on every training and held-out point, the decision function of
+    shape "ovr" (votes and squashed confidences) and "ovo" (the 45 pairs' values) SVC's."""
+    from sklearn.datasets import load_digits
+
+    X, y = load_digits(return_X_y=True)
+    Xtr, ytr, Xte = X[::2], y[::2], X[1::2]
+    ours = SVMClassifier(kernel="rbf", gamma="scale", C=1.0).fit(Xtr, ytr)
+    ref = SVC(kernel="rbf", gamma="scale", C=1.0, tol=1e-8).fit(Xtr, ytr)
+    assert len(ours.estimators_) == 45
+    for Z in (Xtr, Xte):
+        np.testing.assert_array_equal(ours.predict(Z), ref.predict(Z))
+        np.testing.assert_allclose(ours.decision_function(Z), ref.decision_function(Z),
+                                   atol=1e-6)
+    ovo = SVMClassifier(kernel="rbf", C=1.0, decision_function_shape="ovo").fit(Xtr, ytr)
+    ref.set_params(decision_function_shape="ovo")
+    np.testing.assert_allclose(ovo.decision_function(Xte), ref.decision_function(Xte),
+                               atol=1e-6)
+    np.testing.assert_array_equal(np.sort(ours.support_), np.sort(ref.support_))
+
+
 def test_badly_scaled_multiclass_data_warn_once():
     """Issue 15: one BadScaleWarning per fit, not one per one-vs-rest problem."""
     import warnings
@@ -321,14 +344,14 @@ def test_break_ties_and_predict_against_the_decision_function_as_SVC(break_ties)
     X, y, g = _tie_data()
     kw = {"kernel": "rbf", "gamma": 0.5}
     svc = SVC(tol=1e-12, break_ties=break_ties, **kw).fit(X, y)
-    ours = SVMClassifier(multi_class="ovo", break_ties=break_ties, **kw).fit(X, y)
+    ours = SVMClassifier(break_ties=break_ties, **kw).fit(X, y)   # one-vs-one: the default
     np.testing.assert_allclose(ours.decision_function(g), svc.decision_function(g), atol=1e-6)
     np.testing.assert_array_equal(ours.predict(g), svc.predict(g))
     ref_agree = svc.predict(g) == svc.classes_[np.argmax(svc.decision_function(g), axis=1)]
     agree = ours.predict(g) == ours.classes_[np.argmax(ours.decision_function(g), axis=1)]
     np.testing.assert_array_equal(agree, ref_agree)
     assert agree.all() if break_ties else 0 < np.count_nonzero(~agree) < 0.05 * len(g)
-    ovr = SVMClassifier(break_ties=break_ties, **kw).fit(X, y)   # one-vs-rest: no votes
+    ovr = SVMClassifier(multi_class="ovr", break_ties=break_ties, **kw).fit(X, y)  # no votes
     np.testing.assert_array_equal(ovr.predict(g), np.argmax(ovr.decision_function(g), axis=1))
     for est in (SVC(break_ties=True, decision_function_shape="ovo", **kw),
                 SVMClassifier(break_ties=True, decision_function_shape="ovo", **kw)):
