@@ -158,7 +158,7 @@ def _error_for(svm, f, status: Status, message: str) -> SolveFailedError:
 
 
 def solve(model, solver: str = "auto", *, raise_on_failure: bool = True, _state=None,
-          **options) -> Solution:
+          _tried=None, **options) -> Solution:
     """Solve a model made by :func:`build` (or a larger model containing one SVM block).
 
     ``options`` (declared once, with their domains: :class:`svm_models.config.SolveConfig`;
@@ -204,16 +204,18 @@ def solve(model, solver: str = "auto", *, raise_on_failure: bool = True, _state=
     options = {**options, "deadline": opts.deadline}
     with Countdown(opts.deadline, label=f"solve ({solver})"), \
             library_threads(svm.data.n_points):
-        sol = _solve_within(model, solver, svm, opts, options, raise_on_failure, _state)
+        sol = _solve_within(model, solver, svm, opts, options, raise_on_failure, _state,
+                            _tried)
     return keep_model(sol, KeptModel(model=model))
 
 
 def _solve_within(model, solver, svm, opts: SolverOptions, options: dict,
-                  raise_on_failure: bool, _state) -> Solution:
+                  raise_on_failure: bool, _state, tried=None) -> Solution:
     """:func:`solve` once its options carry the deadline (``opts`` and ``options``, the
-    same as a dict)."""
+    same as a dict); ``tried``: ``(backend, what happened)`` of a solve of the same problem
+    already made (:func:`fit`'s unbuilt attempt), which ``"auto"`` does not repeat."""
     if str(solver).lower() == "auto":
-        return _solve_auto(model, svm, raise_on_failure, _state, options)
+        return _solve_auto(model, svm, raise_on_failure, _state, options, tried)
     svm.data.check_unchanged()
     f = lookup(svm.formulation)
     b = backend(solver)
@@ -256,23 +258,29 @@ def _solve_within(model, solver, svm, opts: SolverOptions, options: dict,
     return replace(sol, status=Status.numerical_error, message=message)
 
 
-def _solve_auto(model, svm, raise_on_failure: bool, state, options: dict) -> Solution:
+def _solve_auto(model, svm, raise_on_failure: bool, state, options: dict,
+                before=None) -> Solution:
     """``solver="auto"``: the backends :func:`~svm_models.solvers.auto_choice` names for this
     model, in order, at most :data:`~svm_models.solvers.table.AUTO_TRIES` of them: the first;
     when it ends in numerical trouble or at an iteration limit (not a time limit, a licence
     or a proof), the next, in the time left -- libsvm's SMO stalls where classes nearly touch
     at a huge C, and on a feature x1e6 PIQP stopped at its iteration limit where Clarabel
     solved the same model. The Solution's ``Solution.solver_choice`` says which was used and
-    why (and what failed before it); when all fail, the error names each."""
+    why (and what failed before it); when all fail, the error names each. ``before``:
+    ``(backend, what happened)`` of the same problem solved already, counted as tried."""
     from .solvers.table import AUTO_TRIES
 
     choices = auto_choice(svm.record.problem_class, svm.record)
     if options.get("switch") == "indicator":   # (only the backends that take it)
         choices = [c for c in choices if backend(c[0]).add_indicators is not None] or choices
     choices = choices[:AUTO_TRIES]
+    tried: list[str] = []
+    if before is not None and len(choices) > 1 and choices[0][0] == before[0]:
+        choices = choices[1:]   # (the last one is solved again: its error is the answer)
+        tried.append(f"{before[0]} ended {before[1]}")
+    pre = len(tried)
     deadline = options["deadline"]
     final = (Status.time_limit, Status.infeasible, Status.infeasible_or_unbounded)
-    tried: list[str] = []
     sol = failed = None
     last = len(choices) - 1
     for k, (name, why) in enumerate(choices):
@@ -284,7 +292,7 @@ def _solve_auto(model, svm, raise_on_failure: bool, state, options: dict) -> Sol
                         _state=state, **opts)
             failed = None if sol.status is Status.optimal else sol.status
         except SolveFailedError as exc:
-            if isinstance(exc, InfeasibleError) or not tried:
+            if isinstance(exc, InfeasibleError) or len(tried) == pre:
                 raise
             if k == last:
                 raise type(exc)(f"{exc} (solver='auto' tried {'; '.join(tried)}; then {name})",
@@ -589,16 +597,17 @@ def _fit_within(X, y, f, solver: str, params: dict, solve_kw: dict, opts: Solver
     same, read)."""
     formulation = f.name
     params = params_for_backend(formulation, solver, params)
-    unbuilt, tried = _fit_unbuilt(X, y, f, solver, params, opts)
+    unbuilt, read, ended = _fit_unbuilt(X, y, f, solver, params, opts)
     if unbuilt is not None:
         return unbuilt
     with warnings.catch_warnings():
-        if tried:   # (the data's warnings were given by the unbuilt attempt)
+        if read:   # (the data's warnings were given by the unbuilt attempt)
             warnings.simplefilter("ignore", BadScaleWarning)
         model = build(formulation, X, y, **params)
     first_error = None
     try:
-        first = solve(model, solver, raise_on_failure=raise_on_failure, **solve_kw)
+        first = solve(model, solver, raise_on_failure=raise_on_failure, _tried=ended,
+                      **solve_kw)
         if first.status is Status.optimal:
             return _with_model(first, formulation, params, model)
         status = first.status
@@ -635,25 +644,26 @@ def _fit_within(X, y, f, solver: str, params: dict, solve_kw: dict, opts: Solver
 def _fit_unbuilt(X, y, f, solver: str, params: dict, opts: SolverOptions):
     """:func:`fit` without a Pyomo model, where a structured backend takes the problem as
     data (libsvm on the 1-norm dual, :meth:`~svm_models.formulations.Formulation.unbuilt`):
-    ``(Solution, True)`` -- certified as :func:`solve` certifies one, its model built when
-    read (:attr:`~svm_models.solution.Solution.model`) -- or, where this path does not apply
-    or does not end in a certified optimum, ``(None, whether the data were read)``: the
-    caller builds the model and solves it as always (the retries, the next backend, the
-    errors)."""
+    ``(Solution, True, None)`` -- certified as :func:`solve` certifies one, its model built
+    when read (:attr:`~svm_models.solution.Solution.model`) -- or, where this path does not
+    apply or does not end in a certified optimum, ``(None, whether the data were read, how
+    the backend ended or None)``: the caller builds the model and solves it as always (the
+    retries, the next backend, the errors), ``solver="auto"`` without solving it on that
+    backend again."""
     name = _structured_backend(f, solver, opts)
     if name is None or _hard_margin_at_infinite_C(f, dict(params)) is not f:
-        return None, False
+        return None, False, None
     plan = f.unbuilt(X, y, **params)
     b = backend(name)
     if plan is None or opts.expired() or b.structure_check(plan.record) is not None:
-        return None, True
+        return None, True, None
     from .solvers.base import drained_output, preserved_fpu
 
     t0 = time.perf_counter()
     with drained_output(opts.verbose), preserved_fpu():
         res = b.structured(plan.record, plan.form, opts, None)
     if res.status is not Status.optimal or res.x is None:
-        return None, True
+        return None, True, (b.name, f"{res.status.value} ({res.message})")
     ctx = Context(solver=b.name, interface=res.interface, path="fast",
                   time=time.perf_counter() - t0, status=res.status, tol=opts.tol,
                   verified=True, objective=plan.form.sense * res.objective,
@@ -661,14 +671,16 @@ def _fit_unbuilt(X, y, f, solver: str, params: dict, opts: SolverOptions):
     sol = plan.extract(ctx, res.x)
     said = {"scaling": res.extra.get("scaling"), "bounds": res.extra.get("bounds")}
     sol = replace(sol, **{k: v for k, v in said.items() if v is not None})
-    if _uncertified(sol, opts.tolerance) is not None:
-        return None, True
+    why = _uncertified(sol, opts.tolerance)
+    if why is not None:
+        return None, True, (b.name, f"optimal, but {why}")
     if str(solver).lower() == "auto":
         sol = replace(sol, solver_choice={"asked": "auto", "used": b.name,
                                           "why": f"the model is a classic SVM dual as built: "
                                                  f"{b.note}, the fastest"})
     return keep_model(sol, KeptModel(recipe=(_model_of, (f.name, plan.svm.data, params,
-                                                         np.asarray(res.x, dtype=float))))), True
+                                                         np.asarray(res.x, dtype=float))))), \
+        True, None
 
 
 def _structured_backend(f, solver: str, opts: SolverOptions) -> str | None:
