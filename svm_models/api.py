@@ -29,6 +29,7 @@ from .solution import KeptModel, Solution, keep_model
 from .model.standard_form import MIXED_INTEGER
 from .config import SOLVE_OPTIONS, solve_config
 from .solvers import SolverOptions, auto_choice, backend, capable, solve_model
+from .solvers.base import drained_output, preserved_fpu
 from .status import Status
 from .tolerances import (CERTIFICATE_GAP, CERTIFICATE_GAP_PER_TOL, CERTIFICATE_REFUSE,
                          MIP_GAP_ACCEPT, MIP_GAP_PER_TOL)
@@ -657,30 +658,94 @@ def _fit_unbuilt(X, y, f, solver: str, params: dict, opts: SolverOptions):
     b = backend(name)
     if plan is None or opts.expired() or b.structure_check(plan.record) is not None:
         return None, True, None
-    from .solvers.base import drained_output, preserved_fpu
-
     t0 = time.perf_counter()
     with drained_output(opts.verbose), preserved_fpu():
         res = b.structured(plan.record, plan.form, opts, None)
     if res.status is not Status.optimal or res.x is None:
         return None, True, (b.name, f"{res.status.value} ({res.message})")
-    ctx = Context(solver=b.name, interface=res.interface, path="fast",
-                  time=time.perf_counter() - t0, status=res.status, tol=opts.tol,
-                  verified=True, objective=plan.form.sense * res.objective,
+    sol, why = _certified_unbuilt(plan, f, b, solver, params, opts, res, res.x,
+                                  time.perf_counter() - t0)
+    if why is not None:
+        return None, True, (b.name, f"optimal, but {why}")
+    return sol, True, None
+
+
+def _certified_unbuilt(plan, f, b, solver: str, params: dict, opts: SolverOptions, res, x,
+                       seconds: float) -> tuple:
+    """``(Solution, None)`` of an unbuilt ``plan`` at the backend's optimal point ``x`` (its
+    result ``res``), read and certified as :func:`solve` reads and certifies a model the
+    record proves, its model a recipe (:func:`_model_of`); or ``(None, why)`` when the
+    certificate refuses it."""
+    ctx = Context(solver=b.name, interface=res.interface, path="fast", time=seconds,
+                  status=Status.optimal, tol=opts.tol, verified=True,
+                  objective=plan.form.sense * plan.form.objective(x),
                   certify_tol=opts.tolerance)
-    sol = plan.extract(ctx, res.x)
+    sol = plan.extract(ctx, x)
     said = {"scaling": res.extra.get("scaling"), "bounds": res.extra.get("bounds")}
     sol = replace(sol, **{k: v for k, v in said.items() if v is not None})
     why = _uncertified(sol, opts.tolerance)
     if why is not None:
-        return None, True, (b.name, f"optimal, but {why}")
+        return None, why
     if str(solver).lower() == "auto":
         sol = replace(sol, solver_choice={"asked": "auto", "used": b.name,
                                           "why": f"the model is a classic SVM dual as built: "
                                                  f"{b.note}, the fastest"})
-    return keep_model(sol, KeptModel(recipe=(_model_of, (f.name, plan.svm.data, params,
-                                                         np.asarray(res.x, dtype=float))))), \
-        True, None
+    recipe = (_model_of, (f.name, plan.svm.data, params, np.asarray(x, dtype=float)))
+    return keep_model(sol, KeptModel(recipe=recipe)), None
+
+
+def fit_pairs(X, y_index: np.ndarray, points: list, formulation: str, solver: str,
+              params: dict, weight, solve_kw: dict) -> list:
+    """One-vs-one's binary problems of a multiclass fit solved together, as ``SVC`` trains
+    them: where :func:`fit` would solve each unbuilt on libsvm (the 1-norm dual, the rbf
+    kernel, no weight 0), one libsvm call for all the pairs
+    (:func:`~svm_models.solvers.libsvm.solve_pairs`: the fixed cost of a solve paid once),
+    then each pair's answer read and certified as :func:`fit` certifies one. ``points``: each
+    pair's points (indices into ``X``; the pairs ``i < j`` of
+    :func:`~svm_models.methods.cv.binary_problems`' order, class ``j`` the positive one);
+    ``weight``: each point's factor of C (None: 1). Returns each pair's Solution, or None
+    where this does not apply or the certificate refuses it (the caller fits that pair on
+    its own, as always). Each Solution's ``time`` is its share of the call."""
+    from .solvers.libsvm import solve_pairs
+
+    f = lookup(formulation)
+    solve_kw = with_deadline(solve_kw, X, formulation)
+    opts = SolverOptions.from_kwargs(**{k: v for k, v in solve_kw.items()
+                                        if k in _SOLVE_KEYS or k == "deadline"})
+    none = [None] * len(points)
+    name = _structured_backend(f, solver, opts)
+    k = int(y_index.max()) + 1 if len(y_index) else 0
+    if (name != "libsvm" or len(points) != k * (k - 1) // 2 or "sample_weight" in params
+            or _hard_margin_at_infinite_C(f, dict(params)) is not f):
+        return none
+    plans = []
+    with warnings.catch_warnings():   # (the estimator said the data's scale once)
+        warnings.simplefilter("ignore", BadScaleWarning)
+        for pts in points:
+            kw = {} if weight is None else {"sample_weight": weight[pts]}
+            t = np.where(y_index[pts] == y_index[pts].max(), 1, -1)
+            plans.append(f.unbuilt(X[pts], t, **params, **kw))
+    if any(p is None or p.svm.kernel.name != "rbf" for p in plans):
+        return none
+    C = float(plans[0].C)
+    box = np.full(len(y_index), C) if weight is None else C * np.asarray(weight, dtype=float)
+    if not np.all(box > 0) or opts.expired():
+        return none
+    b = backend(name)
+    t0 = time.perf_counter()
+    with library_threads(len(y_index)), drained_output(opts.verbose), preserved_fpu():
+        res, alphas = solve_pairs(plans[0].svm.kernel, np.asarray(X, dtype=float), y_index,
+                                  box, opts)
+    if alphas is None:
+        return none
+    share = (time.perf_counter() - t0) / len(plans)
+    pairs = [(i, j) for i in range(k) for j in range(i + 1, k)]
+    out = []
+    for (i, j), plan, pts in zip(pairs, plans, points):
+        kw = params if weight is None else {**params, "sample_weight": weight[pts]}
+        sol, _ = _certified_unbuilt(plan, f, b, solver, kw, opts, res, alphas(i, j), share)
+        out.append(sol)
+    return out
 
 
 def _structured_backend(f, solver: str, opts: SolverOptions) -> str | None:

@@ -43,7 +43,7 @@ from .methods.cv import (
     cross_validate,
     problem_points,
 )
-from .api import with_deadline
+from .api import fit_pairs, with_deadline
 from .methods.radius import fit as sm_fit
 from .config import SOLVE_OPTIONS, solve_config
 from .threads import library_threads
@@ -552,7 +552,14 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
                 if not self._precomputed:
                     check_scale(np.asarray(X, dtype=float))
                 warnings.simplefilter("ignore", BadScaleWarning)
-            for pts, problem in zip(self._points, problems):
+            shared = [None] * len(problems)
+            if multi_class == "ovo" and not binary and not self._precomputed:
+                shared = fit_pairs(X, y_index, self._points, self.formulation, self.solver,
+                                   params, weight, solve_kw)
+            for pts, problem, done in zip(self._points, problems, shared):
+                if done is not None:   # (solved with the other pairs, as SVC trains them)
+                    sols.append(done)
+                    continue
                 if pts is None:
                     Xp, t = X, y  # the labels themselves: the solution predicts them
                 else:

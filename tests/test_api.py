@@ -137,3 +137,35 @@ def test_a_model_that_is_not_libsvms_is_built_and_read_alike(builds):
     _set_alpha(model, sol.alpha)
     assert pyo.value(model.objective) == pytest.approx(sol.objective, rel=1e-12)
     assert sm.Solution.from_json(sol.to_json()).objective == sol.objective
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_one_vs_one_pairs_solved_together_are_each_pairs_own_optimum(weighted):
+    """fit_pairs solves all the pairs of classes in one libsvm call, as SVC trains them;
+    each pair's Solution is certified and is that pair's optimum: Clarabel's, solved on the
+    pair alone (an interior-point method, not SMO), with the same weights."""
+    from sklearn.datasets import load_digits
+
+    from svm_models.api import fit_pairs
+    from svm_models.methods.cv import binary_problems, problem_points
+
+    X, y = load_digits(return_X_y=True)
+    keep = np.flatnonzero(y < 4)[::2]
+    X, y = X[keep], y[keep]
+    weight = np.linspace(0.1, 3.0, len(y)) if weighted else None
+    params = {"kernel": "rbf", "gamma": 1e-3, "C": 0.02}   # (many alpha at their bound C_i)
+    points = [problem_points(y, np.arange(len(y)), p)[0] for p in binary_problems(4, "ovo")]
+    sols = fit_pairs(X, y, points, "soft_l1_dual", "auto", params, weight, {})
+    assert len(sols) == 6
+    for pts, sol, (pos, _) in zip(points, sols, binary_problems(4, "ovo")):
+        assert sol is not None and sol.interface == "libsvm-rbf, one-vs-one"
+        assert sol.classifier_certificate["certified"]
+        t = np.where(y[pts] == pos, 1, -1)
+        kw = {} if weight is None else {"sample_weight": weight[pts]}
+        ref = sm.fit(X[pts], t, solver="clarabel", **params, **kw)
+        assert sol.objective == pytest.approx(ref.objective, rel=1e-7)
+        assert sol.b == pytest.approx(ref.b, abs=1e-5)
+        np.testing.assert_allclose(sol.alpha, ref.alpha, atol=1e-5 * params["C"])
+        model = sol.model   # its model, built when read: the pair's, with these weights
+        _set_alpha(model, sol.alpha)
+        assert pyo.value(model.objective) == pytest.approx(sol.objective, rel=1e-12)

@@ -237,3 +237,59 @@ BACKEND = Backend(
     project=True, auto={"QP": 0},   # first, where the record proves its structure
     pyomo_solver="libsvm's SMO (scikit-learn) through svm_models: only a classic SVM dual "
                  "built by svm_models.build, unchanged")
+
+
+def solve_pairs(kernel, X: np.ndarray, y_index: np.ndarray, box: np.ndarray, opts):
+    """The one-vs-one 1-norm duals of all the pairs of classes of ``y_index`` (0..k-1) in one
+    libsvm call, as ``SVC`` trains them (its fixed cost paid once, not once per pair): the
+    pair ``i < j`` is ``max e'a - 1/2 a'G(K)a``, ``0 <= a <= box``, ``y'a = 0`` on the points
+    of classes i and j, with ``y = +1`` for class j (the library's sign; libsvm's is the
+    opposite, the same problem). Only a kernel libsvm evaluates itself (``rbf``) and a box
+    positive everywhere (no point of weight 0). Returns ``(MatrixResult, alphas)``: the
+    status as :func:`solve` reports one, and -- optimal -- ``alphas(i, j)``, the pair's
+    alpha on its points in their order in ``X``. Nothing is certified here: every pair's
+    answer goes through the certificate as one solve's does."""
+    from sklearn.svm import SVC
+
+    if getattr(kernel, "name", None) != "rbf" or not np.all(box > 0):
+        raise ValueError("solve_pairs takes the rbf kernel and a positive box only")
+    s = power_of_four(float(np.mean(kernel.diagonal(X))) if len(y_index) else 1.0)
+    cmax = float(np.max(box))
+    weight = None if np.all(box == cmax) else box / cmax
+    l = len(y_index)
+    cap = max(MIN_ITER, ITER_PER_POINT * l) if opts.iter_limit is None else opts.iter_limit
+    limit = opts.seconds
+    t0 = time.perf_counter()
+    svc = _fit_svc(SVC, X, y_index, weight, cap, limit, opts.iter_limit is None,
+                   C=cmax * s, tol=opts.tolerance, cache_size=CACHE_MB, shrinking=True,
+                   **_native(kernel))
+    elapsed = time.perf_counter() - t0
+    status, message = Status.optimal, "converged"
+    if svc.fit_status_ != 0:
+        status, message = ((Status.iteration_limit, f"max_iter={opts.iter_limit} reached")
+                           if opts.iter_limit is not None else
+                           (Status.numerical_error, f"no convergence in {svc.max_iter} "
+                                                    "iterations"))
+    if limit is not None and elapsed > limit:
+        status, message = Status.time_limit, f"{message} after the time limit ({limit:g} s)"
+    res = MatrixResult(status=status, message=message, interface="libsvm-rbf, one-vs-one")
+    if status is not Status.optimal:
+        return res, None
+    res.iterations = int(np.sum(svc.n_iter_))
+    start = np.concatenate([[0], np.cumsum(svc.n_support_)])
+    sv_class = np.repeat(np.arange(len(svc.n_support_)), svc.n_support_)
+    if not np.array_equal(sv_class, y_index[svc.support_]):   # (SVC's layout, by class)
+        res.status, res.message = Status.error, "SVC's support vectors are not by class"
+        return res, None
+
+    def alphas(i: int, j: int) -> np.ndarray:
+        # SVC's layout: in pair (i, j) the coefficients of class i's support vectors are in
+        # row j - 1, those of class j in row i; libsvm's y is +1 for class i
+        a = np.zeros(l)
+        si, sj = slice(start[i], start[i + 1]), slice(start[j], start[j + 1])
+        a[svc.support_[si]] = svc.dual_coef_[j - 1, si]
+        a[svc.support_[sj]] = -svc.dual_coef_[i, sj]
+        pts = np.flatnonzero((y_index == i) | (y_index == j))
+        return np.minimum(np.maximum(a[pts], 0.0) / s, box[pts])
+
+    return res, alphas
