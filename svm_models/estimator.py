@@ -35,6 +35,7 @@ from .errors import BadScaleWarning, DataError, ParameterError
 from .formulations import LISTENERS, check_params, hyperparameters
 from .formulations import get as lookup
 from .formulations.params import PARAMS
+from .kernels import Kernel
 from .methods.cv import (
     best_index,
     binary_problems,
@@ -689,10 +690,20 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
         return combine(values, self.classes_.size, self._multi_class())
 
     def _binary_values(self, X) -> list:
-        """Each binary problem's decision values on ``X`` (validated)."""
+        """Each binary problem's decision values on ``X`` (validated). Where every problem
+        is the kernel expansion of one kernel (no ``w``, no kernel learned per problem),
+        the kernel between ``X`` and the union of the support vectors is evaluated once and
+        each problem reads its columns, as SVC predicts (``dual_coef_``'s meaning); else
+        each problem's Solution evaluates its own."""
+        sols = self._solutions()
+        k0 = sols[0].kernel
+        if (len(sols) > 1 and not self._precomputed and type(k0) is Kernel
+                and all(s.w is None and s.kernel == k0 for s in sols)):
+            values = k0.gram(X, self.support_vectors_) @ self.dual_coef_.T + self.intercept_
+            return list(values.T)
         return [s.decision_function(X if p is None or not self._precomputed
                                     else X[:, p])
-                for p, s in zip(self._points, self._solutions())]
+                for p, s in zip(self._points, sols)]
 
     # probabilities (Platt scaling, as SVC) -------------------------------------------------
     def _fit_probability(self, X, y_index, weight, problems, params, solve_kw) -> None:

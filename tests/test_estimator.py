@@ -221,7 +221,7 @@ def test_radius_margin_multiclass_per_class_values(iris_std):
     X, y = iris_std
     X, y = X[::5], y[::5]  # 30 points, 10 per class
     solver = require("clarabel")
-    clf = SVMClassifier(formulation="rsvm_mu_plus", solver=solver).fit(X, y)
+    clf = SVMClassifier(formulation="rsvm_mu_plus", solver=solver, multi_class="ovr").fit(X, y)
     assert clf.mu_.shape == (3, 4) and clf.r_.shape == (3,)
     for k in range(3):
         sol = sm.fit(X, np.where(y == k, 1, -1), "rsvm_mu_plus", solver)
