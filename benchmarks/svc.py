@@ -7,6 +7,7 @@ Not part of the test suite.
     python benchmarks/svc.py --piqp               # also PIQP's objective (where it finishes)
     python benchmarks/svc.py --sizes --multi-class ovr ovo --grid   # digits: both schemes,
                                                   # and GridSearchCV against GridSearchCV(SVC())
+    python benchmarks/svc.py --no-digits --model-cost   # what the Pyomo model costs a fit
 
 Data: ``make_classification(l, 20 features, random_state=0)``, rbf kernel, ``gamma="scale"``,
 C = 1; digits: the 10 classes of ``load_digits``, the estimator's default multiclass scheme
@@ -14,7 +15,10 @@ C = 1; digits: the 10 classes of ``load_digits``, the estimator's default multic
 scheme named. ``--grid``: ``GridSearchCV`` over C in {1, 10} and gamma in {1e-3, 1e-2}, 3
 folds, on the digits as above (pixels / 16: issue 48's grid), of
 ``SVMClassifier(kernel="rbf")`` against ``SVC()`` (and ``SVC(tol=1e-8)``). Each time is the
-best of ``--repeat`` runs of ``fit``. The library measured is the one Python imports
+best of ``--repeat`` runs of ``fit``. ``--model-cost``: at each size, ``build`` alone (the
+Pyomo model), ``build`` then ``solve`` (the path every fit took before issue 48), ``fit``
+(on libsvm it builds no model) and ``fit`` then ``Solution.model`` (the model built when
+read), in a second table. The library measured is the one Python imports
 (``PYTHONPATH``): its checkout's commit is recorded beside the script's. The objective column compares the library's certified
 dual objective with PIQP's on the same model (relative difference). Results:
 ``benchmarks/svc_results.md`` (``--out``): each run appends a section (its date, commit,
@@ -50,7 +54,20 @@ def best(fn, repeat: int) -> tuple[float, object]:
     return t, out
 
 
-def write_section(path: str, rows: list, argv: list) -> None:
+def model_cost_row(X, y, repeat: int) -> tuple:
+    """(build, build + solve, fit, fit + model) in seconds, best of ``repeat``, rbf, C = 1."""
+    import svm_models as sm
+
+    kw = {"kernel": "rbf", "gamma": "scale", "C": 1.0}
+    before = machine()
+    t_build, _ = best(lambda: sm.build("soft_l1_dual", X, y, **kw), repeat)
+    t_both, _ = best(lambda: sm.solve(sm.build("soft_l1_dual", X, y, **kw)), repeat)
+    t_fit, _ = best(lambda: sm.fit(X, y, **kw), repeat)
+    t_read, _ = best(lambda: sm.fit(X, y, **kw).model, repeat)
+    return t_build, t_both, t_fit, t_read, before, {"load": os.getloadavg()[0]}
+
+
+def write_section(path: str, rows: list, argv: list, costs=()) -> None:
     """Append this run's section to ``path`` (the title first when the file is new)."""
     from conditions import commit as commit_of
 
@@ -76,6 +93,15 @@ def write_section(path: str, rows: list, argv: list) -> None:
             fh.write(f"| {name} | {a:.3f} | {b:.3f} | {c:.3f} | {used} | {c / a:.1f}x / "
                      f"{c / b:.1f}x | {rel or '-'} | {before['load']:.2f} / "
                      f"{after['load']:.2f} | {before['threads']} | {before['busy']} |\n")
+        if costs:
+            fh.write("\nWhat the Pyomo model costs (rbf, C = 1, `--model-cost`):\n\n"
+                     "| data | build (s) | build + solve (s) | fit (s) | fit + model read (s) "
+                     "| load (1 min) before / after | BLAS threads | other processes busy |\n"
+                     "|---|---|---|---|---|---|---|---|\n")
+            for name, tb, tt, tf, tr, before, after in costs:
+                fh.write(f"| {name} | {tb:.3f} | {tt:.3f} | {tf:.3f} | {tr:.3f} | "
+                         f"{before['load']:.2f} / {after['load']:.2f} | {before['threads']} "
+                         f"| {before['busy']} |\n")
 
 
 def main(argv=None) -> int:
@@ -88,6 +114,8 @@ def main(argv=None) -> int:
                     help="digits also with these multiclass schemes")
     ap.add_argument("--grid", action="store_true",
                     help="GridSearchCV on digits against GridSearchCV(SVC())")
+    ap.add_argument("--model-cost", action="store_true",
+                    help="what building the Pyomo model costs at each size")
     ap.add_argument("--out", default=os.path.join(HERE, "svc_results.md"),
                     help="the results file, appended to")
     argv = sys.argv[1:] if argv is None else list(argv)
@@ -127,7 +155,13 @@ def main(argv=None) -> int:
     if args.grid:
         rows.append(grid_row(args.repeat))
         _say(rows[-1])
-    write_section(args.out, rows, argv)
+    costs = []
+    for l in args.sizes if args.model_cost else ():
+        costs.append((f"l = {l}", *model_cost_row(*make_classification(l, 20, random_state=0),
+                                                  args.repeat)))
+        print(f"l = {l}: build {costs[-1][1]:.3f} s, build + solve {costs[-1][2]:.3f} s, fit "
+              f"{costs[-1][3]:.3f} s, fit + model {costs[-1][4]:.3f} s", flush=True)
+    write_section(args.out, rows, argv, costs)
     return 0
 
 
