@@ -80,16 +80,14 @@ def test_toy_by_hand():
 
 
 def _gurobis_licence(estimator):
-    """The expected failures: Gurobi's checks that train on 300 points (beyond the
-    size-limited licence, a quadratic model of 302 variables: LicenseLimitError).
-    ``check_class_weight_classifiers`` (class weights 1000 and 1e-4: a degenerate optimum,
+    """The expected failures: none. Gurobi's ``check_classifiers_train`` (300 points of three
+    classes) was one while multiclass trained one-vs-rest (a quadratic model of 302
+    variables, beyond the size-limited licence: LicenseLimitError); one-vs-one, the default
+    since issue 48, solves pairs of 200 points. ``check_class_weight_classifiers`` (class weights 1000 and 1e-4: a degenerate optimum,
     36 candidate free points in 2-D) was refused on the interior-point backends with
     OpenBLAS's Haswell kernels -- b read from the KKT conditions of their central alpha fell
     short on the margins of the points of weight 1000 -- and passes on every backend since
     the b that minimises the primal for that alpha is a candidate."""
-    if estimator.solver == "gurobi":
-        return {"check_classifiers_train": "Gurobi's size-limited licence: 302 quadratic "
-                                           "variables"}
     return {}
 
 
