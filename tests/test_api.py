@@ -169,3 +169,27 @@ def test_one_vs_one_pairs_solved_together_are_each_pairs_own_optimum(weighted):
         model = sol.model   # its model, built when read: the pair's, with these weights
         _set_alpha(model, sol.alpha)
         assert pyo.value(model.objective) == pytest.approx(sol.objective, rel=1e-12)
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_the_problem_solved_unbuilt_is_the_standard_form_of_the_model(case):
+    """What libsvm is handed without a model (its structure, the standard form) is what the
+    record of the built model assembles: the same objective, rows, bounds and structure."""
+    from svm_models.model.standard_form import assemble
+
+    X, y, kw = _fit_args(case)
+    plan = lookup("soft_l1_dual").unbuilt(X, y, **kw)
+    record = sm.build("soft_l1_dual", X, y, **kw)._svm.record
+    sf = assemble(record, materialise=False)
+    ours = plan.form
+    assert (ours.sense, ours.n, ours.m) == (sf.sense, sf.n, sf.m)
+    assert (ours.A != sf.A).nnz == 0
+    for name in ("c", "lA", "uA", "lx", "ux"):
+        np.testing.assert_array_equal(getattr(ours, name), getattr(sf, name), err_msg=name)
+    x = np.random.default_rng(1).uniform(0.0, 1.0, sf.n)
+    assert ours.objective(x) == pytest.approx(sf.objective(x), rel=1e-14)
+    a, b = plan.record.structure, record.structure
+    np.testing.assert_array_equal(a.alpha, b.alpha)
+    np.testing.assert_array_equal(a.y, b.y)
+    assert a.kernel == b.kernel and a.C == b.C and a.margin is b.margin
+    assert (a.weight is None) == (b.weight is None)

@@ -259,7 +259,8 @@ def unbuilt_dual(X, y, margin: Margin, *, C=1.0, kernel="linear", gamma="scale",
                  weight=weight)
     # the standard form assemble() gives the built model: max e'a - 1/2 a'Ga as a minimum
     sf = StandardForm(sense=-1, c=-np.ones(l), const=0.0, quad=[QuadBlock(apos, G, scale=0.5)],
-                      A=sp.csr_matrix(yv.astype(float)[None, :]), lA=np.zeros(1),
+                      A=sp.csr_matrix((yv.astype(float), apos, [0, l]), shape=(1, l)),
+                      lA=np.zeros(1),
                       uA=np.zeros(1), lx=np.zeros(l),
                       ux=np.full(l, C) if weight is None else C * weight,
                       qrows=[], var_datas=[], row_datas=[])
