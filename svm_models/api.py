@@ -664,21 +664,22 @@ def _fit_unbuilt(X, y, f, solver: str, params: dict, opts: SolverOptions):
     if res.status is not Status.optimal or res.x is None:
         return None, True, (b.name, f"{res.status.value} ({res.message})")
     sol, why = _certified_unbuilt(plan, f, b, solver, params, opts, res, res.x,
-                                  time.perf_counter() - t0)
+                                  time.perf_counter() - t0,
+                                  objective=plan.form.sense * res.objective)
     if why is not None:
         return None, True, (b.name, f"optimal, but {why}")
     return sol, True, None
 
 
 def _certified_unbuilt(plan, f, b, solver: str, params: dict, opts: SolverOptions, res, x,
-                       seconds: float) -> tuple:
+                       seconds: float, objective=None) -> tuple:
     """``(Solution, None)`` of an unbuilt ``plan`` at the backend's optimal point ``x`` (its
-    result ``res``), read and certified as :func:`solve` reads and certifies a model the
-    record proves, its model a recipe (:func:`_model_of`); or ``(None, why)`` when the
-    certificate refuses it."""
+    result ``res``; ``objective`` the model's objective there, as the backend reported it, or
+    None), read and certified as :func:`solve` reads and certifies a model the record
+    proves -- the Solution's objective is the certificate's, at what it returns -- its model
+    a recipe (:func:`_model_of`); or ``(None, why)`` when the certificate refuses it."""
     ctx = Context(solver=b.name, interface=res.interface, path="fast", time=seconds,
-                  status=Status.optimal, tol=opts.tol, verified=True,
-                  objective=plan.form.sense * plan.form.objective(x),
+                  status=Status.optimal, tol=opts.tol, verified=True, objective=objective,
                   certify_tol=opts.tolerance)
     sol = plan.extract(ctx, x)
     said = {"scaling": res.extra.get("scaling"), "bounds": res.extra.get("bounds")}

@@ -729,7 +729,8 @@ def _extract(svm, ctx, C_param, *, block=None, raw=None) -> Solution:
     y, l = data.y, data.n_points
     C = svm.point_C(C_param)   # each point's penalty (C itself without sample weights)
     extra: dict = {}
-    objective = float(ctx.objective) if block is None else block_objective(svm, block, ctx)
+    # (unbuilt: the solver's value, or None -- a verified model's is the certificate's below)
+    objective = ctx.objective if block is None else block_objective(svm, block, ctx)
     read = (_read_dual(svm, block, ctx, margin, C, extra, raw) if form == "dual"
             else _read_primal(svm, block, ctx, margin, C, extra))
     extra["alpha_source"] = read.alpha_source
