@@ -391,29 +391,25 @@ def _describe_attempt(info, attempt: dict, why) -> str:
     return f"{info.solver} {how}{scaled}: {end}"
 
 
-#: the continuous backends a warm start's convex SVM is solved with, the first installed
-#: that takes its problem class (never the mixed-integer backend itself)
-WARM_START_BACKENDS = ("clarabel", "piqp", "highs")
-
-
 def _warm_starter(svm, f, opts: SolverOptions):
     """The family's ``warm_start`` hook bound to this solve (None: the family has none), as
     the callable :func:`~svm_models.solvers.solve_model` calls when the plugin takes a start:
-    its convex SVM is fitted by the first of :data:`WARM_START_BACKENDS` installed that takes
-    it, within the solve's time limit."""
-    from .solvers.table import available
+    its convex SVM is fitted by the first installed backend of
+    :func:`~svm_models.solvers.local_choice` for its problem class (auto's order, never a
+    global solver: never the mixed-integer backend itself), within the solve's time limit."""
+    from .solvers.table import local_choice
 
     if not f.has("warm_start"):
         return None
 
     def fit_convex(name, X, y, **params):
         pclass = lookup(name).problem_class
-        for n in WARM_START_BACKENDS:
-            if backend(n).takes(pclass) and available(n):
-                return fit(X, y, name, solver=n, time_limit=opts.time_limit,
-                           deadline=opts.deadline, **params)
-        raise SolverError(f"no continuous backend installed takes the {pclass} {name} "
-                          f"(one of {', '.join(WARM_START_BACKENDS)})")
+        names = local_choice(pclass)
+        if not names:
+            raise SolverError(f"no continuous backend installed takes the {pclass} {name} "
+                              "(see svm_models.solvers())")
+        return fit(X, y, name, solver=names[0], time_limit=opts.time_limit,
+                   deadline=opts.deadline, **params)
 
     return lambda: f.warm_start(svm, fit_convex)
 
