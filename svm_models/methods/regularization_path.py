@@ -31,9 +31,11 @@ any C, read by the formulation's own extractor and certified as every answer of
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
+from scipy.linalg.blas import dger as _dger
 
 from ..errors import DataError, ParameterError, SolveFailedError, plain
 from ..postprocess import _solve_free_system
@@ -410,131 +412,238 @@ def _status(theta, w, free_mask):
 
 
 class _Elbow:
-    """The elbow's bordered system ``A = [[0, y_F'], [y_F, Q_FF]]`` kept as its inverse,
-    updated by one row and column per point that enters or leaves (O(|F|^2), the event
-    loop's hot path, instead of a factorisation per event). Every answer is checked by its
-    residual; where the inverse loses it (a nearly singular elbow: duplicated directions,
-    more elbow points than the kernel's rank), the system is solved afresh by the library's
-    free-system solver (:func:`~svm_models.postprocess._solve_free_system`: Cholesky of the
-    free block, least squares where it is singular) and the inverse rebuilt when it can be."""
+    """The elbow's bordered system ``A = [[0, y_F'], [y_F, Q_FF]]`` kept as its inverse
+    ``B``, updated by a rank-one change per point that enters or leaves (O(|F|^2), the event
+    loop's hot path, instead of a factorisation per event).
+
+    In slots: slot 0 is the border, each point of the elbow F has one; a slot without a
+    point (one that left, or room to grow) has an identity row and column in ``B`` and a
+    zero row in ``QF``, so that ``B`` stays the inverse of ``A`` bordered by identities and a
+    point enters or leaves in place (BLAS ``dger`` on ``B``, no copy). ``QF`` holds row 0 =
+    y and each point's row of Q, copied once when it enters: one product ``x @ QF`` is
+    ``Q_{:,F} x_F + y x_0`` at every point -- the rates of the margins, whose elbow rows are
+    the residual of the direction's system, so every answer is checked by its residual at
+    no extra cost. Where the inverse loses it (a nearly singular elbow: duplicated
+    directions, more elbow points than the kernel's rank), the system is solved afresh by
+    the library's free-system solver (:func:`~svm_models.postprocess._solve_free_system`:
+    Cholesky of the free block, least squares where it is singular) and the inverse rebuilt
+    when it can be."""
 
     def __init__(self, Q, y):
         self.Q, self.y = Q, y
-        self.idx: list = []
-        self.A = np.zeros((1, 1))            # the bordered matrix, kept with the inverse
-        self.inv: np.ndarray | None = None   # None: no usable inverse (solve afresh)
+        self.qdiag = np.ascontiguousarray(np.diag(Q))
+        self.slot_of = np.full(len(y), -1, dtype=np.intp)   # each point's slot (-1: none)
+        self.B = np.eye(1)
+        self.QF = np.array(y, dtype=float)[None, :]
+        self.idx = np.full(1, -1, dtype=np.intp)            # each slot's point (-1: none)
+        self.holes: list = []
+        self.size = 0
+        self.ok = False        # B is the inverse (else: solved afresh)
+        self._dir = None       # (sol, dm) of the current F
+
+    def slots(self) -> np.ndarray:
+        return np.flatnonzero(self.idx >= 0)
+
+    def points(self) -> np.ndarray:
+        return self.idx[self.idx >= 0]
+
+    def _resize(self, s: int) -> None:
+        """``s`` slots, the elbow's packed first (B restricted to them: still the inverse)."""
+        S = np.r_[0, self.slots()]
+        k = S.size
+        B, QF = np.eye(s), np.zeros((s, len(self.y)))
+        idx = np.full(s, -1, dtype=np.intp)
+        if self.ok:
+            B[:k, :k] = self.B[np.ix_(S, S)]
+        QF[:k], idx[:k] = self.QF[S], self.idx[S]
+        self.B, self.QF, self.idx = B, QF, idx
+        self.slot_of[idx[1:k]] = np.arange(1, k)
+        self.holes = list(range(s - 1, k - 1, -1))
+
+    def _system(self, S: np.ndarray) -> np.ndarray:
+        """The bordered matrix on the slots ``S`` (``S[0] = 0``, the border first)."""
+        pts = self.idx[S[1:]]
+        A = np.empty((S.size, S.size))
+        A[:, 1:] = self.QF[np.ix_(S, pts)]
+        A[0, 0], A[1:, 0] = 0.0, self.y[pts]
+        return A
 
     def rebuild(self) -> None:
-        self.inv = None
-        if self.idx:
-            with np.errstate(all="ignore"):
-                if np.linalg.cond(self.A) < 1e10:
-                    self.inv = np.linalg.inv(self.A)
+        """B afresh (LU) when the elbow's system is well conditioned, else none."""
+        from scipy.linalg import lu_factor, lu_solve
+        from scipy.linalg.lapack import dgecon
+
+        self.ok, self._dir = False, None
+        self._resize(self.B.shape[0])
+        k = self.size + 1
+        if k == 1:
+            return
+        A = self._system(np.arange(k))
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            try:
+                lu = lu_factor(A, check_finite=False)
+                if dgecon(lu[0], float(np.abs(A).sum(axis=0).max()))[0] > 1e-10:
+                    inv = lu_solve(lu, np.eye(k), check_finite=False)
+                    if np.all(np.isfinite(inv)):
+                        self.B[:k, :k] = inv
+                        self.ok = True
+            except (ValueError, np.linalg.LinAlgError):
+                pass
 
     def add(self, i: int) -> None:
-        F = np.array(self.idx, dtype=int)
-        u = np.append(self.y[i], self.Q[F, i])
-        m = len(self.idx) + 1
-        A = np.empty((m + 1, m + 1))
-        A[:m, :m], A[:m, m], A[m, :m], A[m, m] = self.A, u, u, self.Q[i, i]
-        self.A = A
-        self.idx.append(int(i))
-        if self.inv is None or m == 1:
+        if not self.holes:
+            self._resize(max(16, self.B.shape[0] * 3 // 2))
+        k = self.holes.pop()
+        u = self.QF[:, i].copy()            # [y_i; Q_Fi], 0 on the free slots
+        self.QF[k] = self.Q[i]
+        self.idx[k], self.slot_of[i] = i, k
+        self.size += 1
+        self._dir = None
+        if not self.ok:
             return self.rebuild()
-        v = self.inv @ u
-        s = float(self.Q[i, i] - u @ v)
-        if not abs(s) > 1e-10 * max(abs(float(self.Q[i, i])), 1e-300):
-            self.inv = None   # (dependent: solved afresh until the elbow is independent)
+        v = self.B @ u                       # (v_k = u_k = 0)
+        q = float(self.qdiag[i])
+        s = q - float(u @ v)
+        if not abs(s) > 1e-10 * max(abs(q), 1e-300):
+            self.ok = False   # (dependent: solved afresh until the elbow is independent)
             return
-        inv = np.empty((m + 1, m + 1))
-        inv[:m, :m] = self.inv + np.outer(v, v) / s
-        inv[:m, m] = inv[m, :m] = -v / s
-        inv[m, m] = 1.0 / s
-        self.inv = inv
+        _rank1(self.B, v, 1.0 / s)
+        v /= -s
+        self.B[k, :] = v
+        self.B[:, k] = v
+        self.B[k, k] = 1.0 / s
 
     def remove(self, i: int) -> None:
-        k = self.idx.index(int(i)) + 1
-        del self.idx[k - 1]
-        keep = np.r_[0:k, k + 1:self.A.shape[0]]
-        self.A = self.A[np.ix_(keep, keep)]
-        if self.inv is None or not self.idx:
-            return self.rebuild()
-        B = self.inv
-        if not abs(B[k, k]) > 1e-14 * float(np.abs(B).max()):
-            return self.rebuild()
-        self.inv = B[np.ix_(keep, keep)] - np.outer(B[keep, k], B[k, keep]) / B[k, k]
-
-    def inverse_of(self, rows: np.ndarray):
-        """The inverse of the bordered system restricted to ``rows`` (of ``A``; the border
-        is row 0): the others removed at once, ``B_kk - B_kR B_RR^-1 B_Rk``. None without
-        a usable inverse."""
-        if self.inv is None:
-            return None
-        drop = np.setdiff1d(np.arange(self.A.shape[0]), rows)
-        B = self.inv
-        if drop.size == 0:
-            return B
-        try:
-            return B[np.ix_(rows, rows)] - B[np.ix_(rows, drop)] @ np.linalg.solve(
-                B[np.ix_(drop, drop)], B[np.ix_(drop, rows)])
-        except np.linalg.LinAlgError:
-            return None
-
-    def solve(self, rhs_pts: np.ndarray, rhs_border: float):
-        """``(x_F, nu)`` with ``Q_FF x_F + y_F nu = rhs_pts``, ``y_F'x_F = rhs_border``."""
-        rhs = np.append(rhs_border, rhs_pts)
-        A = self.A
-        scale = max(float(np.abs(A).max()) * max(float(np.abs(rhs).max()), 1.0), 1e-300)
-        if self.inv is not None:
-            sol = self.inv @ rhs
-            for _ in range(3):   # (refinement, while needed)
-                r = rhs - A @ sol
-                if float(np.abs(r).max()) <= 1e-12 * scale * max(1.0, float(np.abs(sol).max())):
-                    return sol[1:], float(sol[0])
-                sol = sol + self.inv @ r
+        k = int(self.slot_of[i])
+        self.idx[k], self.slot_of[i] = -1, -1
+        self.QF[k] = 0.0
+        self.holes.append(k)
+        self.size -= 1
+        self._dir = None
+        if self.ok:
+            c = self.B[:, k].copy()
+            if abs(c[k]) > 1e-14 * float(np.abs(c).max()):
+                _rank1(self.B, c, -1.0 / c[k])
+                self.B[k, :] = 0.0
+                self.B[:, k] = 0.0
+                self.B[k, k] = 1.0
+            else:
+                self.ok = False
+        s = self.B.shape[0]
+        if not self.ok or self.size == 0:
             self.rebuild()
-        # afresh: the library's solver takes the border last
-        n = len(self.idx)
-        perm = np.r_[1:n + 1, 0]
-        sol = _solve_free_system(A[np.ix_(perm, perm)], rhs[perm])
+        elif s > 64 and 4 * (self.size + 1) < s:
+            self._resize(2 * (self.size + 1))
+
+    def _tol(self, pts, sol) -> float:
+        """The residual allowed: 1e-12 of max|A| (a PSD Q's largest entry is on its
+        diagonal) times the answer, as the library's polish."""
+        scale = max(1.0, float(self.qdiag[pts].max(initial=0.0)))
+        return 1e-12 * scale * max(1.0, float(np.abs(sol).max()))
+
+    def direction(self):
+        """``(sol, dm)``: ``sol`` the solution of ``A [nu; d_F] = [0; -1]`` in slots (0 on
+        the free slots) and ``dm = Q_{:,F} d_F + y nu`` at every point (-1 on the elbow: the
+        residual is checked there, refined while needed). Kept until F changes."""
+        if self._dir is not None:
+            return self._dir
+        S = self.slots()
+        pts = self.idx[S]
+        rhs = np.zeros(self.B.shape[0])
+        rhs[S] = -1.0
+        if self.ok:
+            sol = self.B @ rhs
+            for it in range(4):
+                dm = sol @ self.QF
+                r = np.zeros_like(rhs)
+                r[S] = -1.0 - dm[pts]
+                r[0] = -float(self.y[pts] @ sol[S])
+                if float(np.abs(r).max()) <= self._tol(pts, sol):
+                    self._dir = (sol, dm)
+                    return self._dir
+                sol = sol + self.B @ r
+            self.rebuild()
+            S = self.slots()
+            pts = self.idx[S]
+        sol = self._fresh(np.r_[0, S], np.r_[0.0, -np.ones(S.size)])
         if sol is None:
             raise _failed("the elbow's linear system has no solution")
-        return sol[:-1], float(sol[-1])
+        self._dir = (sol, sol @ self.QF)
+        return self._dir
+
+    def _fresh(self, S, rhs):
+        """The bordered system on the slots ``S`` solved afresh (``rhs`` on ``S``), in
+        slots; None when it has no solution."""
+        n = S.size - 1
+        perm = np.r_[1:n + 1, 0]
+        A = self._system(S)
+        out = _solve_free_system(A[np.ix_(perm, perm)], rhs[perm])
+        if out is None:
+            return None
+        sol = np.zeros(self.B.shape[0])
+        sol[S[1:]], sol[0] = out[:-1], out[-1]
+        return sol
+
+    def held_solve(self, r, SE, SD):
+        """``x`` (in slots) with ``A x = r`` on the border and the slots ``SE``, ``x = 0``
+        on the slots ``SD`` (their rows dropped): ``B r`` corrected by the columns of SD,
+        checked by its residual, afresh when that fails. ``(x, x @ QF)`` or None."""
+        pts = self.idx[SE]
+        if self.ok:
+            x = self.B @ r
+            if SD.size:
+                try:
+                    x -= self.B[:, SD] @ np.linalg.solve(self.B[np.ix_(SD, SD)], x[SD])
+                except np.linalg.LinAlgError:
+                    x = None
+            if x is not None:
+                x[SD] = 0.0
+                h = x @ self.QF
+                res = max(float(np.abs(r[SE] - h[pts]).max(initial=0.0)),
+                          abs(r[0] - float(self.y[pts] @ x[SE])))
+                if res <= self._tol(pts, x):
+                    return x, h
+        x = self._fresh(np.r_[0, SE], r[np.r_[0, SE]])
+        return None if x is None else (x, x @ self.QF)
+
+
+def _rank1(B: np.ndarray, v: np.ndarray, a: float) -> None:
+    """``B += a v v'`` in place (B symmetric, C-ordered: its transpose is BLAS's column
+    order)."""
+    _dger(a, v, v, a=B.T, overwrite_a=True)
 
 
 def _direction(el: _Elbow, p: _Problem, theta, T: np.ndarray):
     """The next segment's direction at a breakpoint: the direction QP over the elbow and the
     tight points ``T`` (``min 1/2 d'Q_TT d + e'd``, ``y_T'd = 0``, ``d_i >= 0`` where theta is
     0, ``<= 0`` where it is ``w_i``) by a primal-dual active-set iteration on ``el`` (its
-    free set, updated in place); when a set repeats, one change at a time. ``(d_F, nu)``,
-    nu None when nothing is free (no elbow)."""
-    Q, y, w = p.Q, p.y, p.w
-    inF = np.zeros(len(w), dtype=bool)
-    inF[el.idx] = True
-    for i in T[~inF[T]]:
+    free set, updated in place); when a set repeats, one change at a time. ``(F, d_F, nu,
+    dm)`` with ``dm`` the rates of the margins, ``Q_{:,F} d_F + y nu``; nu None when nothing
+    is free (no elbow)."""
+    w = p.w
+    for i in T[el.slot_of[T] < 0]:
         el.add(i)
     seen, single = set(), False
     at_lo, at_hi = theta[T] <= 0.0, theta[T] >= w[T]
     for _ in range(20 * T.size + 50):
-        F = np.array(el.idx, dtype=int)
-        key = F.tobytes()
+        S = el.slots()
+        F = el.idx[S]
+        key = np.sort(F).tobytes()
         if key in seen:
             if single:
                 raise _failed("the active set of a breakpoint cycles")
             single, seen = True, set()
         seen.add(key)
         if F.size == 0:
-            return F, np.zeros(0), None
-        dF, nu = el.solve(-np.ones(F.size), 0.0)
-        full = np.zeros(len(w))
-        full[F] = dF
-        inF[:] = False
-        inF[F] = True
-        free = inF[T]
-        dT = full[T]
+            return F, np.zeros(0), None, None
+        sol, dm = el.direction()
+        dF, nu = sol[S], float(sol[0])
+        slot = el.slot_of[T]
+        free = slot >= 0
         held = ~free
-        grad = np.zeros(T.size)
-        grad[held] = Q[np.ix_(T[held], F)] @ dF + 1.0 + y[T[held]] * nu
+        dT = np.where(free, sol[np.maximum(slot, 0)], 0.0)
+        grad = np.where(held, dm[T] + 1.0, 0.0)
         tx = QP_TOL * max(1.0, float(np.abs(dF).max()))
         tg = QP_TOL * max(1.0, abs(nu), float(np.abs(grad).max(initial=0.0)))
         viol = np.zeros(T.size)
@@ -544,7 +653,7 @@ def _direction(el: _Elbow, p: _Problem, theta, T: np.ndarray):
         viol[held & at_hi] = grad[held & at_hi] / tg
         bad = viol > 1.0
         if not bad.any():
-            return F, dF, nu
+            return F, dF, nu, dm
         if single:
             bad = np.zeros(T.size, dtype=bool)
             bad[int(np.argmax(viol))] = True
@@ -564,12 +673,13 @@ def _follow(p: _Problem, lam_end: float, deadline=None):
     el = _Elbow(Q, y)
     for i in E:
         el.add(i)
-    status = _status(theta, w, np.isin(np.arange(n), E))
+    inE = np.zeros(n, dtype=bool)
+    inE[E] = True
+    status = _status(theta, w, inE)
     # the start: constant theta for every lam >= lam0 (theta_0 moves with lam on an elbow)
     nu0 = -float(y[E[0]]) if E.size else 0.0
     segments = [_Segment(lam, lam, theta.copy(), theta0, E, np.zeros(E.size), nu0)]
     events: list = []
-    g = Q @ theta
     qscale = float(np.abs(Q).max())
     for k in range(EVENTS_PER_POINT * n + 100):
         if lam <= lam_end:
@@ -587,9 +697,10 @@ def _follow(p: _Problem, lam_end: float, deadline=None):
         slack = np.where(status == 2, lam - m, m - lam)
         tight = live & (status != 1) & (slack <= tol_m)
         T = np.flatnonzero((status == 1) | tight)
-        for i in [j for j in el.idx if not (status[j] == 1 or tight[j])]:
+        F = el.points()
+        for i in F[(status[F] != 1) & ~tight[F]]:
             el.remove(i)
-        F, dF, nu = _direction(el, p, theta, T)
+        F, dF, nu, dm = _direction(el, p, theta, T)
         inF = np.zeros(n, dtype=bool)
         inF[F] = True
         new = _status(theta, w, inF)
@@ -603,28 +714,36 @@ def _follow(p: _Problem, lam_end: float, deadline=None):
             lam, theta0 = lam_next, th0_next
             continue
         if k % ANCHOR_EVERY == 0:
-            theta, theta0, g = _anchor(el, p, theta, theta0, g, lam, F)
-        dg = dF @ Q[F]
-        t, hit = _next_event(theta, w, F, dF, m, dg + y * nu, lam, status, tight, live)
+            anchored = _anchor(el, p, theta, theta0, g, lam)
+            if anchored is not None:
+                theta0, m = anchored, g + y * anchored
+        t, hit = _next_event(theta, w, F, dF, m, dm, lam, status, tight, live)
         if lam - t <= max(lam_end, END * segments[0].lam_hi):   # (the end; below END
             # of the start's lambda the events are the round-off of K(y theta) -> 0)
             t, hit = lam - lam_end, np.zeros(n, dtype=bool)
         segments.append(_Segment(lam, lam - t, theta.copy(), theta0, F, dF, nu))
         if not hit.any():   # the end
             break
-        theta[F] += t * dF
-        theta0 += t * nu
-        g += t * dg
-        lam -= t
-        snap = F[hit[F] | (theta[F] < 0) | (theta[F] > w[F])]
-        target = np.where(theta[snap] < w[snap] / 2, 0.0, w[snap])
-        g += Q[:, snap] @ (target - theta[snap])
-        theta[snap] = target
+        lam, theta0 = _step(p, theta, g, t, F, dF, nu, dm, hit, lam, theta0)
         _check(p, theta, theta0, g, lam, status, qscale)
     else:
         raise _failed(f"more than {EVENTS_PER_POINT} events per point")
     return segments, [PathEvent(1.0 / lam_e, i, _NAMES[a], _NAMES[b])
                       for lam_e, i, a, b in events]
+
+
+def _step(p: _Problem, theta, g, t, F, dF, nu, dm, hit, lam, theta0):
+    """theta and ``g = Q theta`` (in place) moved by ``t`` down in lambda along the segment,
+    the points that hit a bound snapped onto it. ``(lam, theta0)``."""
+    w = p.w
+    theta[F] += t * dF
+    g += t * (dm - p.y * nu)
+    snap = F[hit[F] | (theta[F] < 0) | (theta[F] > w[F])]
+    target = np.where(theta[snap] < w[snap] / 2, 0.0, w[snap])
+    if snap.size:
+        g += (target - theta[snap]) @ p.Q[snap]
+        theta[snap] = target
+    return lam - t, theta0 + t * nu
 
 
 def _next_event(theta, w, F, dF, m, dm, lam, status, tight, live):
@@ -634,60 +753,59 @@ def _next_event(theta, w, F, dF, m, dm, lam, status, tight, live):
     with np.errstate(divide="ignore", invalid="ignore"):
         # (an elbow point at its bound whose direction points out within the direction
         # QP's tolerance stays there: no event)
-        t[F] = np.where((dF < 0) & (theta[F] > 0), theta[F] / -dF,
-                        np.where((dF > 0) & (theta[F] < w[F]), (w[F] - theta[F]) / dF, np.inf))
+        thF, wF = theta[F], w[F]
+        t[F] = np.where((dF < 0) & (thF > 0), thF / -dF,
+                        np.where((dF > 0) & (thF < wF), (wF - thF) / dF, np.inf))
         rate = 1.0 + dm
-        L = (status == 2) & ~tight & live
-        R = (status == 0) & ~tight & live
-        r = np.maximum(np.where(L, lam - m, m - lam), 0.0)
-        t = np.where(L & (rate > 0), r / rate, t)
-        t = np.where(R & (rate < 0), r / -rate, t)
-    t = np.maximum(t, 0.0)
+        out = ~tight & live
+        L = (status == 2) & out & (rate > 0)
+        R = (status == 0) & out & (rate < 0)
+        t[L] = np.maximum(lam - m[L], 0.0) / rate[L]
+        t[R] = np.maximum(m[R] - lam, 0.0) / -rate[R]
+    np.maximum(t, 0.0, out=t)
     tmin = float(t.min(initial=np.inf))
     if not np.isfinite(tmin):
         return tmin, np.zeros(n, dtype=bool)
     return tmin, t <= tmin * (1 + 1e-9) + 1e-15 * lam
 
 
-def _anchor(el: _Elbow, p: _Problem, theta, theta0, g, lam, F):
+def _anchor(el: _Elbow, p: _Problem, theta, theta0, g, lam):
     """theta and theta_0 at lam solved exactly on the elbow's system -- its points strictly
-    inside their box free, those at a bound held there (``Q_FB theta_B = g_F - Q_FF
-    theta_F``) -- when that moves them by round-off only and keeps them in their box; else
-    as they are (a singular elbow: the current theta is one of its solutions).
-    ``(theta, theta0, g)``."""
-    inside = (theta[F] > 0) & (theta[F] < p.w[F])
+    inside their box free, those at a bound held there -- when that moves them by round-off
+    only and keeps them in their box; else as they are (a singular elbow: the current theta
+    is one of its solutions). Solved for the correction from the residuals of the elbow's
+    conditions at lam; theta and ``g = Q theta`` updated in place. The new theta_0, None
+    when not anchored."""
+    S = el.slots()
+    F = el.idx[S]
+    w, y = p.w, p.y
+    inside = (theta[F] > 0) & (theta[F] < w[F])
     if not inside.any():
-        return theta, theta0, g
-    y = p.y
-    pos = np.flatnonzero(inside)
-    rows = np.append(0, pos + 1)
-    A = el.A[np.ix_(rows, rows)]
+        return None
     E = F[inside]
-    rest = g[E] - A[1:, 1:] @ theta[E]
-    rhs = np.append(-(float(y @ theta) - float(y[E] @ theta[E])), lam - rest)
-    inv = el.inverse_of(rows)
-    sol = None if inv is None else inv @ rhs
-    if sol is None or float(np.abs(A @ sol - rhs).max()) > 1e-12 * max(1.0, float(
-            np.abs(A).max()) * float(np.abs(sol).max())):
-        n = E.size
-        perm = np.r_[1:n + 1, 0]
-        out = _solve_free_system(A[np.ix_(perm, perm)], rhs[perm])
-        if out is None:
-            return theta, theta0, g
-        sol = np.append(out[-1], out[:-1])
-    new = sol[1:]
-    delta = new - theta[E]
-    if float(np.abs(delta).max()) > ANCHOR_DRIFT * float(p.w.max()) \
-            or np.any(new < 0) or np.any(new > p.w[E]):
-        return theta, theta0, g
-    theta = theta.copy()
+    r = np.zeros(el.B.shape[0])
+    r[S[inside]] = lam - (g[E] + y[E] * theta0)
+    r[0] = -float(y @ theta)
+    out = el.held_solve(r, S[inside], S[~inside])
+    if out is None:
+        return None
+    x, h = out
+    delta = x[S[inside]]
+    new = theta[E] + delta
+    if float(np.abs(delta).max()) > ANCHOR_DRIFT * float(w.max()) \
+            or np.any(new < 0) or np.any(new > w[E]):
+        return None
     theta[E] = new
-    return theta, float(sol[0]), g + delta @ p.Q[E]
+    g += h - y * x[0]
+    return theta0 + float(x[0])
+
+
+_EPS = float(np.finfo(float).eps)
 
 
 def _roundoff(qscale: float, theta) -> float:
     """A bound on the round-off of ``Q theta`` as computed: eps sqrt(n) max|Q| sum theta."""
-    return float(np.finfo(float).eps * np.sqrt(len(theta)) * qscale * theta.sum())
+    return _EPS * np.sqrt(len(theta)) * qscale * float(theta.sum())
 
 
 def _check(p: _Problem, theta, theta0, g, lam, status, qscale) -> None:
