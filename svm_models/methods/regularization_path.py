@@ -235,6 +235,7 @@ def regularization_path(X, y, *, kernel="linear", gamma="scale", degree=3, coef0
     status ``time_limit``."""
     from ..api import build, the_svm_block
     from ..solvers.base import Deadline, default_time_limit
+    from ..threads import library_threads
 
     deadline = Deadline(default_time_limit(len(y)) if time_limit is None
                         else float(plain(time_limit)), default=time_limit is None)
@@ -248,7 +249,9 @@ def regularization_path(X, y, *, kernel="linear", gamma="scale", degree=3, coef0
     svm = the_svm_block(model)._svm
     problem = _merged(svm)
     lam_end = 0.0 if not np.isfinite(C_max) else 1.0 / C_max
-    segments, events = _follow(problem, lam_end, deadline)
+    with library_threads(len(problem.y)):   # (one BLAS thread below 5,000 points: the
+        # event loop's products are small and bound by memory; threads fight for the cores)
+        segments, events = _follow(problem, lam_end, deadline)
     members = [[] for _ in range(len(problem.w))]
     for i, g in enumerate(problem.group):
         members[g].append(i)
@@ -431,34 +434,49 @@ class _Elbow:
 
     def __init__(self, Q, y):
         self.Q, self.y = Q, y
+        n = len(y)
         self.qdiag = np.ascontiguousarray(np.diag(Q))
-        self.slot_of = np.full(len(y), -1, dtype=np.intp)   # each point's slot (-1: none)
-        self.B = np.eye(1)
-        self.QF = np.array(y, dtype=float)[None, :]
-        self.idx = np.full(1, -1, dtype=np.intp)            # each slot's point (-1: none)
-        self.holes: list = []
+        self.slot_of = np.full(n, -1, dtype=np.intp)   # each point's slot (-1: none)
+        # (a hash of the set F, for the direction QP's cycle test)
+        self._zob = np.random.default_rng(0).integers(1, 2 ** 62, size=n).tolist()
+        self.key = 0
         self.size = 0
         self.ok = False        # B is the inverse (else: solved afresh)
-        self._dir = None       # (sol, dm) of the current F
+        self._alloc(1, np.zeros(0, dtype=np.intp))
 
-    def slots(self) -> np.ndarray:
-        return np.flatnonzero(self.idx >= 0)
-
-    def points(self) -> np.ndarray:
-        return self.idx[self.idx >= 0]
-
-    def _resize(self, s: int) -> None:
-        """``s`` slots, the elbow's packed first (B restricted to them: still the inverse)."""
-        S = np.r_[0, self.slots()]
+    def _alloc(self, s: int, S: np.ndarray) -> None:
+        """``s`` slots, the elbow's (old slots ``S``, the border's excluded) packed first
+        (B restricted to them: still the inverse)."""
+        S = np.r_[0, S]
         k = S.size
         B, QF = np.eye(s), np.zeros((s, len(self.y)))
         idx = np.full(s, -1, dtype=np.intp)
         if self.ok:
             B[:k, :k] = self.B[np.ix_(S, S)]
-        QF[:k], idx[:k] = self.QF[S], self.idx[S]
+        if k > 1:
+            QF[:k], idx[:k] = self.QF[S], self.idx[S]
+        QF[0] = self.y
         self.B, self.QF, self.idx = B, QF, idx
         self.slot_of[idx[1:k]] = np.arange(1, k)
         self.holes = list(range(s - 1, k - 1, -1))
+        # per slot: 1 where a point is (the direction's right-hand side), its point (0
+        # where none), its label (0 where none), its diagonal of Q
+        self.act = (idx >= 0).astype(float)
+        self.idxc = np.maximum(idx, 0)
+        self.yslot = self.y[self.idxc] * self.act
+        self._changed()
+
+    def _changed(self) -> None:
+        self._dir = None       # (sol, dm) of the current F
+        self._S = None         # its slots
+
+    def slots(self) -> np.ndarray:
+        if self._S is None:
+            self._S = np.flatnonzero(self.act)
+        return self._S
+
+    def points(self) -> np.ndarray:
+        return self.idx[self.slots()]
 
     def _system(self, S: np.ndarray) -> np.ndarray:
         """The bordered matrix on the slots ``S`` (``S[0] = 0``, the border first)."""
@@ -473,8 +491,8 @@ class _Elbow:
         from scipy.linalg import lu_factor, lu_solve
         from scipy.linalg.lapack import dgecon
 
-        self.ok, self._dir = False, None
-        self._resize(self.B.shape[0])
+        self.ok = False
+        self._alloc(self.B.shape[0], self.slots())
         k = self.size + 1
         if k == 1:
             return
@@ -493,13 +511,15 @@ class _Elbow:
 
     def add(self, i: int) -> None:
         if not self.holes:
-            self._resize(max(16, self.B.shape[0] * 3 // 2))
+            self._alloc(self.B.shape[0] * 3 // 2 + 8, self.slots())
         k = self.holes.pop()
         u = self.QF[:, i].copy()            # [y_i; Q_Fi], 0 on the free slots
         self.QF[k] = self.Q[i]
-        self.idx[k], self.slot_of[i] = i, k
+        self.idx[k], self.idxc[k], self.slot_of[i] = i, i, k
+        self.act[k], self.yslot[k] = 1.0, self.y[i]
         self.size += 1
-        self._dir = None
+        self.key ^= self._zob[i]
+        self._changed()
         if not self.ok:
             return self.rebuild()
         v = self.B @ u                       # (v_k = u_k = 0)
@@ -516,11 +536,13 @@ class _Elbow:
 
     def remove(self, i: int) -> None:
         k = int(self.slot_of[i])
-        self.idx[k], self.slot_of[i] = -1, -1
+        self.idx[k], self.idxc[k], self.slot_of[i] = -1, 0, -1
+        self.act[k] = self.yslot[k] = 0.0
         self.QF[k] = 0.0
         self.holes.append(k)
         self.size -= 1
-        self._dir = None
+        self.key ^= self._zob[i]
+        self._changed()
         if self.ok:
             c = self.B[:, k].copy()
             if abs(c[k]) > 1e-14 * float(np.abs(c).max()):
@@ -533,14 +555,14 @@ class _Elbow:
         s = self.B.shape[0]
         if not self.ok or self.size == 0:
             self.rebuild()
-        elif s > 64 and 4 * (self.size + 1) < s:
-            self._resize(2 * (self.size + 1))
+        elif s > 32 and 3 * (self.size + 1) < 2 * s - 48:   # (a third of the slots free)
+            self._alloc((self.size + 1) * 5 // 4 + 8, self.slots())
 
-    def _tol(self, pts, sol) -> float:
+    def _tol(self, sol) -> float:
         """The residual allowed: 1e-12 of max|A| (a PSD Q's largest entry is on its
         diagonal) times the answer, as the library's polish."""
-        scale = max(1.0, float(self.qdiag[pts].max(initial=0.0)))
-        return 1e-12 * scale * max(1.0, float(np.abs(sol).max()))
+        qmax = float(self.qdiag[self.idx[self.slots()]].max(initial=0.0))
+        return 1e-12 * max(1.0, qmax) * max(1.0, float(np.abs(sol).max()))
 
     def direction(self):
         """``(sol, dm)``: ``sol`` the solution of ``A [nu; d_F] = [0; -1]`` in slots (0 on
@@ -548,24 +570,21 @@ class _Elbow:
         residual is checked there, refined while needed). Kept until F changes."""
         if self._dir is not None:
             return self._dir
-        S = self.slots()
-        pts = self.idx[S]
-        rhs = np.zeros(self.B.shape[0])
-        rhs[S] = -1.0
+        rhs = -self.act
         if self.ok:
             sol = self.B @ rhs
-            for it in range(4):
+            for _ in range(4):
                 dm = sol @ self.QF
-                r = np.zeros_like(rhs)
-                r[S] = -1.0 - dm[pts]
-                r[0] = -float(self.y[pts] @ sol[S])
-                if float(np.abs(r).max()) <= self._tol(pts, sol):
+                r = dm[self.idxc]
+                r *= self.act
+                np.subtract(rhs, r, out=r)          # rhs - A sol on the points' slots
+                r[0] = -float(self.yslot @ sol)     # and on the border
+                if float(np.abs(r).max()) <= self._tol(sol):
                     self._dir = (sol, dm)
                     return self._dir
                 sol = sol + self.B @ r
             self.rebuild()
-            S = self.slots()
-            pts = self.idx[S]
+        S = self.slots()
         sol = self._fresh(np.r_[0, S], np.r_[0.0, -np.ones(S.size)])
         if sol is None:
             raise _failed("the elbow's linear system has no solution")
@@ -602,7 +621,7 @@ class _Elbow:
                 h = x @ self.QF
                 res = max(float(np.abs(r[SE] - h[pts]).max(initial=0.0)),
                           abs(r[0] - float(self.y[pts] @ x[SE])))
-                if res <= self._tol(pts, x):
+                if res <= self._tol(x):
                     return x, h
         x = self._fresh(np.r_[0, SE], r[np.r_[0, SE]])
         return None if x is None else (x, x @ self.QF)
@@ -618,204 +637,254 @@ def _direction(el: _Elbow, p: _Problem, theta, T: np.ndarray):
     """The next segment's direction at a breakpoint: the direction QP over the elbow and the
     tight points ``T`` (``min 1/2 d'Q_TT d + e'd``, ``y_T'd = 0``, ``d_i >= 0`` where theta is
     0, ``<= 0`` where it is ``w_i``) by a primal-dual active-set iteration on ``el`` (its
-    free set, updated in place); when a set repeats, one change at a time. ``(F, d_F, nu,
-    dm)`` with ``dm`` the rates of the margins, ``Q_{:,F} d_F + y nu``; nu None when nothing
-    is free (no elbow)."""
-    w = p.w
+    free set, updated in place); when a set repeats, one change at a time. Only the points
+    at a bound have a condition to violate (a free point's sign, a held point's gradient
+    ``dm_i + 1``). ``(F, d_F, nu, dm)`` with ``dm`` the rates of the margins, ``Q_{:,F} d_F +
+    y nu``; nu None when nothing is free (no elbow)."""
     for i in T[el.slot_of[T] < 0]:
         el.add(i)
+    th = theta[T]
+    hi = th >= p.w[T]
+    bound = hi | (th <= 0.0)
+    Tb, side = T[bound], np.where(hi[bound], 1.0, -1.0)   # (+1: at w, d <= 0 there)
     seen, single = set(), False
-    at_lo, at_hi = theta[T] <= 0.0, theta[T] >= w[T]
     for _ in range(20 * T.size + 50):
-        S = el.slots()
-        F = el.idx[S]
-        key = np.sort(F).tobytes()
-        if key in seen:
+        if el.key in seen:
             if single:
                 raise _failed("the active set of a breakpoint cycles")
             single, seen = True, set()
-        seen.add(key)
-        if F.size == 0:
-            return F, np.zeros(0), None, None
+        seen.add(el.key)
+        if el.size == 0:
+            return np.zeros(0, dtype=np.intp), np.zeros(0), None, None
         sol, dm = el.direction()
+        S = el.slots()
         dF, nu = sol[S], float(sol[0])
-        slot = el.slot_of[T]
+        if Tb.size == 0:
+            return el.idx[S], dF, nu, dm
+        slot = el.slot_of[Tb]
         free = slot >= 0
-        held = ~free
-        dT = np.where(free, sol[np.maximum(slot, 0)], 0.0)
-        grad = np.where(held, dm[T] + 1.0, 0.0)
+        grad = np.where(free, 0.0, dm[Tb] + 1.0)
         tx = QP_TOL * max(1.0, float(np.abs(dF).max()))
-        tg = QP_TOL * max(1.0, abs(nu), float(np.abs(grad).max(initial=0.0)))
-        viol = np.zeros(T.size)
-        viol[free & at_lo] = -dT[free & at_lo] / tx
-        viol[free & at_hi] = dT[free & at_hi] / tx
-        viol[held & at_lo] = -grad[held & at_lo] / tg
-        viol[held & at_hi] = grad[held & at_hi] / tg
+        tg = QP_TOL * max(1.0, abs(nu), float(np.abs(grad).max()))
+        viol = side * np.where(free, sol[slot] / tx, grad / tg)
         bad = viol > 1.0
         if not bad.any():
-            return F, dF, nu, dm
+            return el.idx[S], dF, nu, dm
         if single:
-            bad = np.zeros(T.size, dtype=bool)
+            bad = np.zeros(Tb.size, dtype=bool)
             bad[int(np.argmax(viol))] = True
-        for i in T[bad & free]:
+        for i in Tb[bad & free]:
             el.remove(i)
-        for i in T[bad & held]:
+        for i in Tb[bad & ~free]:
             el.add(i)
     raise _failed("the active set of a breakpoint does not settle")
 
 
+class _Walk:
+    """The state of the path at lam: theta, theta_0, the margins ``m = Q theta + y theta_0``
+    (moved with theta per event, recomputed every :data:`REFRESH` events) and each point's
+    set (``status``: 0 right, 1 elbow, 2 left; ``sgn`` -1 on the left, +1 elsewhere, so that
+    the slack ``sgn (m - lam) >= 0`` is the condition of a point off the elbow; ``out``: the
+    points of positive weight off the elbow). The sets change only at the elbow's points,
+    so an event costs O(l) in a few vector operations plus O(l |F|) for the margins'
+    rates."""
+
+    def __init__(self, p: _Problem, theta, theta0, lam, E):
+        self.p = p
+        self.theta, self.theta0, self.lam = theta, theta0, lam
+        self.live = p.w > 0
+        inE = np.zeros(len(p.w), dtype=bool)
+        inE[E] = True
+        self.status = _status(theta, p.w, inE)
+        self.sgn = np.where(self.status == 2, -1.0, 1.0)
+        self.out = self.live & ~inE
+        self.qscale = float(np.abs(p.Q).max())
+        self._ro = self._slack = None
+        self.refresh()
+
+    def refresh(self) -> None:
+        self.m = self.p.Q @ self.theta + self.p.y * self.theta0
+        self._slack = None
+
+    def roundoff(self) -> float:
+        """A bound on the round-off of ``Q theta`` as computed: eps sqrt(n) max|Q| sum
+        theta."""
+        if self._ro is None:
+            self._ro = _EPS * np.sqrt(len(self.theta)) * self.qscale * float(self.theta.sum())
+        return self._ro
+
+    def slack(self) -> np.ndarray:
+        if self._slack is None:
+            self._slack = self.sgn * (self.m - self.lam)
+        return self._slack
+
+    def tight(self) -> np.ndarray:
+        """The points off the elbow on the margin, or past it by the round-off the check
+        allows."""
+        return self.out & (self.slack() <= TIGHT * self.lam + 10 * self.roundoff())
+
+    def settle(self, el: _Elbow, before: np.ndarray, F: np.ndarray) -> list:
+        """The sets after the elbow went from ``before`` to ``F`` (only their points
+        change): the changes as events ``(lam, point, old, new)``, in the order of the
+        points."""
+        moved = set(F[self.status[F] != 1].tolist()) | set(
+            before[el.slot_of[before] < 0].tolist())
+        events = []
+        for i in sorted(moved):
+            old = int(self.status[i])
+            new = 1 if el.slot_of[i] >= 0 else \
+                2 if self.theta[i] >= self.p.w[i] and self.live[i] else 0
+            if new != old:
+                events.append((self.lam, i, old, new))
+                self.status[i] = new
+                self.sgn[i] = -1.0 if new == 2 else 1.0
+                self.out[i] = new != 1 and self.live[i]
+                if self._slack is not None:
+                    self._slack[i] = self.sgn[i] * (self.m[i] - self.lam)
+        return events
+
+    def next_event(self, F, dF, dm, tight):
+        """``(t, hit)``: the decrease of lam to the next event (inf: none) and which points
+        of the elbow reach a bound there."""
+        th, w = self.theta[F], self.p.w[F]
+        # (an elbow point at its bound whose direction points out within the direction QP's
+        # tolerance stays there: no event)
+        tF = np.full(F.size, np.inf)
+        np.divide(th, -dF, out=tF, where=(dF < 0) & (th > 0))
+        np.divide(w - th, dF, out=tF, where=(dF > 0) & (th < w))
+        # a point off the elbow reaches the margin: its slack falls to 0 at the rate
+        # q = -sgn (1 + dm)
+        q = dm + 1.0
+        q *= self.sgn
+        np.negative(q, out=q)
+        go = q > 0
+        go &= self.out
+        go &= ~tight
+        tO = np.divide(np.maximum(self.slack(), 0.0), q, out=np.full(q.size, np.inf), where=go)
+        np.maximum(tF, 0.0, out=tF)
+        tmin = min(float(tF.min(initial=np.inf)), float(tO.min()))
+        if not np.isfinite(tmin):
+            return tmin, np.zeros(F.size, dtype=bool)
+        return tmin, tF <= tmin * (1 + 1e-9) + 1e-15 * self.lam
+
+    def step(self, t, F, dF, nu, dm, hit) -> None:
+        """Down by ``t`` in lambda along the segment, the points that hit a bound snapped
+        onto it."""
+        p, theta = self.p, self.theta
+        theta[F] += t * dF
+        self.m += t * dm
+        self.theta0 += t * nu
+        self.lam -= t
+        th, w = theta[F], p.w[F]
+        snap = F[hit | (th < 0) | (th > w)]
+        if snap.size:
+            target = np.where(theta[snap] < p.w[snap] / 2, 0.0, p.w[snap])
+            self.m += (target - theta[snap]) @ p.Q[snap]
+            theta[snap] = target
+        self._ro = self._slack = None
+
+    def check(self, F) -> None:
+        """The KKT conditions of the path's sets at lam (SolveFailedError when they
+        fail)."""
+        tol = 1e-7 * self.lam + 100 * self.roundoff()
+        bad = self.out & (self.slack() < -tol)
+        bad[F] = np.abs(self.m[F] - self.lam) > tol
+        bal = abs(float(self.p.y @ self.theta)) > 1e-9 * float(self.theta.sum())
+        if bad.any() or bal:
+            raise _failed(f"the optimality conditions fail at C={1 / self.lam:.6g} (points "
+                          f"{np.flatnonzero(bad)[:5].tolist()}, balance {bal})")
+
+    def pinch(self, lam_end) -> float:
+        """No elbow: theta stays until the interval of theta_0 closes (or lam_end); lam and
+        theta_0 moved there. The new lam."""
+        p = self.p
+        g = self.m - p.y * self.theta0
+        lam, th0 = _pinch(g, p.y, self.theta, p.w)
+        self.lam = max(min(lam, self.lam), lam_end)
+        self.m += p.y * (th0 - self.theta0)
+        self.theta0 = th0
+        self._slack = None
+        return self.lam
+
+    def anchor(self, el: _Elbow) -> None:
+        """theta and theta_0 at lam solved exactly on the elbow's system -- its points
+        strictly inside their box free, those at a bound held there -- when that moves them
+        by round-off only and keeps them in their box; else as they are (a singular elbow:
+        the current theta is one of its solutions). Solved for the correction from the
+        residuals of the elbow's conditions at lam."""
+        p, theta = self.p, self.theta
+        S = el.slots()
+        F = el.idx[S]
+        inside = (theta[F] > 0) & (theta[F] < p.w[F])
+        if not inside.any():
+            return
+        E, SE = F[inside], S[inside]
+        r = np.zeros(el.B.shape[0])
+        r[SE] = self.lam - self.m[E]
+        r[0] = -float(p.y @ theta)
+        out = el.held_solve(r, SE, S[~inside])
+        if out is None:
+            return
+        x, h = out
+        delta = x[SE]
+        new = theta[E] + delta
+        if float(np.abs(delta).max()) > ANCHOR_DRIFT * float(p.w.max()) \
+                or np.any(new < 0) or np.any(new > p.w[E]):
+            return
+        theta[E] = new
+        self.m += h
+        self.theta0 += float(x[0])
+        self._ro = self._slack = None
+
+
 def _follow(p: _Problem, lam_end: float, deadline=None):
     """The segments and events of the path from its start down to ``lam_end``."""
-    y, w, Q = p.y, p.w, p.Q
-    n = len(y)
-    live = w > 0
+    n = len(p.y)
     theta, theta0, lam, E = _start(p)
-    el = _Elbow(Q, y)
+    el = _Elbow(p.Q, p.y)
     for i in E:
         el.add(i)
-    inE = np.zeros(n, dtype=bool)
-    inE[E] = True
-    status = _status(theta, w, inE)
+    s = _Walk(p, theta, theta0, lam, E)
     # the start: constant theta for every lam >= lam0 (theta_0 moves with lam on an elbow)
-    nu0 = -float(y[E[0]]) if E.size else 0.0
+    nu0 = -float(p.y[E[0]]) if E.size else 0.0
     segments = [_Segment(lam, lam, theta.copy(), theta0, E, np.zeros(E.size), nu0)]
     events: list = []
-    qscale = float(np.abs(Q).max())
     for k in range(EVENTS_PER_POINT * n + 100):
-        if lam <= lam_end:
+        if s.lam <= lam_end:
             break
         if deadline is not None and deadline.expired():
             raise SolveFailedError(
                 f"the regularization path reached its time limit ({deadline.describe()}) "
-                f"after {k} events, at C = {1.0 / lam:.6g}: pass time_limit= (seconds) for "
-                "more time, or a narrower [C_min, C_max]", Status.time_limit)
+                f"after {k} events, at C = {1.0 / s.lam:.6g}: pass time_limit= (seconds) "
+                "for more time, or a narrower [C_min, C_max]", Status.time_limit)
         if k % REFRESH == 0:
-            g = Q @ theta
-        m = g + y * theta0
-        tol_m = TIGHT * lam + 10 * _roundoff(qscale, theta)
-        # (on the margin, or past it by the round-off the check allows)
-        slack = np.where(status == 2, lam - m, m - lam)
-        tight = live & (status != 1) & (slack <= tol_m)
-        T = np.flatnonzero((status == 1) | tight)
-        F = el.points()
-        for i in F[(status[F] != 1) & ~tight[F]]:
-            el.remove(i)
-        F, dF, nu, dm = _direction(el, p, theta, T)
-        inF = np.zeros(n, dtype=bool)
-        inF[F] = True
-        new = _status(theta, w, inF)
-        for i in np.flatnonzero(new != status):
-            events.append((lam, int(i), int(status[i]), int(new[i])))
-        status = new
+            s.refresh()
+        tight = s.tight()
+        before = el.points()
+        T = np.concatenate([before, np.flatnonzero(tight)])
+        F, dF, nu, dm = _direction(el, p, s.theta, T)
+        events += s.settle(el, before, F)
+        lam = s.lam
         if nu is None:   # no elbow: theta stays until the interval of theta_0 closes
-            lam_next, th0_next = _pinch(g, y, theta, w)
-            lam_next = max(min(lam_next, lam), lam_end)
-            segments.append(_Segment(lam, lam_next, theta.copy(), theta0, F, dF, 0.0))
-            lam, theta0 = lam_next, th0_next
+            th0 = s.theta0
+            segments.append(_Segment(lam, s.pinch(lam_end), s.theta.copy(), th0, F, dF, 0.0))
             continue
         if k % ANCHOR_EVERY == 0:
-            anchored = _anchor(el, p, theta, theta0, g, lam)
-            if anchored is not None:
-                theta0, m = anchored, g + y * anchored
-        t, hit = _next_event(theta, w, F, dF, m, dm, lam, status, tight, live)
+            s.anchor(el)
+        t, hit = s.next_event(F, dF, dm, tight)
         if lam - t <= max(lam_end, END * segments[0].lam_hi):   # (the end; below END
             # of the start's lambda the events are the round-off of K(y theta) -> 0)
-            t, hit = lam - lam_end, np.zeros(n, dtype=bool)
-        segments.append(_Segment(lam, lam - t, theta.copy(), theta0, F, dF, nu))
-        if not hit.any():   # the end
+            t = lam - lam_end
+            hit = None
+        segments.append(_Segment(lam, lam - t, s.theta.copy(), s.theta0, F, dF, nu))
+        if hit is None:   # the end
             break
-        lam, theta0 = _step(p, theta, g, t, F, dF, nu, dm, hit, lam, theta0)
-        _check(p, theta, theta0, g, lam, status, qscale)
+        s.step(t, F, dF, nu, dm, hit)
+        s.check(F)
     else:
         raise _failed(f"more than {EVENTS_PER_POINT} events per point")
     return segments, [PathEvent(1.0 / lam_e, i, _NAMES[a], _NAMES[b])
                       for lam_e, i, a, b in events]
 
 
-def _step(p: _Problem, theta, g, t, F, dF, nu, dm, hit, lam, theta0):
-    """theta and ``g = Q theta`` (in place) moved by ``t`` down in lambda along the segment,
-    the points that hit a bound snapped onto it. ``(lam, theta0)``."""
-    w = p.w
-    theta[F] += t * dF
-    g += t * (dm - p.y * nu)
-    snap = F[hit[F] | (theta[F] < 0) | (theta[F] > w[F])]
-    target = np.where(theta[snap] < w[snap] / 2, 0.0, w[snap])
-    if snap.size:
-        g += (target - theta[snap]) @ p.Q[snap]
-        theta[snap] = target
-    return lam - t, theta0 + t * nu
-
-
-def _next_event(theta, w, F, dF, m, dm, lam, status, tight, live):
-    """``(t, hit)``: the decrease of lam to the next event and the points that cause it."""
-    n = len(w)
-    t = np.full(n, np.inf)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        # (an elbow point at its bound whose direction points out within the direction
-        # QP's tolerance stays there: no event)
-        thF, wF = theta[F], w[F]
-        t[F] = np.where((dF < 0) & (thF > 0), thF / -dF,
-                        np.where((dF > 0) & (thF < wF), (wF - thF) / dF, np.inf))
-        rate = 1.0 + dm
-        out = ~tight & live
-        L = (status == 2) & out & (rate > 0)
-        R = (status == 0) & out & (rate < 0)
-        t[L] = np.maximum(lam - m[L], 0.0) / rate[L]
-        t[R] = np.maximum(m[R] - lam, 0.0) / -rate[R]
-    np.maximum(t, 0.0, out=t)
-    tmin = float(t.min(initial=np.inf))
-    if not np.isfinite(tmin):
-        return tmin, np.zeros(n, dtype=bool)
-    return tmin, t <= tmin * (1 + 1e-9) + 1e-15 * lam
-
-
-def _anchor(el: _Elbow, p: _Problem, theta, theta0, g, lam):
-    """theta and theta_0 at lam solved exactly on the elbow's system -- its points strictly
-    inside their box free, those at a bound held there -- when that moves them by round-off
-    only and keeps them in their box; else as they are (a singular elbow: the current theta
-    is one of its solutions). Solved for the correction from the residuals of the elbow's
-    conditions at lam; theta and ``g = Q theta`` updated in place. The new theta_0, None
-    when not anchored."""
-    S = el.slots()
-    F = el.idx[S]
-    w, y = p.w, p.y
-    inside = (theta[F] > 0) & (theta[F] < w[F])
-    if not inside.any():
-        return None
-    E = F[inside]
-    r = np.zeros(el.B.shape[0])
-    r[S[inside]] = lam - (g[E] + y[E] * theta0)
-    r[0] = -float(y @ theta)
-    out = el.held_solve(r, S[inside], S[~inside])
-    if out is None:
-        return None
-    x, h = out
-    delta = x[S[inside]]
-    new = theta[E] + delta
-    if float(np.abs(delta).max()) > ANCHOR_DRIFT * float(w.max()) \
-            or np.any(new < 0) or np.any(new > w[E]):
-        return None
-    theta[E] = new
-    g += h - y * x[0]
-    return theta0 + float(x[0])
-
-
 _EPS = float(np.finfo(float).eps)
-
-
-def _roundoff(qscale: float, theta) -> float:
-    """A bound on the round-off of ``Q theta`` as computed: eps sqrt(n) max|Q| sum theta."""
-    return _EPS * np.sqrt(len(theta)) * qscale * float(theta.sum())
-
-
-def _check(p: _Problem, theta, theta0, g, lam, status, qscale) -> None:
-    """The KKT conditions of the path's sets at lam (SolveFailedError when they fail)."""
-    m = g + p.y * theta0
-    live = p.w > 0
-    tol = 1e-7 * lam + 100 * _roundoff(qscale, theta)
-    bad = live & (((status == 1) & (np.abs(m - lam) > tol))
-                  | ((status == 2) & (m > lam + tol)) | ((status == 0) & (m < lam - tol)))
-    bal = abs(float(p.y @ theta)) > 1e-9 * float(theta.sum())
-    if bad.any() or bal:
-        raise _failed(f"the optimality conditions fail at C={1 / lam:.6g} (points "
-                      f"{np.flatnonzero(bad)[:5].tolist()}, balance {bal})")
