@@ -464,6 +464,7 @@ class _Elbow:
         self.act = (idx >= 0).astype(float)
         self.idxc = np.maximum(idx, 0)
         self.yslot = self.y[self.idxc] * self.act
+        self.qslot = self.qdiag[self.idxc] * self.act
         self._changed()
 
     def _changed(self) -> None:
@@ -516,7 +517,7 @@ class _Elbow:
         u = self.QF[:, i].copy()            # [y_i; Q_Fi], 0 on the free slots
         self.QF[k] = self.Q[i]
         self.idx[k], self.idxc[k], self.slot_of[i] = i, i, k
-        self.act[k], self.yslot[k] = 1.0, self.y[i]
+        self.act[k], self.yslot[k], self.qslot[k] = 1.0, self.y[i], self.qdiag[i]
         self.size += 1
         self.key ^= self._zob[i]
         self._changed()
@@ -537,7 +538,7 @@ class _Elbow:
     def remove(self, i: int) -> None:
         k = int(self.slot_of[i])
         self.idx[k], self.idxc[k], self.slot_of[i] = -1, 0, -1
-        self.act[k] = self.yslot[k] = 0.0
+        self.act[k] = self.yslot[k] = self.qslot[k] = 0.0
         self.QF[k] = 0.0
         self.holes.append(k)
         self.size -= 1
@@ -561,8 +562,7 @@ class _Elbow:
     def _tol(self, sol) -> float:
         """The residual allowed: 1e-12 of max|A| (a PSD Q's largest entry is on its
         diagonal) times the answer, as the library's polish."""
-        qmax = float(self.qdiag[self.idx[self.slots()]].max(initial=0.0))
-        return 1e-12 * max(1.0, qmax) * max(1.0, float(np.abs(sol).max()))
+        return 1e-12 * max(1.0, float(self.qslot.max())) * max(1.0, float(np.abs(sol).max()))
 
     def direction(self):
         """``(sol, dm)``: ``sol`` the solution of ``A [nu; d_F] = [0; -1]`` in slots (0 on
@@ -633,22 +633,26 @@ def _rank1(B: np.ndarray, v: np.ndarray, a: float) -> None:
     _dger(a, v, v, a=B.T, overwrite_a=True)
 
 
-def _direction(el: _Elbow, p: _Problem, theta, T: np.ndarray):
+def _direction(el: _Elbow, p: _Problem, theta, tight: np.ndarray):
     """The next segment's direction at a breakpoint: the direction QP over the elbow and the
-    tight points ``T`` (``min 1/2 d'Q_TT d + e'd``, ``y_T'd = 0``, ``d_i >= 0`` where theta is
-    0, ``<= 0`` where it is ``w_i``) by a primal-dual active-set iteration on ``el`` (its
-    free set, updated in place); when a set repeats, one change at a time. Only the points
-    at a bound have a condition to violate (a free point's sign, a held point's gradient
-    ``dm_i + 1``). ``(F, d_F, nu, dm)`` with ``dm`` the rates of the margins, ``Q_{:,F} d_F +
-    y nu``; nu None when nothing is free (no elbow)."""
-    for i in T[el.slot_of[T] < 0]:
+    tight points ``tight`` (off the elbow, on the margin: ``min 1/2 d'Q_TT d + e'd``,
+    ``y_T'd = 0``, ``d_i >= 0`` where theta is 0, ``<= 0`` where it is ``w_i``) by a
+    primal-dual active-set iteration on ``el`` (its free set, updated in place); when a set
+    repeats, one change at a time. Only the points at a bound have a condition to violate
+    (a free point's sign, a held point's gradient ``dm_i + 1``). ``(F, d_F, nu, dm)`` with
+    ``dm`` the rates of the margins, ``Q_{:,F} d_F + y nu``; nu None when nothing is free
+    (no elbow)."""
+    F0 = el.points()
+    th = theta[F0]
+    hi = th >= p.w[F0]
+    at = hi | (th <= 0.0)
+    Tb = np.concatenate([F0[at], tight])
+    side = np.where(np.concatenate([hi[at], theta[tight] >= p.w[tight]]), 1.0, -1.0)
+    for i in tight.tolist():
         el.add(i)
-    th = theta[T]
-    hi = th >= p.w[T]
-    bound = hi | (th <= 0.0)
-    Tb, side = T[bound], np.where(hi[bound], 1.0, -1.0)   # (+1: at w, d <= 0 there)
+    Tb, side = Tb.tolist(), side.tolist()   # (+1: at w, d <= 0 there; -1: at 0)
     seen, single = set(), False
-    for _ in range(20 * T.size + 50):
+    for _ in range(20 * (el.size + len(Tb)) + 50):
         if el.key in seen:
             if single:
                 raise _failed("the active set of a breakpoint cycles")
@@ -659,24 +663,24 @@ def _direction(el: _Elbow, p: _Problem, theta, T: np.ndarray):
         sol, dm = el.direction()
         S = el.slots()
         dF, nu = sol[S], float(sol[0])
-        if Tb.size == 0:
+        if not Tb:
             return el.idx[S], dF, nu, dm
-        slot = el.slot_of[Tb]
-        free = slot >= 0
-        grad = np.where(free, 0.0, dm[Tb] + 1.0)
+        slot = el.slot_of[Tb].tolist()
+        val = [sol[k] if k >= 0 else dm[i] + 1.0 for i, k in zip(Tb, slot)]
         tx = QP_TOL * max(1.0, float(np.abs(dF).max()))
-        tg = QP_TOL * max(1.0, abs(nu), float(np.abs(grad).max()))
-        viol = side * np.where(free, sol[slot] / tx, grad / tg)
-        bad = viol > 1.0
-        if not bad.any():
+        tg = QP_TOL * max([1.0, abs(nu)] + [abs(v) for v, k in zip(val, slot) if k < 0])
+        viol = [sd * v / (tx if k >= 0 else tg) for sd, v, k in zip(side, val, slot)]
+        bad = [j for j, v in enumerate(viol) if v > 1.0]
+        if not bad:
             return el.idx[S], dF, nu, dm
         if single:
-            bad = np.zeros(Tb.size, dtype=bool)
-            bad[int(np.argmax(viol))] = True
-        for i in Tb[bad & free]:
-            el.remove(i)
-        for i in Tb[bad & ~free]:
-            el.add(i)
+            bad = [int(np.argmax(viol))]
+        for j in bad:
+            if slot[j] >= 0:
+                el.remove(Tb[j])
+        for j in bad:
+            if slot[j] < 0:
+                el.add(Tb[j])
     raise _failed("the active set of a breakpoint does not settle")
 
 
@@ -710,7 +714,8 @@ class _Walk:
         """A bound on the round-off of ``Q theta`` as computed: eps sqrt(n) max|Q| sum
         theta."""
         if self._ro is None:
-            self._ro = _EPS * np.sqrt(len(self.theta)) * self.qscale * float(self.theta.sum())
+            self._sum = float(self.theta.sum())
+            self._ro = _EPS * np.sqrt(len(self.theta)) * self.qscale * self._sum
         return self._ro
 
     def slack(self) -> np.ndarray:
@@ -789,7 +794,7 @@ class _Walk:
         tol = 1e-7 * self.lam + 100 * self.roundoff()
         bad = self.out & (self.slack() < -tol)
         bad[F] = np.abs(self.m[F] - self.lam) > tol
-        bal = abs(float(self.p.y @ self.theta)) > 1e-9 * float(self.theta.sum())
+        bal = abs(float(self.p.y @ self.theta)) > 1e-9 * self._sum
         if bad.any() or bal:
             raise _failed(f"the optimality conditions fail at C={1 / self.lam:.6g} (points "
                           f"{np.flatnonzero(bad)[:5].tolist()}, balance {bal})")
@@ -861,8 +866,7 @@ def _follow(p: _Problem, lam_end: float, deadline=None):
             s.refresh()
         tight = s.tight()
         before = el.points()
-        T = np.concatenate([before, np.flatnonzero(tight)])
-        F, dF, nu, dm = _direction(el, p, s.theta, T)
+        F, dF, nu, dm = _direction(el, p, s.theta, np.flatnonzero(tight))
         events += s.settle(el, before, F)
         lam = s.lam
         if nu is None:   # no elbow: theta stays until the interval of theta_0 closes
