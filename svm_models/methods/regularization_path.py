@@ -512,7 +512,7 @@ class _Elbow:
 
     def add(self, i: int) -> None:
         if not self.holes:
-            self._alloc(self.B.shape[0] * 3 // 2 + 8, self.slots())
+            self._alloc(self.B.shape[0] * 9 // 8 + 8, self.slots())
         k = self.holes.pop()
         u = self.QF[:, i].copy()            # [y_i; Q_Fi], 0 on the free slots
         self.QF[k] = self.Q[i]
@@ -556,8 +556,9 @@ class _Elbow:
         s = self.B.shape[0]
         if not self.ok or self.size == 0:
             self.rebuild()
-        elif s > 32 and 3 * (self.size + 1) < 2 * s - 48:   # (a third of the slots free)
-            self._alloc((self.size + 1) * 5 // 4 + 8, self.slots())
+        elif len(self.holes) > s // 8 + 8:   # (the products run over every slot: packed
+            # again when an eighth is free, O(s l) once per s/8 events)
+            self._alloc((self.size + 1) * 17 // 16 + 8, self.slots())
 
     def _tol(self, sol) -> float:
         """The residual allowed: 1e-12 of max|A| (a PSD Q's largest entry is on its
