@@ -703,6 +703,7 @@ class _Walk:
         self.status = _status(theta, p.w, inE)
         self.sgn = np.where(self.status == 2, -1.0, 1.0)
         self.out = self.live & ~inE
+        self.nleft = int(np.count_nonzero(self.status == 2))
         self.qscale = float(np.abs(p.Q).max())
         self._ro = self._slack = None
         self.refresh()
@@ -743,11 +744,23 @@ class _Walk:
             if new != old:
                 events.append((self.lam, i, old, new))
                 self.status[i] = new
+                self.nleft += (new == 2) - (old == 2)
                 self.sgn[i] = -1.0 if new == 2 else 1.0
                 self.out[i] = new != 1 and self.live[i]
                 if self._slack is not None:
                     self._slack[i] = self.sgn[i] * (self.m[i] - self.lam)
         return events
+
+    def hard_margin(self) -> bool:
+        """The left set empty (no theta held at its bound w): the elbow's conditions
+        ``Q_FF theta_F + y_F theta_0 = lam``, ``y_F'theta_F = 0`` have no other right-hand
+        side than lam, so theta and theta_0 scaled by ``lam' / lam`` solve them at every
+        ``lam' < lam``, keep every bound (``0 <= theta <= w`` shrinks) and every margin off
+        the elbow (``m`` scales too, ``m_i >= lam`` stays): the rest of the path is ``theta
+        lam' / lam`` down to 0, the hard margin, with no event. Exact, where the solved
+        direction would place the round-off of ``theta + lam d = 0`` as events near lam = 0;
+        its KKT conditions are the breakpoint's, checked, scaled."""
+        return self.nleft == 0
 
     def next_event(self, F, dF, dm, tight):
         """``(t, hit)``: the decrease of lam to the next event (inf: none) and which points
@@ -876,7 +889,11 @@ def _follow(p: _Problem, lam_end: float, deadline=None):
             continue
         if k % ANCHOR_EVERY == 0:
             s.anchor(el)
-        t, hit = s.next_event(F, dF, dm, tight)
+        if s.hard_margin():   # (theta proportional to lam from here: no more event)
+            dF, nu = s.theta[F] / -lam, s.theta0 / -lam
+            t, hit = lam - lam_end, None
+        else:
+            t, hit = s.next_event(F, dF, dm, tight)
         if lam - t <= max(lam_end, END * segments[0].lam_hi):   # (the end; below END
             # of the start's lambda the events are the round-off of K(y theta) -> 0)
             t = lam - lam_end
