@@ -689,10 +689,10 @@ class _Walk:
     """The state of the path at lam: theta, theta_0, the margins ``m = Q theta + y theta_0``
     (moved with theta per event, recomputed every :data:`REFRESH` events) and each point's
     set (``status``: 0 right, 1 elbow, 2 left; ``sgn`` -1 on the left, +1 elsewhere, so that
-    the slack ``sgn (m - lam) >= 0`` is the condition of a point off the elbow; ``out``: the
-    points of positive weight off the elbow). The sets change only at the elbow's points,
-    so an event costs O(l) in a few vector operations plus O(l |F|) for the margins'
-    rates."""
+    the gap ``sgn (m - lam) >= 0`` is the condition of a point off the elbow; ``out``: the
+    points of positive weight off the elbow, the others' gap +inf). The sets change only at
+    the elbow's points, so an event costs O(l) in a few vector operations plus O(l |F|) for
+    the margins' rates."""
 
     def __init__(self, p: _Problem, theta, theta0, lam, E):
         self.p = p
@@ -705,12 +705,12 @@ class _Walk:
         self.out = self.live & ~inE
         self.nleft = int(np.count_nonzero(self.status == 2))
         self.qscale = float(np.abs(p.Q).max())
-        self._ro = self._slack = None
+        self._ro = self._gap = None
         self.refresh()
 
     def refresh(self) -> None:
         self.m = self.p.Q @ self.theta + self.p.y * self.theta0
-        self._slack = None
+        self._gap = None
 
     def roundoff(self) -> float:
         """A bound on the round-off of ``Q theta`` as computed: eps sqrt(n) max|Q| sum
@@ -720,15 +720,15 @@ class _Walk:
             self._ro = _EPS * np.sqrt(len(self.theta)) * self.qscale * self._sum
         return self._ro
 
-    def slack(self) -> np.ndarray:
-        if self._slack is None:
-            self._slack = self.sgn * (self.m - self.lam)
-        return self._slack
+    def gap(self) -> np.ndarray:
+        if self._gap is None:
+            self._gap = np.where(self.out, self.sgn * (self.m - self.lam), np.inf)
+        return self._gap
 
     def tight(self) -> np.ndarray:
         """The points off the elbow on the margin, or past it by the round-off the check
         allows."""
-        return self.out & (self.slack() <= TIGHT * self.lam + 10 * self.roundoff())
+        return np.flatnonzero(self.gap() <= TIGHT * self.lam + 10 * self.roundoff())
 
     def settle(self, el: _Elbow, before: np.ndarray, F: np.ndarray) -> list:
         """The sets after the elbow went from ``before`` to ``F`` (only their points
@@ -747,8 +747,9 @@ class _Walk:
                 self.nleft += (new == 2) - (old == 2)
                 self.sgn[i] = -1.0 if new == 2 else 1.0
                 self.out[i] = new != 1 and self.live[i]
-                if self._slack is not None:
-                    self._slack[i] = self.sgn[i] * (self.m[i] - self.lam)
+                if self._gap is not None:
+                    self._gap[i] = self.sgn[i] * (self.m[i] - self.lam) if self.out[i] \
+                        else np.inf
         return events
 
     def hard_margin(self) -> bool:
@@ -771,17 +772,15 @@ class _Walk:
         tF = np.full(F.size, np.inf)
         np.divide(th, -dF, out=tF, where=(dF < 0) & (th > 0))
         np.divide(w - th, dF, out=tF, where=(dF > 0) & (th < w))
-        # a point off the elbow reaches the margin: its slack falls to 0 at the rate
-        # q = -sgn (1 + dm)
-        q = dm + 1.0
-        q *= self.sgn
-        np.negative(q, out=q)
-        go = q > 0
-        go &= self.out
-        go &= ~tight
-        tO = np.divide(np.maximum(self.slack(), 0.0), q, out=np.full(q.size, np.inf), where=go)
+        # a point off the elbow (not tight) reaches the margin: its gap falls to 0 at the
+        # rate -r, r = sgn (1 + dm) < 0 (t = gap / -r, computed negated)
+        gap = np.maximum(self.gap(), 0.0)
+        gap[tight] = np.inf
+        r = dm + 1.0
+        r *= self.sgn
+        tO = np.divide(gap, r, out=np.full(r.size, -np.inf), where=r < 0)
         np.maximum(tF, 0.0, out=tF)
-        tmin = min(float(tF.min(initial=np.inf)), float(tO.min()))
+        tmin = min(float(tF.min(initial=np.inf)), -float(tO.max()))
         if not np.isfinite(tmin):
             return tmin, np.zeros(F.size, dtype=bool)
         return tmin, tF <= tmin * (1 + 1e-9) + 1e-15 * self.lam
@@ -800,16 +799,17 @@ class _Walk:
             target = np.where(theta[snap] < p.w[snap] / 2, 0.0, p.w[snap])
             self.m += (target - theta[snap]) @ p.Q[snap]
             theta[snap] = target
-        self._ro = self._slack = None
+        self._ro = self._gap = None
 
     def check(self, F) -> None:
         """The KKT conditions of the path's sets at lam (SolveFailedError when they
         fail)."""
         tol = 1e-7 * self.lam + 100 * self.roundoff()
-        bad = self.out & (self.slack() < -tol)
-        bad[F] = np.abs(self.m[F] - self.lam) > tol
         bal = abs(float(self.p.y @ self.theta)) > 1e-9 * self._sum
-        if bad.any() or bal:
+        if float(self.gap().min()) < -tol or bal or (
+                F.size and float(np.abs(self.m[F] - self.lam).max()) > tol):
+            bad = self.gap() < -tol
+            bad[F] = np.abs(self.m[F] - self.lam) > tol
             raise _failed(f"the optimality conditions fail at C={1 / self.lam:.6g} (points "
                           f"{np.flatnonzero(bad)[:5].tolist()}, balance {bal})")
 
@@ -822,7 +822,7 @@ class _Walk:
         self.lam = max(min(lam, self.lam), lam_end)
         self.m += p.y * (th0 - self.theta0)
         self.theta0 = th0
-        self._slack = None
+        self._gap = None
         return self.lam
 
     def anchor(self, el: _Elbow) -> None:
@@ -853,7 +853,7 @@ class _Walk:
         theta[E] = new
         self.m += h
         self.theta0 += float(x[0])
-        self._ro = self._slack = None
+        self._ro = self._gap = None
 
 
 def _follow(p: _Problem, lam_end: float, deadline=None):
@@ -880,7 +880,7 @@ def _follow(p: _Problem, lam_end: float, deadline=None):
             s.refresh()
         tight = s.tight()
         before = el.points()
-        F, dF, nu, dm = _direction(el, p, s.theta, np.flatnonzero(tight))
+        F, dF, nu, dm = _direction(el, p, s.theta, tight)
         events += s.settle(el, before, F)
         lam = s.lam
         if nu is None:   # no elbow: theta stays until the interval of theta_0 closes
