@@ -705,7 +705,8 @@ class _Walk:
         self.out = self.live & ~inE
         self.nleft = int(np.count_nonzero(self.status == 2))
         self.qscale = float(np.abs(p.Q).max())
-        self._ro = self._gap = None
+        self._ro = self._gap = self._tgap = None
+        self._left: list = []
         self.refresh()
 
     def refresh(self) -> None:
@@ -728,7 +729,8 @@ class _Walk:
     def tight(self) -> np.ndarray:
         """The points off the elbow on the margin, or past it by the round-off the check
         allows."""
-        return np.flatnonzero(self.gap() <= TIGHT * self.lam + 10 * self.roundoff())
+        self._tgap, self._left = self.gap(), []
+        return (self._tgap <= TIGHT * self.lam + 10 * self.roundoff()).nonzero()[0]
 
     def settle(self, el: _Elbow, before: np.ndarray, F: np.ndarray) -> list:
         """The sets after the elbow went from ``before`` to ``F`` (only their points
@@ -747,9 +749,10 @@ class _Walk:
                 self.nleft += (new == 2) - (old == 2)
                 self.sgn[i] = -1.0 if new == 2 else 1.0
                 self.out[i] = new != 1 and self.live[i]
-                if self._gap is not None:
-                    self._gap[i] = self.sgn[i] * (self.m[i] - self.lam) if self.out[i] \
-                        else np.inf
+                if self._gap is not None:   # (a point that left: its gap ~ 0, apart)
+                    self._gap[i] = np.inf
+                    if self.out[i]:
+                        self._left.append(i)
         return events
 
     def hard_margin(self) -> bool:
@@ -765,25 +768,42 @@ class _Walk:
 
     def next_event(self, F, dF, dm, tight):
         """``(t, hit)``: the decrease of lam to the next event (inf: none) and which points
-        of the elbow reach a bound there."""
+        of the elbow reach a bound there. Compared as rates (way / rate inverted: no
+        division by 0), the least time then computed as the quotient itself."""
+        # an elbow point: the way to the bound it moves to, at the rate |d| (at its bound
+        # pointing out within the direction QP's tolerance, or not moving: no event)
         th, w = self.theta[F], self.p.w[F]
-        # (an elbow point at its bound whose direction points out within the direction QP's
-        # tolerance stays there: no event)
-        tF = np.full(F.size, np.inf)
-        np.divide(th, -dF, out=tF, where=(dF < 0) & (th > 0))
-        np.divide(w - th, dF, out=tF, where=(dF > 0) & (th < w))
-        # a point off the elbow (not tight) reaches the margin: its gap falls to 0 at the
-        # rate -r, r = sgn (1 + dm) < 0 (t = gap / -r, computed negated)
-        gap = np.maximum(self.gap(), 0.0)
-        gap[tight] = np.inf
-        r = dm + 1.0
-        r *= self.sgn
-        tO = np.divide(gap, r, out=np.full(r.size, -np.inf), where=r < 0)
-        np.maximum(tF, 0.0, out=tF)
-        tmin = min(float(tF.min(initial=np.inf)), -float(tO.max()))
+        way = np.where(dF < 0, th, w - th)
+        way[way <= 0.0] = np.inf
+        adF = np.abs(dF)
+        tmin = np.inf
+        if F.size:
+            j = int((adF / way).argmax())
+            if adF[j] > 0 and way[j] < np.inf:
+                tmin = float(way[j] / adF[j])
+        # a point off the elbow, not tight: its gap falls to 0 at the rate -s, s = sgn (1 +
+        # dm) (< 0: towards the margin)
+        s = dm + 1.0
+        s *= self.sgn
+        gap = self._gap   # (changed in place: the step that follows recomputes it)
+        if gap is None or gap is not self._tgap:   # (re-anchored: any sign, as computed)
+            gap = np.maximum(self.gap(), 0.0)
+            gap[tight] = np.inf
+            tO = np.divide(gap, s, out=np.full(s.size, -np.inf), where=s < 0)
+            tmin = min(tmin, -float(tO.max()))
+        else:   # (positive but where just left the elbow: those apart)
+            gap[tight] = np.inf
+            for i in self._left:
+                if s[i] < 0:
+                    tmin = min(tmin, max(float(self.sgn[i] * (self.m[i] - self.lam)), 0.0)
+                               / -float(s[i]))
+            q = s / gap
+            k = int(q.argmin())
+            if q[k] < 0:
+                tmin = min(tmin, float(gap[k] / -s[k]))
         if not np.isfinite(tmin):
             return tmin, np.zeros(F.size, dtype=bool)
-        return tmin, tF <= tmin * (1 + 1e-9) + 1e-15 * self.lam
+        return tmin, way <= (tmin * (1 + 1e-9) + 1e-15 * self.lam) * adF
 
     def step(self, t, F, dF, nu, dm, hit) -> None:
         """Down by ``t`` in lambda along the segment, the points that hit a bound snapped
