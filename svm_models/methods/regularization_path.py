@@ -440,6 +440,7 @@ class _Elbow:
         # (a hash of the set F, for the direction QP's cycle test)
         self._zob = np.random.default_rng(0).integers(1, 2 ** 62, size=n).tolist()
         self.key = 0
+        self.log: list = []    # the points added or removed (since the breakpoint's start)
         self.size = 0
         self.ok = False        # B is the inverse (else: solved afresh)
         self._alloc(1, np.zeros(0, dtype=np.intp))
@@ -520,6 +521,7 @@ class _Elbow:
         self.act[k], self.yslot[k], self.qslot[k] = 1.0, self.y[i], self.qdiag[i]
         self.size += 1
         self.key ^= self._zob[i]
+        self.log.append(i)
         self._changed()
         if not self.ok:
             return self.rebuild()
@@ -543,6 +545,7 @@ class _Elbow:
         self.holes.append(k)
         self.size -= 1
         self.key ^= self._zob[i]
+        self.log.append(i)
         self._changed()
         if self.ok:
             c = self.B[:, k].copy()
@@ -634,7 +637,7 @@ def _rank1(B: np.ndarray, v: np.ndarray, a: float) -> None:
     _dger(a, v, v, a=B.T, overwrite_a=True)
 
 
-def _direction(el: _Elbow, p: _Problem, theta, tight: np.ndarray):
+def _direction(el: _Elbow, p: _Problem, theta, tight: np.ndarray, sgn: np.ndarray):
     """The next segment's direction at a breakpoint: the direction QP over the elbow and the
     tight points ``tight`` (off the elbow, on the margin: ``min 1/2 d'Q_TT d + e'd``,
     ``y_T'd = 0``, ``d_i >= 0`` where theta is 0, ``<= 0`` where it is ``w_i``) by a
@@ -642,16 +645,19 @@ def _direction(el: _Elbow, p: _Problem, theta, tight: np.ndarray):
     repeats, one change at a time. Only the points at a bound have a condition to violate
     (a free point's sign, a held point's gradient ``dm_i + 1``). ``(F, d_F, nu, dm)`` with
     ``dm`` the rates of the margins, ``Q_{:,F} d_F + y nu``; nu None when nothing is free
-    (no elbow)."""
+    (no elbow). ``sgn``: -1 where a point off the elbow is at w, +1 at 0."""
     F0 = el.points()
     th = theta[F0]
     hi = th >= p.w[F0]
     at = hi | (th <= 0.0)
-    Tb = np.concatenate([F0[at], tight])
-    side = np.where(np.concatenate([hi[at], theta[tight] >= p.w[tight]]), 1.0, -1.0)
+    Tb, side = [], []   # the points at a bound (+1: at w, d <= 0 there; -1: at 0)
+    if at.any():
+        Tb, side = F0[at].tolist(), np.where(hi[at], 1.0, -1.0).tolist()
+    Tb += tight.tolist()
+    side += (-sgn[tight]).tolist()
+    el.log = []
     for i in tight.tolist():
         el.add(i)
-    Tb, side = Tb.tolist(), side.tolist()   # (+1: at w, d <= 0 there; -1: at 0)
     seen, single = set(), False
     for _ in range(20 * (el.size + len(Tb)) + 50):
         if el.key in seen:
@@ -732,14 +738,11 @@ class _Walk:
         self._tgap, self._left = self.gap(), []
         return (self._tgap <= TIGHT * self.lam + 10 * self.roundoff()).nonzero()[0]
 
-    def settle(self, el: _Elbow, before: np.ndarray, F: np.ndarray) -> list:
-        """The sets after the elbow went from ``before`` to ``F`` (only their points
-        change): the changes as events ``(lam, point, old, new)``, in the order of the
-        points."""
-        moved = set(F[self.status[F] != 1].tolist()) | set(
-            before[el.slot_of[before] < 0].tolist())
+    def settle(self, el: _Elbow) -> list:
+        """The sets after the elbow changed (only the points it added or removed change):
+        the changes as events ``(lam, point, old, new)``, in the order of the points."""
         events = []
-        for i in sorted(moved):
+        for i in sorted(set(el.log)):
             old = int(self.status[i])
             new = 1 if el.slot_of[i] >= 0 else \
                 2 if self.theta[i] >= self.p.w[i] and self.live[i] else 0
@@ -899,9 +902,8 @@ def _follow(p: _Problem, lam_end: float, deadline=None):
         if k % REFRESH == 0:
             s.refresh()
         tight = s.tight()
-        before = el.points()
-        F, dF, nu, dm = _direction(el, p, s.theta, tight)
-        events += s.settle(el, before, F)
+        F, dF, nu, dm = _direction(el, p, s.theta, tight, s.sgn)
+        events += s.settle(el)
         lam = s.lam
         if nu is None:   # no elbow: theta stays until the interval of theta_0 closes
             th0 = s.theta0
