@@ -17,12 +17,18 @@ an event is an elbow theta reaching a bound or a point of L or R reaching the ma
 At a breakpoint the next segment's direction is the solution of the direction QP over the
 elbow and every point on the margin (the tight points: several at once, ties, a point
 entering and leaving): ``min 1/2 d'Q_TT d + e'd``, ``y_T'd = 0``, ``d_i >= 0`` at 0,
-``d_i <= 0`` at ``w_i`` -- solved by an active-set iteration on the library's free-system
-solver (:func:`~svm_models.postprocess._solve_free_system`: Cholesky of the free block,
-least squares where it is singular). Duplicated points (same x, same label) are merged into
-one point of the summed weight (their alphas split in proportion to their weights). Each
-breakpoint is re-anchored exactly on its sets and checked against the KKT conditions: the
-path is the optimum on each whole segment (the conditions are linear in lambda on it).
+``d_i <= 0`` at ``w_i`` -- solved by an active-set iteration on the elbow's bordered
+system, kept as its inverse and updated by a rank-one change per point that enters or
+leaves (:class:`_Elbow`; each answer checked by its residual, solved afresh by the library's
+free-system solver, :func:`~svm_models.postprocess._solve_free_system`, where the inverse
+loses it). The margins move with theta per event (one product with the elbow's rows of Q
+gives their rates and the direction's residual at once) and are recomputed every
+:data:`REFRESH` events. Once no theta is held at its bound w the rest of the path is theta
+scaled with lambda down to the hard margin, with no event. Duplicated points (same x, same
+label) are merged into one point of the summed weight (their alphas split in proportion to
+their weights). Every :data:`ANCHOR_EVERY` events a breakpoint is re-anchored exactly on its
+sets, and every breakpoint is checked against the KKT conditions: the path is the optimum
+on each whole segment (the conditions are linear in lambda on it).
 
 :meth:`RegularizationPath.at` gives the library's :class:`~svm_models.solution.Solution` at
 any C, read by the formulation's own extractor and certified as every answer of
