@@ -35,34 +35,33 @@ def _fit(X, y, **kw):
         return sm.fit(X, y, **kw)
 
 
-def test_a_dual_no_backend_solves_is_answered_by_its_primal():
+def test_a_dual_of_a_feature_x1e6_is_answered_in_its_own_form():
     """Seed 108: four points, linear kernel, a feature x1e6 (values 7.8e9), C = 83. The dual's
-    Hessian has a condition number of 1e12: PIQP stops at its iteration limit on both of its
-    quadratic forms (as Clarabel, Gurobi, Ipopt and libsvm fail on it). ``fit`` then solves
-    the primal, whose classifier (w, b) is certified by brute force and agrees with HiGHS's
-    and ipm's primal optimum."""
+    Hessian has a condition number of 1e12: PIQP's alpha (as Clarabel's, Gurobi's, Ipopt's)
+    is too rough for the stationarity w = X'(y alpha) of the large feature, and ``fit`` used
+    to answer it only by solving the primal instead. The solver's active set with the
+    stationarity, the balance and the free margins solved together, every feature scaled by
+    its power of two (``postprocess.linear_kkt_point``), now certifies the dual's answer in
+    its own form (the factor form: the dense form's 4 x 4 Hessian stops PIQP at its
+    iteration limit): the classifier (w, b) is certified by brute force and agrees with
+    HiGHS's and ipm's primal optimum; ``solve`` on that model answers it too."""
     require("piqp"), require("highs")
     ag, X, y, params, K, yy, Phi = _problem(108)
     sol = _fit(X, y, formulation="soft_l1_dual", solver="piqp", time_limit=30, **params)
-    assert sol.status == "optimal" and sol.formulation == "soft_l1_primal"
-    assert sol.extra["retry_formulation"].startswith("soft_l1_dual failed (")
-    assert sol.extra["retry_formulation"].endswith("solved as its other form soft_l1_primal")
+    assert sol.status == "optimal" and sol.formulation == "soft_l1_dual"
+    assert sol.fallback is None or sol.fallback["kind"] == "quad_form"
     cert = ag.certificate(sol, K, yy, params["C"], Phi)
     assert abs(cert["gap"]) <= 1e-6 and cert["box"] <= 1e-6 and cert["balance"] <= 1e-6
     for other in ("highs", "ipm"):
         ref = _fit(X, y, formulation="soft_l1_primal", solver=other, **params)
         assert ref.objective == pytest.approx(sol.objective, rel=1e-6)
         np.testing.assert_array_equal(ref.predict(X), sol.predict(X))
-    # the model the user holds is never swapped: solve() on the dual refuses, typed
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", sm.BadScaleWarning)
-        model = sm.build("soft_l1_dual", X, y, **params)
-    with pytest.raises(sm.SolveFailedError):
-        sm.solve(model, solver="piqp", time_limit=30)
-    # nor is a form the user fixed
-    with pytest.raises(sm.SolveFailedError):
-        _fit(X, y, formulation="soft_l1_dual", solver="piqp", quad_form="factor",
-             time_limit=30, **params)
+        model = sm.build("soft_l1_dual", X, y, quad_form="factor", **params)
+    again = sm.solve(model, solver="piqp", time_limit=30)
+    assert again.formulation == "soft_l1_dual"
+    assert again.objective == pytest.approx(sol.objective, rel=1e-9)
 
 
 def test_the_linear_primal_counts_the_round_off_of_its_own_products():

@@ -477,10 +477,17 @@ def test_polish_linear_primal_solves_w_and_b_on_the_margin_rows():
     on0, held0 = margin_sets(svm, SOFT_L1, w_off, b_off, C, 0.0)
     assert not on0.any() and held0.sum() == 2   # (1 + 1e-7 and 1 + 5e-7: beyond, alpha 0)
     assert polish_linear_primal(svm, SOFT_L1, on0, held0, C) is None
-    # one margin row only (+1 at 1 on its margin, -1 at -1 beyond it): rank 1 < d + 1 = 2
+    # one margin row only (+1 at 1 on its margin, -1 at -1 beyond it): rank 1 < d + 1 = 2,
+    # the margin rows do not determine (w, b); with stationarity and balance they do
+    # (linear_kkt_point): held -0.5 and 0.5 at C, 1 free, y'alpha = a_1 + C - C = 0 gives
+    # a_1 = 0, w = a_1 - C/2 - C/2 = -C, b = 1 - w -- that set's KKT point, not the optimum
     on1, held1 = margin_sets(svm, SOFT_L1, np.array([sign * 1.5]), sign * -0.5, C, 1e-5)
     assert on1.sum() == 1
-    assert polish_linear_primal(svm, SOFT_L1, on1, held1, C) is None
+    a1, w1, b1 = polish_linear_primal(svm, SOFT_L1, on1, held1, C)
+    np.testing.assert_allclose(a1, [0.0, 0.0, C, C, 0.0, 0.0], rtol=1e-15, atol=0)
+    assert w1[0] == pytest.approx(sign * -C, rel=1e-15)
+    assert b1 == pytest.approx(sign * (1.0 + C), rel=1e-15)
+    assert margin_certificate(svm, SOFT_L1, a1, b1, C, w1)["worst"] > 0.1
     # a held point is never free, whatever ``on`` says (alpha's set: held wins)
     alpha2, w2, b2 = polish_linear_primal(svm, SOFT_L1, on | held, held, C)
     np.testing.assert_allclose(alpha2, alpha, rtol=1e-15, atol=0)
