@@ -684,3 +684,44 @@ def test_alpha_of_the_2_norm_is_c_times_the_slack():
     got = recover_alpha(np.array([1.0, -1.0, 1.0]), SOFT_L2, np.zeros((1, 3)), np.zeros(1),
                         np.ones(3, dtype=bool), xi, 2.0, 1e-9)
     np.testing.assert_array_equal(got, [1.0, 0.0, 0.5])
+
+
+def _three_points_a_feature_of_1e8():
+    """Random problem 21 of ``benchmarks/random_problems.py`` cut down to three points and two
+    features (0.01 beside 1e8), C = 0.0035, linear kernel -- and its optimum by hand. Point 1
+    (+1) is held at C (the balance leaves the two -1 points ``alpha_2 + alpha_3 = C``), so
+    ``w = u + t v`` with ``u = C (x_1 - x_3)``, ``v = x_3 - x_2``, ``t = alpha_2``: the least
+    ``|w|^2`` over t is ``(u x v)^2 / |v|^2`` (a 2-D cross product, no cancellation), at
+    ``t = -u.v / |v|^2`` = 0.715 C, inside [0, C]; the optimum is ``2C - |w|^2 / 2``."""
+    X = np.array([[-0.0022, 1.2e7], [0.0123, -4.7e7], [-0.0041, 1.6e8]])
+    y = np.array([1, -1, -1])
+    C = 0.0035
+    u, v = C * (X[0] - X[2]), X[2] - X[1]
+    t = -(u @ v) / (v @ v)
+    assert 0.0 < t < C
+    ww = (u[0] * v[1] - u[1] * v[0]) ** 2 / (v @ v)
+    return X, y, C, 2.0 * C - 0.5 * ww, ww
+
+
+@pytest.mark.parametrize("solver", ["clarabel", "ipm", "ipopt", "gurobi"])
+def test_linear_kkt_point_answers_a_feature_of_1e8_beside_one_of_0_01(solver):
+    """The three points above, the dual (dense form, as built for three points) on each
+    backend. Every backend's alpha missed the stationarity ``w = X'(y alpha)`` of the 1e8
+    feature (its terms 1e6, w's component 1e-15) and the answer was refused on all of them;
+    the free point's margin row alone does not determine (w, b) (one row, d + 1 = 3
+    unknowns). Solved with the stationarity and the balance (``linear_kkt_point``) the
+    classifier is certified, at the optimum worked out by hand."""
+    import warnings
+
+    import svm_models as sm
+    from conftest import require
+
+    require(solver)
+    X, y, C, best, ww = _three_points_a_feature_of_1e8()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", sm.BadScaleWarning)
+        sol = sm.solve(sm.build("soft_l1_dual", X, y, C=C, kernel="linear"), solver)
+    assert sol.status == "optimal"
+    assert sol.objective == pytest.approx(best, rel=1e-12)
+    assert float(sol.w @ sol.w) == pytest.approx(ww, rel=1e-6)
+    assert sol.classifier_certificate["worst"] <= 1e-12
