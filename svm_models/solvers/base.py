@@ -95,6 +95,16 @@ class Deadline:
         what = "the default time limit" if self.default else "the time limit"
         return f"{what} of {self.limit:g} s"
 
+    def share(self, fraction: float) -> "Deadline":
+        """A deadline for one stage of this call: the same limit as the user reads it, ending
+        after ``fraction`` of the time left (this one itself without a limit)."""
+        if self.limit is None:
+            return self
+        out = Deadline(self.limit, default=self.default)
+        out.start = self.start
+        out.end = min(self.end, time.monotonic() + fraction * self.left())
+        return out
+
     def __reduce__(self):
         return (_resumed, (self.left(), self.default))
 
