@@ -176,7 +176,8 @@ def solve(model, solver: str = "auto", *, raise_on_failure: bool = True, _state=
     classic SVMs: the certificate of exactly the classifier returned) is numerical trouble
     too. Either is tried once more with the formulation's exact scaling the other way round
     (``scaling=``, on the fast path), and a dense kernel block once more scaled diagonally
-    (``scaling="diagonal"``); if that fails as well, the error (or, with
+    (``scaling="diagonal"``), then -- a classic dual's -- centred and scaled diagonally
+    (``scaling="centred"``: ``H K H``, the same problem on ``y'a = 0``); if that fails as well, the error (or, with
     ``raise_on_failure=False``, the Solution with status ``numerical_error``, its values
     kept) names what was tried and the backends that take the problem class.
 
@@ -320,14 +321,17 @@ def _attempts(svm, opts: SolverOptions, structured: bool = False):
     """The ways to solve: as asked, then (a failure or a refused certificate) with the
     formulation's exact scaling the other way round (applied when it was not, left out when
     it was), then -- a dense kernel block -- scaled diagonally (each alpha_i by the power of
-    two nearest 1/sqrt(K_ii)) -- on the fast path, where the scaling applies; not for a
-    ``structured`` backend (libsvm scales the structure itself)."""
+    two nearest 1/sqrt(K_ii)), then -- a classic dual's dense block -- centred and scaled
+    diagonally (:func:`~svm_models.model.scaling.centred`) -- on the fast path, where the
+    scaling applies; not for a ``structured`` backend (libsvm scales the structure itself)."""
     yield {}
     if svm.record.scaling is not None and opts.path != "general" and not structured:
         if opts.scaling != "diagonal":
             yield {"scaling": "off" if opts.scaling in ("on", "auto") else "on"}
         if opts.scaling != "diagonal" and _has_dense_block(svm):
             yield {"scaling": "diagonal"}
+        if opts.scaling != "centred" and _has_dense_block(svm) and svm.record.structure:
+            yield {"scaling": "centred"}
 
 
 def _has_dense_block(svm) -> bool:
