@@ -8,6 +8,7 @@ certificate there, recomputed at the classifier returned (w and b for the linear
 """
 
 import math
+import time
 import warnings
 
 import numpy as np
@@ -187,18 +188,19 @@ def _five_points_features_7e3_and_3e6():
 
 
 def test_scip_s_dual_out_of_its_share_of_time_is_answered_by_the_primal():
-    """SCIP spends any time limit on the dual of these five points (3 s: time_limit), and
+    """SCIP spends any time limit on the dual of these five points (time_limit), and
     used to spend all of it, leaving ``fit`` nothing to try; it solves their primal in 0.2
     s. ``fit`` gives the first form half of the time left when an exact other form can
     follow (``api.FIRST_FORM_SHARE``), then the other form the rest: answered within the
     limit, said as a fallback, at Clarabel's and ipm's optimum."""
     require("scip")
     X, y, C = _five_points_features_7e3_and_3e6()
+    t0 = time.perf_counter()
     sol = _fit(X, y, formulation="soft_l1_dual", solver="scip", C=C, kernel="linear",
-               time_limit=3)
+               time_limit=4)
+    assert time.perf_counter() - t0 < 4 * 1.2 + 1   # (the deadline's promise)
     assert sol.status == "optimal" and sol.formulation == "soft_l1_primal"
     assert sol.fallback["kind"] == "formulation" and sol.fallback["reason"] == "time_limit"
-    assert sol.time < 3
     for other in ("clarabel", "ipm"):
         ref = _fit(X, y, formulation="soft_l1_dual", solver=other, C=C, kernel="linear")
         assert ref.objective == pytest.approx(sol.objective, rel=1e-8)
