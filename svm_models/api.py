@@ -177,9 +177,10 @@ def solve(model, solver: str = "auto", *, raise_on_failure: bool = True, _state=
     too. Either is tried once more with the formulation's exact scaling the other way round
     (``scaling=``, on the fast path), and a dense kernel block once more scaled diagonally
     (``scaling="diagonal"``), then -- a classic dual's -- centred and scaled diagonally
-    (``scaling="centred"``: ``H K H``, the same problem on ``y'a = 0``); if that fails as well, the error (or, with
-    ``raise_on_failure=False``, the Solution with status ``numerical_error``, its values
-    kept) names what was tried and the backends that take the problem class.
+    (``scaling="centred"``: ``H K H``, the same problem on ``y'a = 0``); if that fails as
+    well, the error (or, with ``raise_on_failure=False``, the Solution with status
+    ``numerical_error``, its values kept) names what was tried and the backends that take
+    the problem class.
 
     A mixed-integer formulation (``formulations/mip.md``) stopped by its time limit with an
     incumbent returns that incumbent, status ``time_limit`` (never ``optimal``), its gap in
@@ -597,7 +598,7 @@ def _fit_within(X, y, f, solver: str, params: dict, solve_kw: dict, opts: Solver
     model = build(formulation, X, y, **params)
     first_error = None
     structured = str(solver).lower() != "auto" and backend(solver).structured is not None
-    first_kw = _first_share(model, f, params, solve_kw, structured)
+    first_kw = _first_share(model, f, params, solve_kw, structured or str(solver).lower() == "auto")
     try:
         first = solve(model, solver, raise_on_failure=raise_on_failure, **first_kw)
         if first.status is Status.optimal:
@@ -639,14 +640,15 @@ def _fit_within(X, y, f, solver: str, params: dict, solve_kw: dict, opts: Solver
 FIRST_FORM_SHARE = 0.5
 
 
-def _first_share(model, f, params: dict, solve_kw: dict, structured: bool) -> dict:
+def _first_share(model, f, params: dict, solve_kw: dict, keep: bool) -> dict:
     """``solve_kw`` for the first solve of :func:`fit`: where the other form of a classic SVM
     is a fallback (a kernel with exact features), a deadline that ends after
     :data:`FIRST_FORM_SHARE` of the time left, so that the other form has the rest -- SCIP
     spent the whole default limit on the 1-norm dual of 5 points with a feature of 3e6
-    (random problem 186), whose primal it solves in 0.2 s; else ``solve_kw`` itself."""
+    (random problem 186), whose primal it solves in 0.2 s; else (or ``keep``: libsvm, or
+    ``solver="auto"``, which tries its next backend itself) ``solve_kw`` itself."""
     deadline = solve_kw.get("deadline")
-    if structured or deadline is None or deadline.limit is None:
+    if keep or deadline is None or deadline.limit is None:
         return solve_kw
     if not any(key == "retry_formulation"
                for *_, key, _ in _fallbacks(model, f, params, Status.numerical_error, "auto")):
