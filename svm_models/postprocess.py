@@ -627,7 +627,8 @@ def linear_kkt_point(X: np.ndarray, y: np.ndarray, F: np.ndarray, held: np.ndarr
     sig = np.where(top > 0, np.exp2(np.round(np.log2(np.where(top > 0, top, 1.0)))), 1.0)
     Xs = X / sig
     a = np.zeros(l)
-    a[held] = C if np.ndim(C) == 0 else np.asarray(C)[held]
+    if held.any():   # (never for the hard margin: C None)
+        a[held] = C if np.ndim(C) == 0 else np.asarray(C)[held]
     f = F.size
     A = np.zeros((d + 1 + f, d + 1 + f))
     r = np.zeros(d + 1 + f)
