@@ -720,7 +720,8 @@ def test_linear_kkt_point_answers_a_feature_of_1e8_beside_one_of_0_01(solver):
     X, y, C, best, ww = _three_points_a_feature_of_1e8()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", sm.BadScaleWarning)
-        sol = sm.solve(sm.build("soft_l1_dual", X, y, C=C, kernel="linear"), solver)
+        sol = sm.solve(sm.build("soft_l1_dual", X, y, C=C, kernel="linear"), solver,
+                       time_limit=30)   # (not the default 7.5 s: a loaded machine)
     assert sol.status == "optimal"
     assert sol.objective == pytest.approx(best, rel=1e-12)
     assert float(sol.w @ sol.w) == pytest.approx(ww, rel=1e-6)
