@@ -18,6 +18,10 @@ order one and the box is ``[0, sC] >= [0, 1]`` -- at small C every ``alpha = C b
 :data:`~svm_models.tolerances.SCALE_DEAD_BAND` of one the problem is already of order one and
 is left as it is (no copy of its matrices).
 
+A classic dual's dense kernel block may also be centred (:func:`centred`): ``H K H`` in place
+of ``K``, the same objective wherever ``y'a = 0`` -- a row of every classic dual -- so the same
+problem, its entries the size of the differences that decide the optimum.
+
 Bounds far above the scale of the scaled problem (a 1-norm box at C = 1e15) are a numerical
 hazard for an interior-point method; :func:`proxy_bounds` replaces them by a moderate bound,
 and :func:`proxy_inactive` checks afterwards that the answer stays well inside it -- the
