@@ -4,10 +4,13 @@
 #   make setup    venv + editable install with all extras + Ipopt (cyipopt + PyNumero)
 #   make demo     run the demo
 #   make test     run the test suite (PYTEST_ARGS=-q by default) on PYTEST_JOBS processes
-#                 (pytest-xdist; 2 by default, 0: in this process)
+#                 (pytest-xdist; 2 by default, 0: in this process); the hand-outs' runs
+#                 (marker book) are make docs'
+
 #   make fuzz     the property-based tests with many more examples (SVM_MODELS_FUZZ=1)
 #   make test-perturbed  the whole suite on data perturbed at the 1e-12 level
 #   make docs     build the book into docs/_build/html (every page executed, warnings as errors)
+#                 and run every hand-out notebook as a reader does (tests/test_book.py -m book)
 #   make check-docs  open every page of the built book in headless Chromium and check it; with
 #                 no Chromium it fails, unless CHECK_DOCS_ARGS=--allow-skip (or the environment
 #                 variable SVM_MODELS_CHECK_DOCS_ALLOW_SKIP=1) says to skip
@@ -65,8 +68,8 @@ demo: setup
 # pytest exits 5 when it collects no tests: that is a failure too, said plainly.
 PYTEST_XDIST := $(if $(filter-out 0,$(PYTEST_JOBS)),-n $(PYTEST_JOBS) --dist loadgroup)
 test: setup
-	@echo "$(VENV_PY) -m pytest $(PYTEST_XDIST) $(PYTEST_ARGS)"; \
-	rc=0; $(VENV_PY) -m pytest $(PYTEST_XDIST) $(PYTEST_ARGS) || rc=$$?; \
+	@echo "$(VENV_PY) -m pytest $(PYTEST_XDIST) -m 'not book' $(PYTEST_ARGS)"; \
+	rc=0; $(VENV_PY) -m pytest $(PYTEST_XDIST) -m 'not book' $(PYTEST_ARGS) || rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "make test: pytest collected no tests (exit 5): failing" >&2; fi; \
 	exit $$rc
 
@@ -83,11 +86,15 @@ test-perturbed: setup
 
 # The book: pages generated from formulations/ and examples/ (docs/book.py), every notebook
 # executed during the build, warnings as errors, no network (the catalogue's backend columns
-# first written from the backend table: docs/backend_columns.py). DOCS_JOBS: parallel readers.
+# first written from the backend table: docs/backend_columns.py); then every hand-out notebook
+# run as a reader runs it, in a fresh kernel in its own folder (tests/test_book.py's book
+# marker: the book's own check, a second run of the same cells in another folder, minutes on
+# two cores -- kept out of make test). DOCS_JOBS: parallel readers.
 DOCS_JOBS ?= 2
 docs: setup
 	$(VENV_PY) docs/backend_columns.py
 	$(VENV)/bin/sphinx-build -W --keep-going -q -j $(DOCS_JOBS) -b html docs docs/_build/html -d docs/_build/doctrees
+	$(VENV_PY) -m pytest -q -p no:cacheprovider -m book tests/test_book.py
 	@echo "make docs: docs/_build/html/index.html"
 
 # docs/check_site.py: no Chromium is a failure unless CHECK_DOCS_ARGS=--allow-skip

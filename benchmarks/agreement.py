@@ -29,6 +29,7 @@ writes ``benchmarks/agreement_results.json``. The same generator feeds ``make fu
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import math
 import os
@@ -208,6 +209,16 @@ def certificate(sol, K, yy, C, X=None, family: str = "soft_l1") -> dict:
             "hard_violation": hard_violation}
 
 
+@functools.lru_cache(maxsize=4)
+def _reference_of(seed: int, max_points: int, hard: bool):
+    """:func:`libsvm_reference` of problem ``seed`` (at C = 1 for a ``hard`` margin; computed
+    once per process: every backend is compared with the same reference, and libsvm at tol
+    1e-10 can take 25 s on one)."""
+    p = valid_problem(seed, max_points)
+    params = {k: v for k, v in p["params"].items() if not (hard and k == "C")}
+    return libsvm_reference(p["X"], p["y"], {"C": 1.0, **params})
+
+
 def run_one(seed: int, solver: str, time_limit: float, max_points: int = 120,
             formulation: str = "soft_l1_dual") -> dict:
     """One problem on one backend. ``formulation``: any classic SVM; libsvm's optimum is the
@@ -224,7 +235,7 @@ def run_one(seed: int, solver: str, time_limit: float, max_points: int = 120,
            "l": len(y), **{k: (v if not isinstance(v, float) or math.isfinite(v) else "inf")
                            for k, v in params.items()}}
     try:
-        ref_a, ref_dual, K, yy, Phi, ref_gap = libsvm_reference(X, y, {"C": 1.0, **params})
+        ref_a, ref_dual, K, yy, Phi, ref_gap = _reference_of(seed, max_points, family == "hard")
     except Exception as exc:    # noqa: BLE001  (no reference: not counted)
         out["outcome"] = f"no reference: {type(exc).__name__}"
         return out

@@ -178,9 +178,11 @@ def solve(model, solver: str = "auto", *, raise_on_failure: bool = True, _state=
     classic SVMs: the certificate of exactly the classifier returned) is numerical trouble
     too. Either is tried once more with the formulation's exact scaling the other way round
     (``scaling=``, on the fast path), and a dense kernel block once more scaled diagonally
-    (``scaling="diagonal"``); if that fails as well, the error (or, with
-    ``raise_on_failure=False``, the Solution with status ``numerical_error``, its values
-    kept) names what was tried and the backends that take the problem class.
+    (``scaling="diagonal"``), then -- a classic dual's -- centred and scaled diagonally
+    (``scaling="centred"``: ``H K H``, the same problem on ``y'a = 0``); if that fails as
+    well, the error (or, with ``raise_on_failure=False``, the Solution with status
+    ``numerical_error``, its values kept) names what was tried and the backends that take
+    the problem class.
 
     A mixed-integer formulation (``formulations/mip.md``) stopped by its time limit with an
     incumbent returns that incumbent, status ``time_limit`` (never ``optimal``), its gap in
@@ -331,14 +333,17 @@ def _attempts(svm, opts: SolverOptions, structured: bool = False):
     """The ways to solve: as asked, then (a failure or a refused certificate) with the
     formulation's exact scaling the other way round (applied when it was not, left out when
     it was), then -- a dense kernel block -- scaled diagonally (each alpha_i by the power of
-    two nearest 1/sqrt(K_ii)) -- on the fast path, where the scaling applies; not for a
-    ``structured`` backend (libsvm scales the structure itself)."""
+    two nearest 1/sqrt(K_ii)), then -- a classic dual's dense block -- centred and scaled
+    diagonally (:func:`~svm_models.model.scaling.centred`) -- on the fast path, where the
+    scaling applies; not for a ``structured`` backend (libsvm scales the structure itself)."""
     yield {}
     if svm.record.scaling is not None and opts.path != "general" and not structured:
         if opts.scaling != "diagonal":
             yield {"scaling": "off" if opts.scaling in ("on", "auto") else "on"}
         if opts.scaling != "diagonal" and _has_dense_block(svm):
             yield {"scaling": "diagonal"}
+        if opts.scaling != "centred" and _has_dense_block(svm) and svm.record.structure:
+            yield {"scaling": "centred"}
 
 
 def _has_dense_block(svm) -> bool:
@@ -402,29 +407,25 @@ def _describe_attempt(info, attempt: dict, why) -> str:
     return f"{info.solver} {how}{scaled}: {end}"
 
 
-#: the continuous backends a warm start's convex SVM is solved with, the first installed
-#: that takes its problem class (never the mixed-integer backend itself)
-WARM_START_BACKENDS = ("clarabel", "piqp", "highs")
-
-
 def _warm_starter(svm, f, opts: SolverOptions):
     """The family's ``warm_start`` hook bound to this solve (None: the family has none), as
     the callable :func:`~svm_models.solvers.solve_model` calls when the plugin takes a start:
-    its convex SVM is fitted by the first of :data:`WARM_START_BACKENDS` installed that takes
-    it, within the solve's time limit."""
-    from .solvers.table import available
+    its convex SVM is fitted by the first installed backend of
+    :func:`~svm_models.solvers.local_choice` for its problem class (auto's order, never a
+    global solver: never the mixed-integer backend itself), within the solve's time limit."""
+    from .solvers.table import local_choice
 
     if not f.has("warm_start"):
         return None
 
     def fit_convex(name, X, y, **params):
         pclass = lookup(name).problem_class
-        for n in WARM_START_BACKENDS:
-            if backend(n).takes(pclass) and available(n):
-                return fit(X, y, name, solver=n, time_limit=opts.time_limit,
-                           deadline=opts.deadline, **params)
-        raise SolverError(f"no continuous backend installed takes the {pclass} {name} "
-                          f"(one of {', '.join(WARM_START_BACKENDS)})")
+        names = local_choice(pclass)
+        if not names:
+            raise SolverError(f"no continuous backend installed takes the {pclass} {name} "
+                              "(see svm_models.solvers())")
+        return fit(X, y, name, solver=names[0], time_limit=opts.time_limit,
+                   deadline=opts.deadline, **params)
 
     return lambda: f.warm_start(svm, fit_convex)
 
@@ -571,7 +572,10 @@ def fit(X, y, formulation: str = "soft_l1_dual", solver: str = "auto", **params)
     (:func:`_fallbacks`): the other quadratic form (dense or factor) of a form ``auto`` chose
     (``Solution.fallback``), then -- a classic SVM on a kernel with exact features
     (linear, or a poly kernel's monomials) -- its other form, primal for dual or dual for
-    primal (``Solution.fallback``; the Solution names the formulation solved).
+    primal (``Solution.fallback``; the Solution names the formulation solved) -- first, for
+    the linear kernel on features of scales spread beyond :data:`FEATURE_SPREAD`. Where
+    that other form can follow, the first build gets half of the time left
+    (:data:`FIRST_FORM_SHARE`); out of its share, the other form gets the rest.
     A fallback that solves is a :class:`~svm_models.errors.FallbackWarning` and the
     Solution's ``fallback`` field (kind, asked, solved, reason). If all fail, the error
     names each."""
@@ -606,16 +610,21 @@ def _fit_within(X, y, f, solver: str, params: dict, solve_kw: dict, opts: Solver
             warnings.simplefilter("ignore", BadScaleWarning)
         model = build(formulation, X, y, **params)
     first_error = None
+    structured = str(solver).lower() != "auto" and backend(solver).structured is not None
+    first_kw = _first_share(model, f, params, solve_kw, structured or str(solver).lower() == "auto")
     try:
         first = solve(model, solver, raise_on_failure=raise_on_failure, _tried=ended,
-                      **solve_kw)
+                      **first_kw)
         if first.status is Status.optimal:
             return _with_model(first, formulation, params, model)
         status = first.status
     except SolveFailedError as exc:
         first, first_error, status = None, exc, exc.status
-    structured = str(solver).lower() != "auto" and backend(solver).structured is not None
     fallbacks = [] if structured else _fallbacks(model, f, params, status, solver)
+    if status is Status.time_limit and first_kw is not solve_kw and not opts.expired():
+        # its share spent, not the call's time: the other form, in the rest
+        fallbacks = [fb for fb in _fallbacks(model, f, params, Status.numerical_error, solver)
+                     if fb[2] == "retry_formulation"]
     failures = []
     for name, again_params, key, said in fallbacks:
         if opts.expired():
@@ -797,6 +806,27 @@ def _with_model(sol, name: str, params: dict, model):
     return keep_model(sol, KeptModel(recipe=(_model_of, (name, svm.data, params, x))))
 
 
+#: the share of the time left that the first form gets where ``fit`` has an exact other
+#: form to try after it (:func:`_first_share`)
+FIRST_FORM_SHARE = 0.5
+
+
+def _first_share(model, f, params: dict, solve_kw: dict, keep: bool) -> dict:
+    """``solve_kw`` for the first solve of :func:`fit`: where the other form of a classic SVM
+    is a fallback (a kernel with exact features), a deadline that ends after
+    :data:`FIRST_FORM_SHARE` of the time left, so that the other form has the rest -- SCIP
+    spent the whole default limit on the 1-norm dual of 5 points with a feature of 3e6
+    (random problem 186), whose primal it solves in 0.2 s; else (or ``keep``: libsvm, or
+    ``solver="auto"``, which tries its next backend itself) ``solve_kw`` itself."""
+    deadline = solve_kw.get("deadline")
+    if keep or deadline is None or deadline.limit is None:
+        return solve_kw
+    if not any(key == "retry_formulation"
+               for *_, key, _ in _fallbacks(model, f, params, Status.numerical_error, "auto")):
+        return solve_kw
+    return {**solve_kw, "deadline": deadline.share(FIRST_FORM_SHARE)}
+
+
 def _fell_back(sol, model, f, key: str, status, said: str, params: dict) -> Solution:
     """The Solution of a fallback that solved, saying so three ways: a
     :class:`~svm_models.errors.FallbackWarning`, the declared ``Solution.fallback`` (its
@@ -875,7 +905,13 @@ def _fallbacks(model, f, params: dict, status, solver: str) -> list[tuple]:
       strong duality. On a feature x1e6 of a linear kernel (entries 1e19) the dual's
       Hessian has a condition number of 1e12 and every backend failed on it, where the
       primal (identity Hessian, rows that the backends equilibrate) was solved and certified
-      through the primal's own w."""
+      through the primal's own w.
+
+    For the linear kernel on features whose scales differ by more than
+    :data:`FEATURE_SPREAD` the other form comes first: its dual's other quadratic form is the
+    dense ``XX'``, which squares that spread (which no one scale of the kernel undoes; SCIP
+    spent the time left building the dense objective of random problem 85, 87 points, a
+    feature of 8e7 beside one of 1, whose primal it solves in 0.7 s)."""
     from .kernels import exact_factor_dim
 
     if status not in (Status.numerical_error, Status.iteration_limit, Status.error):
@@ -895,7 +931,22 @@ def _fallbacks(model, f, params: dict, status, solver: str) -> list[tuple]:
         again = params_for_backend(name, solver, {k: v for k, v in params.items()
                                                   if k in partner.params})
         out.append((name, again, "retry_formulation", f"as its other form {name}"))
+    if svm.kernel.is_linear and _feature_spread(svm.data.X) > FEATURE_SPREAD:
+        out.sort(key=lambda fb: fb[2] != "retry_formulation")
     return out
+
+
+#: the spread of the features' scales (largest over smallest) beyond which ``fit`` tries the
+#: linear kernel's other form before the dense form of its dual (:func:`_fallbacks`)
+FEATURE_SPREAD = 1e6
+
+
+def _feature_spread(X) -> float:
+    """The largest feature's scale (its largest absolute value) over the smallest nonzero one
+    (1 without two nonzero features)."""
+    top = np.max(np.abs(np.asarray(X, dtype=float)), axis=0, initial=0.0)
+    top = top[top > 0]
+    return float(top.max() / top.min()) if top.size > 1 else 1.0
 
 
 def params_for_backend(formulation: str, solver: str, params: dict) -> dict:

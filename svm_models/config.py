@@ -25,7 +25,7 @@ from .errors import ParameterError, plain
 
 #: the values of ``path`` and ``scaling`` (the default first)
 PATHS = ("auto", "fast", "general")
-SCALINGS = ("auto", "on", "off", "diagonal")
+SCALINGS = ("auto", "on", "off", "diagonal", "centred")
 #: the values of ``switch`` (how a mixed-integer SVM's binaries switch its rows), default first
 SWITCHES = ("big_m", "indicator")
 
@@ -102,8 +102,9 @@ _OPTIONS = {
              "'auto' (the fast path when the record proves the model, 'mixed' when it proves "
              "a part), 'fast' (refused if not possible) or 'general' (the whole Pyomo model)."),
     "scaling": (_one_of("scaling", SCALINGS), "auto",
-                "The formulation's exact scaling on the fast path: 'auto', 'on', 'off' or "
-                "'diagonal' (svm_models.model.scaling)."),
+                "The formulation's exact scaling on the fast path: 'auto', 'on', 'off', "
+                "'diagonal' or 'centred' (a classic dual's kernel block centred, then scaled "
+                "diagonally; svm_models.model.scaling)."),
     "switch": (_one_of("switch", SWITCHES, " (how a mixed-integer SVM's binaries switch "
                                            "its rows)"), "big_m",
                "A mixed-integer SVM's rows: 'big_m' (as built) or 'indicator' (native "

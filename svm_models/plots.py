@@ -47,11 +47,6 @@ GRID = 200
 #: decision_boundary widens the area about its centre by these factors, in turn, until the
 #: decision function reaches both -1 and +1 on it (so that the margins are drawn)
 MARGIN_ZOOM = (1, 2, 4, 8)
-#: the QP backends the points of c_tuning_bound's curve go to by default, fastest first: the
-#: solution's own solver if it is one of them, else the first installed (Gurobi only within
-#: its licence's size limit). Never SCIP, a global branch-and-bound solver: over 60 s a
-#: point on 40 points.
-BOUND_SOLVERS = ("piqp", "clarabel", "highs", "gurobi", "ipopt")
 #: colours of the classes (classes[0] is -1, classes[1] is +1) and of the regions
 #: f < -1, -1 < f < 0, 0 < f < 1, f > 1
 CLASS_COLOURS = ("#1f5fa8", "#c0392b")
@@ -313,21 +308,24 @@ def _svm_value(M: np.ndarray, y: np.ndarray, solver: str, time_limit: float) -> 
 
 
 def _bound_solver(own: str, l: int) -> str:
-    """The default backend of :func:`c_tuning_bound`'s curve (:data:`BOUND_SOLVERS`): the
-    hard-margin dual on ``l`` points has at most ``2 l`` variables (its factor form)."""
-    from .solvers import BACKENDS, available
+    """The default backend of :func:`c_tuning_bound`'s curve: the solution's own solver if it
+    is one of :func:`~svm_models.solvers.local_choice`'s QP backends, else the first of them
+    (auto's order, never a global branch and bound: SCIP spends over 60 s on a point on 40
+    points) that fits -- the hard-margin dual on ``l`` points has at most ``2 l`` variables
+    (its factor form)."""
+    from .solvers import BACKENDS, local_choice
 
     def fits(name):
         limit = BACKENDS[name].max_quadratic_vars
         return limit is None or 2 * l <= limit
 
-    names = ([own] if own in BOUND_SOLVERS else []) + list(BOUND_SOLVERS)
-    for name in names:
-        if fits(name) and available(name):
+    local = local_choice("QP")
+    for name in ([own] if own in local else []) + list(local):
+        if fits(name):
             return name
     raise SolverUnavailableError(
-        f"c_tuning_bound solves one QP per point of its curve and none of "
-        f"{', '.join(BOUND_SOLVERS)} is installed (or, Gurobi, licensed for {l} points): "
+        f"c_tuning_bound solves one QP per point of its curve and no local QP backend is "
+        f"installed that fits {l} points (installed: {', '.join(local) or 'none'}): "
         "pip install piqp, or pass solver=...")
 
 
@@ -347,7 +345,7 @@ def c_tuning_bound(solution, X, y, *, solver=None, n_grid=25, path=None, time_li
         The training data it was fitted on (for ``kernel="precomputed"``: the Gram matrix).
     solver : str, optional
         The QP backend for the points of the curve; default: the solution's own solver if
-        it is one of :data:`BOUND_SOLVERS` (piqp, clarabel, highs, gurobi, ipopt), else the
+        it is one of :func:`~svm_models.solvers.local_choice`'s QP backends, else the
         first of them installed here (a C-tuning solution solved by SCIP has its curve drawn
         by a fast QP backend).
     n_grid : int
@@ -372,7 +370,7 @@ def c_tuning_bound(solution, X, y, *, solver=None, n_grid=25, path=None, time_li
     DataError
         ``X, y`` are not the data the solution was fitted on (size or labels).
     SolverUnavailableError
-        No ``solver`` given and none of :data:`BOUND_SOLVERS` is installed (or fits).
+        No ``solver`` given and no local QP backend is installed (or fits).
     """
     _check_solution(solution, "c_tuning_bound")
     if not isinstance(solution.details, CTuningDetails):

@@ -603,12 +603,49 @@ def polish_linear_primal(svm, margin: Margin, on: np.ndarray, held: np.ndarray, 
     F = np.flatnonzero(on & ~held & live(None if margin.hard else C, l))
     rows = np.hstack([X[F] * y[F, None], y[F, None]])
     if F.size < d + 1 or np.linalg.matrix_rank(rows) < d + 1:
-        return None
+        return linear_kkt_point(X, y, F, held & live(None if margin.hard else C, l), C)
     wb = np.linalg.lstsq(rows, np.ones(F.size), rcond=None)[0]
     w_new, b_new = wb[:d], float(wb[d])
     # (recover_alpha holds at C_i the points whose slack is beyond its threshold: the held)
     alpha = recover_alpha(y, margin, X.T, w_new, on | held, np.where(held, 1.0, 0.0), C, 0.5)
     return alpha, w_new, b_new
+
+
+def linear_kkt_point(X: np.ndarray, y: np.ndarray, F: np.ndarray, held: np.ndarray, C):
+    """The linear SVM's KKT point on an active set whose free points' margin rows do not
+    determine ``(w, b)`` alone (fewer than d + 1 of them: a small C, most alphas at C):
+    ``(w, b, alpha_F)`` solve together the stationarity ``w = X'(y alpha)``, the balance
+    ``y'alpha = 0`` and the free margins ``y_i(x_i.w + b) = 1`` (``i`` in ``F``), the
+    ``held`` at ``C_i``, the rest at 0 -- a square linear system, solved with every feature
+    scaled by the power of two nearest its largest value (``w_k = w~_k / sigma_k``: exact),
+    so that a feature of 3e8 beside one of 0.03 keeps the digits of both (from an
+    interior point's multipliers the stationarity of such a w was off by 2e-3 of |w|).
+    ``(alpha, w, b)`` with alpha_F clipped to its box (the certificate judges it), or None
+    when the system is singular."""
+    l, d = X.shape
+    top = np.max(np.abs(X), axis=0, initial=0.0)
+    sig = np.where(top > 0, np.exp2(np.round(np.log2(np.where(top > 0, top, 1.0)))), 1.0)
+    Xs = X / sig
+    a = np.zeros(l)
+    if held.any():   # (never for the hard margin: C None)
+        a[held] = C if np.ndim(C) == 0 else np.asarray(C)[held]
+    f = F.size
+    A = np.zeros((d + 1 + f, d + 1 + f))
+    r = np.zeros(d + 1 + f)
+    A[:d, :d] = np.diag(1.0 / sig ** 2)               # stationarity, row k over sigma_k
+    A[:d, d + 1:] = -(Xs[F] * y[F, None]).T
+    r[:d] = Xs.T @ (y * a)
+    A[d, d + 1:] = y[F]                               # balance
+    r[d] = -float(y @ a)
+    A[d + 1:, :d] = Xs[F] * y[F, None]                # the free points' margins
+    A[d + 1:, d] = y[F]
+    r[d + 1:] = 1.0
+    if np.linalg.matrix_rank(A) < A.shape[0]:
+        return None
+    u = np.linalg.solve(A, r)
+    a[F] = np.clip(u[d + 1:], 0.0, np.inf if C is None else
+                   (C if np.ndim(C) == 0 else np.asarray(C)[F]))
+    return a, u[:d] / sig, float(u[d])
 
 
 def balanced(alpha: np.ndarray, y: np.ndarray) -> np.ndarray:

@@ -9,7 +9,8 @@ hand-out runs as it is.
 * every hand-out notebook runs as it is in a fresh kernel (nbclient), and every page of the
   teaching path and every formulation's draws at least one figure.
 
-The notebook runs are marked ``book`` (about a minute and a half on two cores).
+The notebook runs are marked ``book``: ``make docs`` runs them after the build (minutes on
+two cores: one fresh kernel per hand-out), ``make test`` leaves them out.
 """
 
 from __future__ import annotations

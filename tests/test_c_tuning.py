@@ -369,10 +369,14 @@ def _robust_reference(case, variant, eps):
     return _CACHE[key]
 
 
-#: SCIP (spatial branch and bound) on the smaller unperturbed part of the set
+#: SCIP (spatial branch and bound, 30-90 s a run on the rbf cases) on the smaller
+#: unperturbed part of the set, less what test_backends_agree runs on the same data: its
+#: standard and general variants of the rbf data sets (seeded-rbf is its "standard-interior",
+#: seeded-rbf-shift its "general-g-below-0")
 ROBUST_RUNS = [(case, variant, eps, solver) for case, variant, eps in ROBUST
                for solver in ("gurobi", "clarabel", "scip")
-               if solver != "scip" or not (eps or case.startswith("cancer"))]
+               if solver != "scip" or not (eps or case.startswith("cancer")) and (
+                   case == "seeded-linear" or variant == "general_nonneg")]
 
 
 @pytest.mark.parametrize("case,variant,eps,solver", ROBUST_RUNS,

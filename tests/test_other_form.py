@@ -8,6 +8,7 @@ certificate there, recomputed at the classifier returned (w and b for the linear
 """
 
 import math
+import time
 import warnings
 
 import numpy as np
@@ -37,10 +38,10 @@ def _fit(X, y, **kw):
 
 def test_a_dual_no_backend_solves_is_answered_by_its_primal():
     """Seed 108: four points, linear kernel, a feature x1e6 (values 7.8e9), C = 83. The dual's
-    Hessian has a condition number of 1e12: PIQP stops at its iteration limit on both of its
-    quadratic forms (as Clarabel, Gurobi, Ipopt and libsvm fail on it). ``fit`` then solves
-    the primal, whose classifier (w, b) is certified by brute force and agrees with HiGHS's
-    and ipm's primal optimum."""
+    Hessian has a condition number of 1e12: PIQP stops at its iteration limit on the dense
+    form. ``fit`` then solves the primal first (its features' scales spread beyond
+    FEATURE_SPREAD: the dense XX' squares that spread), whose classifier (w, b) is certified
+    by brute force and agrees with HiGHS's and ipm's primal optimum."""
     require("piqp"), require("highs")
     ag, X, y, params, K, yy, Phi = _problem(108)
     sol = _fit(X, y, formulation="soft_l1_dual", solver="piqp", time_limit=30, **params)
@@ -59,10 +60,12 @@ def test_a_dual_no_backend_solves_is_answered_by_its_primal():
         model = sm.build("soft_l1_dual", X, y, **params)
     with pytest.raises(sm.SolveFailedError):
         sm.solve(model, solver="piqp", time_limit=30)
-    # nor is a form the user fixed
-    with pytest.raises(sm.SolveFailedError):
-        _fit(X, y, formulation="soft_l1_dual", solver="piqp", quad_form="factor",
-             time_limit=30, **params)
+    # nor is a form the user fixed: the factor form is answered in its own form (PIQP's
+    # active set, its KKT point solved with each feature scaled: postprocess.linear_kkt_point)
+    fixed = _fit(X, y, formulation="soft_l1_dual", solver="piqp", quad_form="factor",
+                 time_limit=30, **params)
+    assert fixed.formulation == "soft_l1_dual" and fixed.fallback is None
+    assert fixed.objective == pytest.approx(sol.objective, rel=1e-9)
 
 
 def test_the_linear_primal_counts_the_round_off_of_its_own_products():
@@ -174,3 +177,51 @@ def test_a_separable_hard_margin_called_unbounded_is_numerical_trouble():
         assert exc.status == "numerical_error", exc.status
         return
     assert sol.status == "optimal" and np.all(y == sol.predict(X))   # (if PIQP ever solves it)
+
+
+def _five_points_features_7e3_and_3e6():
+    """Random problem 186 of ``benchmarks/random_problems.py`` cut down to two of its features
+    (scales 1e4 and 3e6), five points, C = 324.45."""
+    X = np.array([[7365.7, -1.5238e6], [-12771.0, -2.0855e6], [-8997.0, 3.1681e6],
+                  [-14266.0, -3.8038e6], [-6414.5, 3.4299e6]])
+    return X, np.array([1, -1, -1, -1, 1]), 324.45
+
+
+def test_scip_s_dual_out_of_its_share_of_time_is_answered_by_the_primal():
+    """SCIP spends any time limit on the dual of these five points (time_limit), and
+    used to spend all of it, leaving ``fit`` nothing to try; it solves their primal in 0.2
+    s. ``fit`` gives the first form half of the time left when an exact other form can
+    follow (``api.FIRST_FORM_SHARE``), then the other form the rest: answered within the
+    limit, said as a fallback, at Clarabel's and ipm's optimum."""
+    require("scip")
+    X, y, C = _five_points_features_7e3_and_3e6()
+    t0 = time.perf_counter()
+    sol = _fit(X, y, formulation="soft_l1_dual", solver="scip", C=C, kernel="linear",
+               time_limit=4)
+    assert time.perf_counter() - t0 < 4 * 1.2 + 1   # (the deadline's promise)
+    assert sol.status == "optimal" and sol.formulation == "soft_l1_primal"
+    assert sol.fallback["kind"] == "formulation" and sol.fallback["reason"] == "time_limit"
+    for other in ("clarabel", "ipm"):
+        ref = _fit(X, y, formulation="soft_l1_dual", solver=other, C=C, kernel="linear")
+        assert ref.objective == pytest.approx(sol.objective, rel=1e-8)
+
+
+def test_fit_tries_the_primal_first_where_the_features_scales_spread():
+    """After a failed linear dual, the other form comes before the dense form of the dual
+    where the features' scales spread beyond ``FEATURE_SPREAD`` = 1e6 (XX' squares the
+    spread: the five points above, 3.8e6 / 14,266 = 267, their second feature times 1e4:
+    2.7e6); on features of one scale (the same points divided by their scales) the other
+    quadratic form first, as before."""
+    from svm_models import api
+
+    X, y, C = _five_points_features_7e3_and_3e6()
+    assert api._feature_spread(X) == pytest.approx(3.8038e6 / 14266.0)
+    X = X * np.array([1.0, 1e4])   # (a spread of 2.7e6)
+    for data, first in ((X, "retry_formulation"), (X / np.abs(X).max(axis=0), "retry_quad_form")):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", sm.BadScaleWarning)
+            model = sm.build("soft_l1_dual", data, y, C=C, kernel="linear")
+        out = api._fallbacks(model, api.lookup("soft_l1_dual"), {"C": C},
+                             sm.Status.numerical_error, "clarabel")
+        assert [key for _, _, key, _ in out][0] == first
+        assert sorted(key for _, _, key, _ in out) == ["retry_formulation", "retry_quad_form"]

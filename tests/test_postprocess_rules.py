@@ -477,10 +477,17 @@ def test_polish_linear_primal_solves_w_and_b_on_the_margin_rows():
     on0, held0 = margin_sets(svm, SOFT_L1, w_off, b_off, C, 0.0)
     assert not on0.any() and held0.sum() == 2   # (1 + 1e-7 and 1 + 5e-7: beyond, alpha 0)
     assert polish_linear_primal(svm, SOFT_L1, on0, held0, C) is None
-    # one margin row only (+1 at 1 on its margin, -1 at -1 beyond it): rank 1 < d + 1 = 2
+    # one margin row only (+1 at 1 on its margin, -1 at -1 beyond it): rank 1 < d + 1 = 2,
+    # the margin rows do not determine (w, b); with stationarity and balance they do
+    # (linear_kkt_point): held -0.5 and 0.5 at C, 1 free, y'alpha = a_1 + C - C = 0 gives
+    # a_1 = 0, w = a_1 - C/2 - C/2 = -C, b = 1 - w -- that set's KKT point, not the optimum
     on1, held1 = margin_sets(svm, SOFT_L1, np.array([sign * 1.5]), sign * -0.5, C, 1e-5)
     assert on1.sum() == 1
-    assert polish_linear_primal(svm, SOFT_L1, on1, held1, C) is None
+    a1, w1, b1 = polish_linear_primal(svm, SOFT_L1, on1, held1, C)
+    np.testing.assert_allclose(a1, [0.0, 0.0, C, C, 0.0, 0.0], rtol=1e-15, atol=0)
+    assert w1[0] == pytest.approx(sign * -C, rel=1e-15)
+    assert b1 == pytest.approx(sign * (1.0 + C), rel=1e-15)
+    assert margin_certificate(svm, SOFT_L1, a1, b1, C, w1)["worst"] > 0.1
     # a held point is never free, whatever ``on`` says (alpha's set: held wins)
     alpha2, w2, b2 = polish_linear_primal(svm, SOFT_L1, on | held, held, C)
     np.testing.assert_allclose(alpha2, alpha, rtol=1e-15, atol=0)
@@ -677,3 +684,45 @@ def test_alpha_of_the_2_norm_is_c_times_the_slack():
     got = recover_alpha(np.array([1.0, -1.0, 1.0]), SOFT_L2, np.zeros((1, 3)), np.zeros(1),
                         np.ones(3, dtype=bool), xi, 2.0, 1e-9)
     np.testing.assert_array_equal(got, [1.0, 0.0, 0.5])
+
+
+def _three_points_a_feature_of_1e8():
+    """Random problem 21 of ``benchmarks/random_problems.py`` cut down to three points and two
+    features (0.01 beside 1e8), C = 0.0035, linear kernel -- and its optimum by hand. Point 1
+    (+1) is held at C (the balance leaves the two -1 points ``alpha_2 + alpha_3 = C``), so
+    ``w = u + t v`` with ``u = C (x_1 - x_3)``, ``v = x_3 - x_2``, ``t = alpha_2``: the least
+    ``|w|^2`` over t is ``(u x v)^2 / |v|^2`` (a 2-D cross product, no cancellation), at
+    ``t = -u.v / |v|^2`` = 0.715 C, inside [0, C]; the optimum is ``2C - |w|^2 / 2``."""
+    X = np.array([[-0.0022, 1.2e7], [0.0123, -4.7e7], [-0.0041, 1.6e8]])
+    y = np.array([1, -1, -1])
+    C = 0.0035
+    u, v = C * (X[0] - X[2]), X[2] - X[1]
+    t = -(u @ v) / (v @ v)
+    assert 0.0 < t < C
+    ww = (u[0] * v[1] - u[1] * v[0]) ** 2 / (v @ v)
+    return X, y, C, 2.0 * C - 0.5 * ww, ww
+
+
+@pytest.mark.parametrize("solver", ["clarabel", "ipm", "ipopt", "gurobi"])
+def test_linear_kkt_point_answers_a_feature_of_1e8_beside_one_of_0_01(solver):
+    """The three points above, the dual (dense form, as built for three points) on each
+    backend. Every backend's alpha missed the stationarity ``w = X'(y alpha)`` of the 1e8
+    feature (its terms 1e6, w's component 1e-15) and the answer was refused on all of them;
+    the free point's margin row alone does not determine (w, b) (one row, d + 1 = 3
+    unknowns). Solved with the stationarity and the balance (``linear_kkt_point``) the
+    classifier is certified, at the optimum worked out by hand."""
+    import warnings
+
+    import svm_models as sm
+    from conftest import require
+
+    require(solver)
+    X, y, C, best, ww = _three_points_a_feature_of_1e8()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", sm.BadScaleWarning)
+        sol = sm.solve(sm.build("soft_l1_dual", X, y, C=C, kernel="linear"), solver,
+                       time_limit=30)   # (not the default 7.5 s: a loaded machine)
+    assert sol.status == "optimal"
+    assert sol.objective == pytest.approx(best, rel=1e-12)
+    assert float(sol.w @ sol.w) == pytest.approx(ww, rel=1e-6)
+    assert sol.classifier_certificate["worst"] <= 1e-12

@@ -20,7 +20,7 @@ import conftest
 import svm_models as sm
 from svm_models.errors import ParameterError
 from svm_models.solvers import (AUTO_ORDER, BACKENDS, PROJECT_BACKENDS, Backend, auto_choice,
-                                capable, pyomo_factory, register_backend, unregister_backend)
+                                capable, local_choice, pyomo_factory, register_backend, unregister_backend)
 from svm_models.solvers.base import ORDER, MatrixResult
 from svm_models.solvers.table import MODULES, catalogue_backends, declared
 from svm_models.status import Status
@@ -176,6 +176,16 @@ def test_a_backend_registered_from_outside_is_one_of_the_table(scipy_lp):
     assert scipy_lp not in [n for n, _ in auto_choice("QP")]
     assert scipy_lp in capable("LP") and scipy_lp not in capable("QP")
     assert f"`{scipy_lp}` where installed" in catalogue_backends("LP")
+    # the library's own small convex solves (warm starts, c_tuning_bound's points) see it too
+    assert local_choice("LP")[0] == scipy_lp and scipy_lp not in local_choice("QP")
+
+
+def test_local_choice_is_auto_order_without_structured_or_global_backends():
+    for cls, order in AUTO_ORDER.items():
+        expect = [n for n in order if sm.solvers()[n]["available"]
+                  and BACKENDS[n].structured is None and not BACKENDS[n].global_opt]
+        assert list(local_choice(cls)) == expect, cls
+    assert "scip" not in local_choice("QP") and "libsvm" not in local_choice("QP")
 
 
 def test_a_backend_registered_from_outside_solves(scipy_lp):

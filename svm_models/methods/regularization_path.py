@@ -17,12 +17,18 @@ an event is an elbow theta reaching a bound or a point of L or R reaching the ma
 At a breakpoint the next segment's direction is the solution of the direction QP over the
 elbow and every point on the margin (the tight points: several at once, ties, a point
 entering and leaving): ``min 1/2 d'Q_TT d + e'd``, ``y_T'd = 0``, ``d_i >= 0`` at 0,
-``d_i <= 0`` at ``w_i`` -- solved by an active-set iteration on the library's free-system
-solver (:func:`~svm_models.postprocess._solve_free_system`: Cholesky of the free block,
-least squares where it is singular). Duplicated points (same x, same label) are merged into
-one point of the summed weight (their alphas split in proportion to their weights). Each
-breakpoint is re-anchored exactly on its sets and checked against the KKT conditions: the
-path is the optimum on each whole segment (the conditions are linear in lambda on it).
+``d_i <= 0`` at ``w_i`` -- solved by an active-set iteration on the elbow's bordered
+system, kept as its inverse and updated by a rank-one change per point that enters or
+leaves (:class:`_Elbow`; each answer checked by its residual, solved afresh by the library's
+free-system solver, :func:`~svm_models.postprocess._solve_free_system`, where the inverse
+loses it). The margins move with theta per event (one product with the elbow's rows of Q
+gives their rates and the direction's residual at once) and are recomputed every
+:data:`REFRESH` events. Once no theta is held at its bound w the rest of the path is theta
+scaled with lambda down to the hard margin, with no event. Duplicated points (same x, same
+label) are merged into one point of the summed weight (their alphas split in proportion to
+their weights). Every :data:`ANCHOR_EVERY` events a breakpoint is re-anchored exactly on its
+sets, and every breakpoint is checked against the KKT conditions: the path is the optimum
+on each whole segment (the conditions are linear in lambda on it).
 
 :meth:`RegularizationPath.at` gives the library's :class:`~svm_models.solution.Solution` at
 any C, read by the formulation's own extractor and certified as every answer of
@@ -31,9 +37,11 @@ any C, read by the formulation's own extractor and certified as every answer of
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
+from scipy.linalg.blas import dger as _dger
 
 from ..errors import DataError, ParameterError, SolveFailedError, plain
 from ..postprocess import _solve_free_system
@@ -233,6 +241,7 @@ def regularization_path(X, y, *, kernel="linear", gamma="scale", degree=3, coef0
     status ``time_limit``."""
     from ..api import build, the_svm_block
     from ..solvers.base import Deadline, default_time_limit
+    from ..threads import library_threads
 
     deadline = Deadline(default_time_limit(len(y)) if time_limit is None
                         else float(plain(time_limit)), default=time_limit is None)
@@ -246,7 +255,9 @@ def regularization_path(X, y, *, kernel="linear", gamma="scale", degree=3, coef0
     svm = the_svm_block(model)._svm
     problem = _merged(svm)
     lam_end = 0.0 if not np.isfinite(C_max) else 1.0 / C_max
-    segments, events = _follow(problem, lam_end, deadline)
+    with library_threads(len(problem.y)):   # (one BLAS thread below 5,000 points: the
+        # event loop's products are small and bound by memory; threads fight for the cores)
+        segments, events = _follow(problem, lam_end, deadline)
     members = [[] for _ in range(len(problem.w))]
     for i, g in enumerate(problem.group):
         members[g].append(i)
@@ -410,294 +421,520 @@ def _status(theta, w, free_mask):
 
 
 class _Elbow:
-    """The elbow's bordered system ``A = [[0, y_F'], [y_F, Q_FF]]`` kept as its inverse,
-    updated by one row and column per point that enters or leaves (O(|F|^2), the event
-    loop's hot path, instead of a factorisation per event). Every answer is checked by its
-    residual; where the inverse loses it (a nearly singular elbow: duplicated directions,
-    more elbow points than the kernel's rank), the system is solved afresh by the library's
-    free-system solver (:func:`~svm_models.postprocess._solve_free_system`: Cholesky of the
-    free block, least squares where it is singular) and the inverse rebuilt when it can be."""
+    """The elbow's bordered system ``A = [[0, y_F'], [y_F, Q_FF]]`` kept as its inverse
+    ``B``, updated by a rank-one change per point that enters or leaves (O(|F|^2), the event
+    loop's hot path, instead of a factorisation per event).
+
+    In slots: slot 0 is the border, each point of the elbow F has one; a slot without a
+    point (one that left, or room to grow) has an identity row and column in ``B`` and a
+    zero row in ``QF``, so that ``B`` stays the inverse of ``A`` bordered by identities and a
+    point enters or leaves in place (BLAS ``dger`` on ``B``, no copy). ``QF`` holds row 0 =
+    y and each point's row of Q, copied once when it enters: one product ``x @ QF`` is
+    ``Q_{:,F} x_F + y x_0`` at every point -- the rates of the margins, whose elbow rows are
+    the residual of the direction's system, so every answer is checked by its residual at
+    no extra cost. Where the inverse loses it (a nearly singular elbow: duplicated
+    directions, more elbow points than the kernel's rank), the system is solved afresh by
+    the library's free-system solver (:func:`~svm_models.postprocess._solve_free_system`:
+    Cholesky of the free block, least squares where it is singular) and the inverse rebuilt
+    when it can be."""
 
     def __init__(self, Q, y):
         self.Q, self.y = Q, y
-        self.idx: list = []
-        self.A = np.zeros((1, 1))            # the bordered matrix, kept with the inverse
-        self.inv: np.ndarray | None = None   # None: no usable inverse (solve afresh)
+        n = len(y)
+        self.qdiag = np.ascontiguousarray(np.diag(Q))
+        self.slot_of = np.full(n, -1, dtype=np.intp)   # each point's slot (-1: none)
+        # (a hash of the set F, for the direction QP's cycle test)
+        self._zob = np.random.default_rng(0).integers(1, 2 ** 62, size=n).tolist()
+        self.key = 0
+        self.log: list = []    # the points added or removed (since the breakpoint's start)
+        self.size = 0
+        self.ok = False        # B is the inverse (else: solved afresh)
+        self._alloc(1, np.zeros(0, dtype=np.intp))
+
+    def _alloc(self, s: int, S: np.ndarray) -> None:
+        """``s`` slots, the elbow's (old slots ``S``, the border's excluded) packed first
+        (B restricted to them: still the inverse)."""
+        S = np.r_[0, S]
+        k = S.size
+        B, QF = np.eye(s), np.zeros((s, len(self.y)))
+        idx = np.full(s, -1, dtype=np.intp)
+        if self.ok:
+            B[:k, :k] = self.B[np.ix_(S, S)]
+        if k > 1:
+            QF[:k], idx[:k] = self.QF[S], self.idx[S]
+        QF[0] = self.y
+        self.B, self.QF, self.idx = B, QF, idx
+        self.slot_of[idx[1:k]] = np.arange(1, k)
+        self.holes = list(range(s - 1, k - 1, -1))
+        # per slot: 1 where a point is (the direction's right-hand side), its point (0
+        # where none), its label (0 where none), its diagonal of Q
+        self.act = (idx >= 0).astype(float)
+        self.idxc = np.maximum(idx, 0)
+        self.yslot = self.y[self.idxc] * self.act
+        self.qslot = self.qdiag[self.idxc] * self.act
+        self._changed()
+
+    def _changed(self) -> None:
+        self._dir = None       # (sol, dm) of the current F
+        self._S = None         # its slots
+
+    def slots(self) -> np.ndarray:
+        if self._S is None:
+            self._S = np.flatnonzero(self.act)
+        return self._S
+
+    def points(self) -> np.ndarray:
+        return self.idx[self.slots()]
+
+    def _system(self, S: np.ndarray) -> np.ndarray:
+        """The bordered matrix on the slots ``S`` (``S[0] = 0``, the border first)."""
+        pts = self.idx[S[1:]]
+        A = np.empty((S.size, S.size))
+        A[:, 1:] = self.QF[np.ix_(S, pts)]
+        A[0, 0], A[1:, 0] = 0.0, self.y[pts]
+        return A
 
     def rebuild(self) -> None:
-        self.inv = None
-        if self.idx:
-            with np.errstate(all="ignore"):
-                if np.linalg.cond(self.A) < 1e10:
-                    self.inv = np.linalg.inv(self.A)
+        """B afresh (LU) when the elbow's system is well conditioned, else none."""
+        from scipy.linalg import lu_factor, lu_solve
+        from scipy.linalg.lapack import dgecon
+
+        self.ok = False
+        self._alloc(self.B.shape[0], self.slots())
+        k = self.size + 1
+        if k == 1:
+            return
+        A = self._system(np.arange(k))
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            try:
+                lu = lu_factor(A, check_finite=False)
+                if dgecon(lu[0], float(np.abs(A).sum(axis=0).max()))[0] > 1e-10:
+                    inv = lu_solve(lu, np.eye(k), check_finite=False)
+                    if np.all(np.isfinite(inv)):
+                        self.B[:k, :k] = inv
+                        self.ok = True
+            except (ValueError, np.linalg.LinAlgError):
+                pass
 
     def add(self, i: int) -> None:
-        F = np.array(self.idx, dtype=int)
-        u = np.append(self.y[i], self.Q[F, i])
-        m = len(self.idx) + 1
-        A = np.empty((m + 1, m + 1))
-        A[:m, :m], A[:m, m], A[m, :m], A[m, m] = self.A, u, u, self.Q[i, i]
-        self.A = A
-        self.idx.append(int(i))
-        if self.inv is None or m == 1:
+        if not self.holes:
+            self._alloc(self.B.shape[0] * 9 // 8 + 8, self.slots())
+        k = self.holes.pop()
+        u = self.QF[:, i].copy()            # [y_i; Q_Fi], 0 on the free slots
+        self.QF[k] = self.Q[i]
+        self.idx[k], self.idxc[k], self.slot_of[i] = i, i, k
+        self.act[k], self.yslot[k], self.qslot[k] = 1.0, self.y[i], self.qdiag[i]
+        self.size += 1
+        self.key ^= self._zob[i]
+        self.log.append(i)
+        self._changed()
+        if not self.ok:
             return self.rebuild()
-        v = self.inv @ u
-        s = float(self.Q[i, i] - u @ v)
-        if not abs(s) > 1e-10 * max(abs(float(self.Q[i, i])), 1e-300):
-            self.inv = None   # (dependent: solved afresh until the elbow is independent)
+        v = self.B @ u                       # (v_k = u_k = 0)
+        q = float(self.qdiag[i])
+        s = q - float(u @ v)
+        if not abs(s) > 1e-10 * max(abs(q), 1e-300):
+            self.ok = False   # (dependent: solved afresh until the elbow is independent)
             return
-        inv = np.empty((m + 1, m + 1))
-        inv[:m, :m] = self.inv + np.outer(v, v) / s
-        inv[:m, m] = inv[m, :m] = -v / s
-        inv[m, m] = 1.0 / s
-        self.inv = inv
+        _rank1(self.B, v, 1.0 / s)
+        v /= -s
+        self.B[k, :] = v
+        self.B[:, k] = v
+        self.B[k, k] = 1.0 / s
 
     def remove(self, i: int) -> None:
-        k = self.idx.index(int(i)) + 1
-        del self.idx[k - 1]
-        keep = np.r_[0:k, k + 1:self.A.shape[0]]
-        self.A = self.A[np.ix_(keep, keep)]
-        if self.inv is None or not self.idx:
-            return self.rebuild()
-        B = self.inv
-        if not abs(B[k, k]) > 1e-14 * float(np.abs(B).max()):
-            return self.rebuild()
-        self.inv = B[np.ix_(keep, keep)] - np.outer(B[keep, k], B[k, keep]) / B[k, k]
-
-    def inverse_of(self, rows: np.ndarray):
-        """The inverse of the bordered system restricted to ``rows`` (of ``A``; the border
-        is row 0): the others removed at once, ``B_kk - B_kR B_RR^-1 B_Rk``. None without
-        a usable inverse."""
-        if self.inv is None:
-            return None
-        drop = np.setdiff1d(np.arange(self.A.shape[0]), rows)
-        B = self.inv
-        if drop.size == 0:
-            return B
-        try:
-            return B[np.ix_(rows, rows)] - B[np.ix_(rows, drop)] @ np.linalg.solve(
-                B[np.ix_(drop, drop)], B[np.ix_(drop, rows)])
-        except np.linalg.LinAlgError:
-            return None
-
-    def solve(self, rhs_pts: np.ndarray, rhs_border: float):
-        """``(x_F, nu)`` with ``Q_FF x_F + y_F nu = rhs_pts``, ``y_F'x_F = rhs_border``."""
-        rhs = np.append(rhs_border, rhs_pts)
-        A = self.A
-        scale = max(float(np.abs(A).max()) * max(float(np.abs(rhs).max()), 1.0), 1e-300)
-        if self.inv is not None:
-            sol = self.inv @ rhs
-            for _ in range(3):   # (refinement, while needed)
-                r = rhs - A @ sol
-                if float(np.abs(r).max()) <= 1e-12 * scale * max(1.0, float(np.abs(sol).max())):
-                    return sol[1:], float(sol[0])
-                sol = sol + self.inv @ r
+        k = int(self.slot_of[i])
+        self.idx[k], self.idxc[k], self.slot_of[i] = -1, 0, -1
+        self.act[k] = self.yslot[k] = self.qslot[k] = 0.0
+        self.QF[k] = 0.0
+        self.holes.append(k)
+        self.size -= 1
+        self.key ^= self._zob[i]
+        self.log.append(i)
+        self._changed()
+        if self.ok:
+            c = self.B[:, k].copy()
+            if abs(c[k]) > 1e-14 * float(np.abs(c).max()):
+                _rank1(self.B, c, -1.0 / c[k])
+                self.B[k, :] = 0.0
+                self.B[:, k] = 0.0
+                self.B[k, k] = 1.0
+            else:
+                self.ok = False
+        s = self.B.shape[0]
+        if not self.ok or self.size == 0:
             self.rebuild()
-        # afresh: the library's solver takes the border last
-        n = len(self.idx)
-        perm = np.r_[1:n + 1, 0]
-        sol = _solve_free_system(A[np.ix_(perm, perm)], rhs[perm])
+        elif len(self.holes) > s // 8 + 8:   # (the products run over every slot: packed
+            # again when an eighth is free, O(s l) once per s/8 events)
+            self._alloc((self.size + 1) * 17 // 16 + 8, self.slots())
+
+    def _tol(self, sol) -> float:
+        """The residual allowed: 1e-12 of max|A| (a PSD Q's largest entry is on its
+        diagonal) times the answer, as the library's polish."""
+        return 1e-12 * max(1.0, float(self.qslot.max())) * max(1.0, float(np.abs(sol).max()))
+
+    def direction(self):
+        """``(sol, dm)``: ``sol`` the solution of ``A [nu; d_F] = [0; -1]`` in slots (0 on
+        the free slots) and ``dm = Q_{:,F} d_F + y nu`` at every point (-1 on the elbow: the
+        residual is checked there, refined while needed). Kept until F changes."""
+        if self._dir is not None:
+            return self._dir
+        rhs = -self.act
+        if self.ok:
+            sol = self.B @ rhs
+            for _ in range(4):
+                dm = sol @ self.QF
+                r = dm[self.idxc]
+                r *= self.act
+                np.subtract(rhs, r, out=r)          # rhs - A sol on the points' slots
+                r[0] = -float(self.yslot @ sol)     # and on the border
+                if float(np.abs(r).max()) <= self._tol(sol):
+                    self._dir = (sol, dm)
+                    return self._dir
+                sol = sol + self.B @ r
+            self.rebuild()
+        S = self.slots()
+        sol = self._fresh(np.r_[0, S], np.r_[0.0, -np.ones(S.size)])
         if sol is None:
             raise _failed("the elbow's linear system has no solution")
-        return sol[:-1], float(sol[-1])
+        self._dir = (sol, sol @ self.QF)
+        return self._dir
+
+    def _fresh(self, S, rhs):
+        """The bordered system on the slots ``S`` solved afresh (``rhs`` on ``S``), in
+        slots; None when it has no solution."""
+        n = S.size - 1
+        perm = np.r_[1:n + 1, 0]
+        A = self._system(S)
+        out = _solve_free_system(A[np.ix_(perm, perm)], rhs[perm])
+        if out is None:
+            return None
+        sol = np.zeros(self.B.shape[0])
+        sol[S[1:]], sol[0] = out[:-1], out[-1]
+        return sol
+
+    def held_solve(self, r, SE, SD):
+        """``x`` (in slots) with ``A x = r`` on the border and the slots ``SE``, ``x = 0``
+        on the slots ``SD`` (their rows dropped): ``B r`` corrected by the columns of SD,
+        checked by its residual, afresh when that fails. ``(x, x @ QF)`` or None."""
+        pts = self.idx[SE]
+        if self.ok:
+            x = self.B @ r
+            if SD.size:
+                try:
+                    x -= self.B[:, SD] @ np.linalg.solve(self.B[np.ix_(SD, SD)], x[SD])
+                except np.linalg.LinAlgError:
+                    x = None
+            if x is not None:
+                x[SD] = 0.0
+                h = x @ self.QF
+                res = max(float(np.abs(r[SE] - h[pts]).max(initial=0.0)),
+                          abs(r[0] - float(self.y[pts] @ x[SE])))
+                if res <= self._tol(x):
+                    return x, h
+        x = self._fresh(np.r_[0, SE], r[np.r_[0, SE]])
+        return None if x is None else (x, x @ self.QF)
 
 
-def _direction(el: _Elbow, p: _Problem, theta, T: np.ndarray):
+def _rank1(B: np.ndarray, v: np.ndarray, a: float) -> None:
+    """``B += a v v'`` in place (B symmetric, C-ordered: its transpose is BLAS's column
+    order)."""
+    _dger(a, v, v, a=B.T, overwrite_a=True)
+
+
+def _direction(el: _Elbow, p: _Problem, theta, tight: np.ndarray, sgn: np.ndarray):
     """The next segment's direction at a breakpoint: the direction QP over the elbow and the
-    tight points ``T`` (``min 1/2 d'Q_TT d + e'd``, ``y_T'd = 0``, ``d_i >= 0`` where theta is
-    0, ``<= 0`` where it is ``w_i``) by a primal-dual active-set iteration on ``el`` (its
-    free set, updated in place); when a set repeats, one change at a time. ``(d_F, nu)``,
-    nu None when nothing is free (no elbow)."""
-    Q, y, w = p.Q, p.y, p.w
-    inF = np.zeros(len(w), dtype=bool)
-    inF[el.idx] = True
-    for i in T[~inF[T]]:
+    tight points ``tight`` (off the elbow, on the margin: ``min 1/2 d'Q_TT d + e'd``,
+    ``y_T'd = 0``, ``d_i >= 0`` where theta is 0, ``<= 0`` where it is ``w_i``) by a
+    primal-dual active-set iteration on ``el`` (its free set, updated in place); when a set
+    repeats, one change at a time. Only the points at a bound have a condition to violate
+    (a free point's sign, a held point's gradient ``dm_i + 1``). ``(F, d_F, nu, dm)`` with
+    ``dm`` the rates of the margins, ``Q_{:,F} d_F + y nu``; nu None when nothing is free
+    (no elbow). ``sgn``: -1 where a point off the elbow is at w, +1 at 0."""
+    F0 = el.points()
+    th = theta[F0]
+    hi = th >= p.w[F0]
+    at = hi | (th <= 0.0)
+    Tb, side = [], []   # the points at a bound (+1: at w, d <= 0 there; -1: at 0)
+    if at.any():
+        Tb, side = F0[at].tolist(), np.where(hi[at], 1.0, -1.0).tolist()
+    Tb += tight.tolist()
+    side += (-sgn[tight]).tolist()
+    el.log = []
+    for i in tight.tolist():
         el.add(i)
     seen, single = set(), False
-    at_lo, at_hi = theta[T] <= 0.0, theta[T] >= w[T]
-    for _ in range(20 * T.size + 50):
-        F = np.array(el.idx, dtype=int)
-        key = F.tobytes()
-        if key in seen:
+    for _ in range(20 * (el.size + len(Tb)) + 50):
+        if el.key in seen:
             if single:
                 raise _failed("the active set of a breakpoint cycles")
             single, seen = True, set()
-        seen.add(key)
-        if F.size == 0:
-            return F, np.zeros(0), None
-        dF, nu = el.solve(-np.ones(F.size), 0.0)
-        full = np.zeros(len(w))
-        full[F] = dF
-        inF[:] = False
-        inF[F] = True
-        free = inF[T]
-        dT = full[T]
-        held = ~free
-        grad = np.zeros(T.size)
-        grad[held] = Q[np.ix_(T[held], F)] @ dF + 1.0 + y[T[held]] * nu
+        seen.add(el.key)
+        if el.size == 0:
+            return np.zeros(0, dtype=np.intp), np.zeros(0), None, None
+        sol, dm = el.direction()
+        S = el.slots()
+        dF, nu = sol[S], float(sol[0])
+        if not Tb:
+            return el.idx[S], dF, nu, dm
+        slot = el.slot_of[Tb].tolist()
+        val = [sol[k] if k >= 0 else dm[i] + 1.0 for i, k in zip(Tb, slot)]
         tx = QP_TOL * max(1.0, float(np.abs(dF).max()))
-        tg = QP_TOL * max(1.0, abs(nu), float(np.abs(grad).max(initial=0.0)))
-        viol = np.zeros(T.size)
-        viol[free & at_lo] = -dT[free & at_lo] / tx
-        viol[free & at_hi] = dT[free & at_hi] / tx
-        viol[held & at_lo] = -grad[held & at_lo] / tg
-        viol[held & at_hi] = grad[held & at_hi] / tg
-        bad = viol > 1.0
-        if not bad.any():
-            return F, dF, nu
+        tg = QP_TOL * max([1.0, abs(nu)] + [abs(v) for v, k in zip(val, slot) if k < 0])
+        viol = [sd * v / (tx if k >= 0 else tg) for sd, v, k in zip(side, val, slot)]
+        bad = [j for j, v in enumerate(viol) if v > 1.0]
+        if not bad:
+            return el.idx[S], dF, nu, dm
         if single:
-            bad = np.zeros(T.size, dtype=bool)
-            bad[int(np.argmax(viol))] = True
-        for i in T[bad & free]:
-            el.remove(i)
-        for i in T[bad & held]:
-            el.add(i)
+            bad = [int(np.argmax(viol))]
+        for j in bad:
+            if slot[j] >= 0:
+                el.remove(Tb[j])
+        for j in bad:
+            if slot[j] < 0:
+                el.add(Tb[j])
     raise _failed("the active set of a breakpoint does not settle")
+
+
+class _Walk:
+    """The state of the path at lam: theta, theta_0, the margins ``m = Q theta + y theta_0``
+    (moved with theta per event, recomputed every :data:`REFRESH` events) and each point's
+    set (``status``: 0 right, 1 elbow, 2 left; ``sgn`` -1 on the left, +1 elsewhere, so that
+    the gap ``sgn (m - lam) >= 0`` is the condition of a point off the elbow; ``out``: the
+    points of positive weight off the elbow, the others' gap +inf). The sets change only at
+    the elbow's points, so an event costs O(l) in a few vector operations plus O(l |F|) for
+    the margins' rates."""
+
+    def __init__(self, p: _Problem, theta, theta0, lam, E):
+        self.p = p
+        self.theta, self.theta0, self.lam = theta, theta0, lam
+        self.live = p.w > 0
+        inE = np.zeros(len(p.w), dtype=bool)
+        inE[E] = True
+        self.status = _status(theta, p.w, inE)
+        self.sgn = np.where(self.status == 2, -1.0, 1.0)
+        self.out = self.live & ~inE
+        self.nleft = int(np.count_nonzero(self.status == 2))
+        self.qscale = float(np.abs(p.Q).max())
+        self._ro = self._gap = self._tgap = None
+        self._left: list = []
+        self.refresh()
+
+    def refresh(self) -> None:
+        self.m = self.p.Q @ self.theta + self.p.y * self.theta0
+        self._gap = None
+
+    def roundoff(self) -> float:
+        """A bound on the round-off of ``Q theta`` as computed: eps sqrt(n) max|Q| sum
+        theta."""
+        if self._ro is None:
+            self._sum = float(self.theta.sum())
+            self._ro = _EPS * np.sqrt(len(self.theta)) * self.qscale * self._sum
+        return self._ro
+
+    def gap(self) -> np.ndarray:
+        if self._gap is None:
+            self._gap = np.where(self.out, self.sgn * (self.m - self.lam), np.inf)
+        return self._gap
+
+    def tight(self) -> np.ndarray:
+        """The points off the elbow on the margin, or past it by the round-off the check
+        allows."""
+        self._tgap, self._left = self.gap(), []
+        return (self._tgap <= TIGHT * self.lam + 10 * self.roundoff()).nonzero()[0]
+
+    def settle(self, el: _Elbow) -> list:
+        """The sets after the elbow changed (only the points it added or removed change):
+        the changes as events ``(lam, point, old, new)``, in the order of the points."""
+        events = []
+        for i in sorted(set(el.log)):
+            old = int(self.status[i])
+            new = 1 if el.slot_of[i] >= 0 else \
+                2 if self.theta[i] >= self.p.w[i] and self.live[i] else 0
+            if new != old:
+                events.append((self.lam, i, old, new))
+                self.status[i] = new
+                self.nleft += (new == 2) - (old == 2)
+                self.sgn[i] = -1.0 if new == 2 else 1.0
+                self.out[i] = new != 1 and self.live[i]
+                if self._gap is not None:   # (a point that left: its gap ~ 0, apart)
+                    self._gap[i] = np.inf
+                    if self.out[i]:
+                        self._left.append(i)
+        return events
+
+    def hard_margin(self) -> bool:
+        """The left set empty (no theta held at its bound w): the elbow's conditions
+        ``Q_FF theta_F + y_F theta_0 = lam``, ``y_F'theta_F = 0`` have no other right-hand
+        side than lam, so theta and theta_0 scaled by ``lam' / lam`` solve them at every
+        ``lam' < lam``, keep every bound (``0 <= theta <= w`` shrinks) and every margin off
+        the elbow (``m`` scales too, ``m_i >= lam`` stays): the rest of the path is ``theta
+        lam' / lam`` down to 0, the hard margin, with no event. Exact, where the solved
+        direction would place the round-off of ``theta + lam d = 0`` as events near lam = 0;
+        its KKT conditions are the breakpoint's, checked, scaled."""
+        return self.nleft == 0
+
+    def next_event(self, F, dF, dm, tight):
+        """``(t, hit)``: the decrease of lam to the next event (inf: none) and which points
+        of the elbow reach a bound there. Compared as rates (way / rate inverted: no
+        division by 0), the least time then computed as the quotient itself."""
+        # an elbow point: the way to the bound it moves to, at the rate |d| (at its bound
+        # pointing out within the direction QP's tolerance, or not moving: no event)
+        th, w = self.theta[F], self.p.w[F]
+        way = np.where(dF < 0, th, w - th)
+        way[way <= 0.0] = np.inf
+        adF = np.abs(dF)
+        tmin = np.inf
+        if F.size:
+            j = int((adF / way).argmax())
+            if adF[j] > 0 and way[j] < np.inf:
+                tmin = float(way[j] / adF[j])
+        # a point off the elbow, not tight: its gap falls to 0 at the rate -s, s = sgn (1 +
+        # dm) (< 0: towards the margin)
+        s = dm + 1.0
+        s *= self.sgn
+        gap = self._gap   # (changed in place: the step that follows recomputes it)
+        if gap is None or gap is not self._tgap:   # (re-anchored: any sign, as computed)
+            gap = np.maximum(self.gap(), 0.0)
+            gap[tight] = np.inf
+            tO = np.divide(gap, s, out=np.full(s.size, -np.inf), where=s < 0)
+            tmin = min(tmin, -float(tO.max()))
+        else:   # (positive but where just left the elbow: those apart)
+            gap[tight] = np.inf
+            for i in self._left:
+                if s[i] < 0:
+                    tmin = min(tmin, max(float(self.sgn[i] * (self.m[i] - self.lam)), 0.0)
+                               / -float(s[i]))
+            q = s / gap
+            k = int(q.argmin())
+            if q[k] < 0:
+                tmin = min(tmin, float(gap[k] / -s[k]))
+        if not np.isfinite(tmin):
+            return tmin, np.zeros(F.size, dtype=bool)
+        return tmin, way <= (tmin * (1 + 1e-9) + 1e-15 * self.lam) * adF
+
+    def step(self, t, F, dF, nu, dm, hit) -> None:
+        """Down by ``t`` in lambda along the segment, the points that hit a bound snapped
+        onto it."""
+        p, theta = self.p, self.theta
+        theta[F] += t * dF
+        self.m += t * dm
+        self.theta0 += t * nu
+        self.lam -= t
+        th, w = theta[F], p.w[F]
+        snap = F[hit | (th < 0) | (th > w)]
+        if snap.size:
+            target = np.where(theta[snap] < p.w[snap] / 2, 0.0, p.w[snap])
+            self.m += (target - theta[snap]) @ p.Q[snap]
+            theta[snap] = target
+        self._ro = self._gap = None
+
+    def check(self, F) -> None:
+        """The KKT conditions of the path's sets at lam (SolveFailedError when they
+        fail)."""
+        tol = 1e-7 * self.lam + 100 * self.roundoff()
+        bal = abs(float(self.p.y @ self.theta)) > 1e-9 * self._sum
+        if float(self.gap().min()) < -tol or bal or (
+                F.size and float(np.abs(self.m[F] - self.lam).max()) > tol):
+            bad = self.gap() < -tol
+            bad[F] = np.abs(self.m[F] - self.lam) > tol
+            raise _failed(f"the optimality conditions fail at C={1 / self.lam:.6g} (points "
+                          f"{np.flatnonzero(bad)[:5].tolist()}, balance {bal})")
+
+    def pinch(self, lam_end) -> float:
+        """No elbow: theta stays until the interval of theta_0 closes (or lam_end); lam and
+        theta_0 moved there. The new lam."""
+        p = self.p
+        g = self.m - p.y * self.theta0
+        lam, th0 = _pinch(g, p.y, self.theta, p.w)
+        self.lam = max(min(lam, self.lam), lam_end)
+        self.m += p.y * (th0 - self.theta0)
+        self.theta0 = th0
+        self._gap = None
+        return self.lam
+
+    def anchor(self, el: _Elbow) -> None:
+        """theta and theta_0 at lam solved exactly on the elbow's system -- its points
+        strictly inside their box free, those at a bound held there -- when that moves them
+        by round-off only and keeps them in their box; else as they are (a singular elbow:
+        the current theta is one of its solutions). Solved for the correction from the
+        residuals of the elbow's conditions at lam."""
+        p, theta = self.p, self.theta
+        S = el.slots()
+        F = el.idx[S]
+        inside = (theta[F] > 0) & (theta[F] < p.w[F])
+        if not inside.any():
+            return
+        E, SE = F[inside], S[inside]
+        r = np.zeros(el.B.shape[0])
+        r[SE] = self.lam - self.m[E]
+        r[0] = -float(p.y @ theta)
+        out = el.held_solve(r, SE, S[~inside])
+        if out is None:
+            return
+        x, h = out
+        delta = x[SE]
+        new = theta[E] + delta
+        if float(np.abs(delta).max()) > ANCHOR_DRIFT * float(p.w.max()) \
+                or np.any(new < 0) or np.any(new > p.w[E]):
+            return
+        theta[E] = new
+        self.m += h
+        self.theta0 += float(x[0])
+        self._ro = self._gap = None
 
 
 def _follow(p: _Problem, lam_end: float, deadline=None):
     """The segments and events of the path from its start down to ``lam_end``."""
-    y, w, Q = p.y, p.w, p.Q
-    n = len(y)
-    live = w > 0
+    n = len(p.y)
     theta, theta0, lam, E = _start(p)
-    el = _Elbow(Q, y)
+    el = _Elbow(p.Q, p.y)
     for i in E:
         el.add(i)
-    status = _status(theta, w, np.isin(np.arange(n), E))
+    s = _Walk(p, theta, theta0, lam, E)
     # the start: constant theta for every lam >= lam0 (theta_0 moves with lam on an elbow)
-    nu0 = -float(y[E[0]]) if E.size else 0.0
+    nu0 = -float(p.y[E[0]]) if E.size else 0.0
     segments = [_Segment(lam, lam, theta.copy(), theta0, E, np.zeros(E.size), nu0)]
     events: list = []
-    g = Q @ theta
-    qscale = float(np.abs(Q).max())
     for k in range(EVENTS_PER_POINT * n + 100):
-        if lam <= lam_end:
+        if s.lam <= lam_end:
             break
         if deadline is not None and deadline.expired():
             raise SolveFailedError(
                 f"the regularization path reached its time limit ({deadline.describe()}) "
-                f"after {k} events, at C = {1.0 / lam:.6g}: pass time_limit= (seconds) for "
-                "more time, or a narrower [C_min, C_max]", Status.time_limit)
+                f"after {k} events, at C = {1.0 / s.lam:.6g}: pass time_limit= (seconds) "
+                "for more time, or a narrower [C_min, C_max]", Status.time_limit)
         if k % REFRESH == 0:
-            g = Q @ theta
-        m = g + y * theta0
-        tol_m = TIGHT * lam + 10 * _roundoff(qscale, theta)
-        # (on the margin, or past it by the round-off the check allows)
-        slack = np.where(status == 2, lam - m, m - lam)
-        tight = live & (status != 1) & (slack <= tol_m)
-        T = np.flatnonzero((status == 1) | tight)
-        for i in [j for j in el.idx if not (status[j] == 1 or tight[j])]:
-            el.remove(i)
-        F, dF, nu = _direction(el, p, theta, T)
-        inF = np.zeros(n, dtype=bool)
-        inF[F] = True
-        new = _status(theta, w, inF)
-        for i in np.flatnonzero(new != status):
-            events.append((lam, int(i), int(status[i]), int(new[i])))
-        status = new
+            s.refresh()
+        tight = s.tight()
+        F, dF, nu, dm = _direction(el, p, s.theta, tight, s.sgn)
+        events += s.settle(el)
+        lam = s.lam
         if nu is None:   # no elbow: theta stays until the interval of theta_0 closes
-            lam_next, th0_next = _pinch(g, y, theta, w)
-            lam_next = max(min(lam_next, lam), lam_end)
-            segments.append(_Segment(lam, lam_next, theta.copy(), theta0, F, dF, 0.0))
-            lam, theta0 = lam_next, th0_next
+            th0 = s.theta0
+            segments.append(_Segment(lam, s.pinch(lam_end), s.theta.copy(), th0, F, dF, 0.0))
             continue
         if k % ANCHOR_EVERY == 0:
-            theta, theta0, g = _anchor(el, p, theta, theta0, g, lam, F)
-        dg = dF @ Q[F]
-        t, hit = _next_event(theta, w, F, dF, m, dg + y * nu, lam, status, tight, live)
+            s.anchor(el)
+        if s.hard_margin():   # (theta proportional to lam from here: no more event)
+            dF, nu = s.theta[F] / -lam, s.theta0 / -lam
+            t, hit = lam - lam_end, None
+        else:
+            t, hit = s.next_event(F, dF, dm, tight)
         if lam - t <= max(lam_end, END * segments[0].lam_hi):   # (the end; below END
             # of the start's lambda the events are the round-off of K(y theta) -> 0)
-            t, hit = lam - lam_end, np.zeros(n, dtype=bool)
-        segments.append(_Segment(lam, lam - t, theta.copy(), theta0, F, dF, nu))
-        if not hit.any():   # the end
+            t = lam - lam_end
+            hit = None
+        segments.append(_Segment(lam, lam - t, s.theta.copy(), s.theta0, F, dF, nu))
+        if hit is None:   # the end
             break
-        theta[F] += t * dF
-        theta0 += t * nu
-        g += t * dg
-        lam -= t
-        snap = F[hit[F] | (theta[F] < 0) | (theta[F] > w[F])]
-        target = np.where(theta[snap] < w[snap] / 2, 0.0, w[snap])
-        g += Q[:, snap] @ (target - theta[snap])
-        theta[snap] = target
-        _check(p, theta, theta0, g, lam, status, qscale)
+        s.step(t, F, dF, nu, dm, hit)
+        s.check(F)
     else:
         raise _failed(f"more than {EVENTS_PER_POINT} events per point")
     return segments, [PathEvent(1.0 / lam_e, i, _NAMES[a], _NAMES[b])
                       for lam_e, i, a, b in events]
 
 
-def _next_event(theta, w, F, dF, m, dm, lam, status, tight, live):
-    """``(t, hit)``: the decrease of lam to the next event and the points that cause it."""
-    n = len(w)
-    t = np.full(n, np.inf)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        # (an elbow point at its bound whose direction points out within the direction
-        # QP's tolerance stays there: no event)
-        t[F] = np.where((dF < 0) & (theta[F] > 0), theta[F] / -dF,
-                        np.where((dF > 0) & (theta[F] < w[F]), (w[F] - theta[F]) / dF, np.inf))
-        rate = 1.0 + dm
-        L = (status == 2) & ~tight & live
-        R = (status == 0) & ~tight & live
-        r = np.maximum(np.where(L, lam - m, m - lam), 0.0)
-        t = np.where(L & (rate > 0), r / rate, t)
-        t = np.where(R & (rate < 0), r / -rate, t)
-    t = np.maximum(t, 0.0)
-    tmin = float(t.min(initial=np.inf))
-    if not np.isfinite(tmin):
-        return tmin, np.zeros(n, dtype=bool)
-    return tmin, t <= tmin * (1 + 1e-9) + 1e-15 * lam
-
-
-def _anchor(el: _Elbow, p: _Problem, theta, theta0, g, lam, F):
-    """theta and theta_0 at lam solved exactly on the elbow's system -- its points strictly
-    inside their box free, those at a bound held there (``Q_FB theta_B = g_F - Q_FF
-    theta_F``) -- when that moves them by round-off only and keeps them in their box; else
-    as they are (a singular elbow: the current theta is one of its solutions).
-    ``(theta, theta0, g)``."""
-    inside = (theta[F] > 0) & (theta[F] < p.w[F])
-    if not inside.any():
-        return theta, theta0, g
-    y = p.y
-    pos = np.flatnonzero(inside)
-    rows = np.append(0, pos + 1)
-    A = el.A[np.ix_(rows, rows)]
-    E = F[inside]
-    rest = g[E] - A[1:, 1:] @ theta[E]
-    rhs = np.append(-(float(y @ theta) - float(y[E] @ theta[E])), lam - rest)
-    inv = el.inverse_of(rows)
-    sol = None if inv is None else inv @ rhs
-    if sol is None or float(np.abs(A @ sol - rhs).max()) > 1e-12 * max(1.0, float(
-            np.abs(A).max()) * float(np.abs(sol).max())):
-        n = E.size
-        perm = np.r_[1:n + 1, 0]
-        out = _solve_free_system(A[np.ix_(perm, perm)], rhs[perm])
-        if out is None:
-            return theta, theta0, g
-        sol = np.append(out[-1], out[:-1])
-    new = sol[1:]
-    delta = new - theta[E]
-    if float(np.abs(delta).max()) > ANCHOR_DRIFT * float(p.w.max()) \
-            or np.any(new < 0) or np.any(new > p.w[E]):
-        return theta, theta0, g
-    theta = theta.copy()
-    theta[E] = new
-    return theta, float(sol[0]), g + delta @ p.Q[E]
-
-
-def _roundoff(qscale: float, theta) -> float:
-    """A bound on the round-off of ``Q theta`` as computed: eps sqrt(n) max|Q| sum theta."""
-    return float(np.finfo(float).eps * np.sqrt(len(theta)) * qscale * theta.sum())
-
-
-def _check(p: _Problem, theta, theta0, g, lam, status, qscale) -> None:
-    """The KKT conditions of the path's sets at lam (SolveFailedError when they fail)."""
-    m = g + p.y * theta0
-    live = p.w > 0
-    tol = 1e-7 * lam + 100 * _roundoff(qscale, theta)
-    bad = live & (((status == 1) & (np.abs(m - lam) > tol))
-                  | ((status == 2) & (m > lam + tol)) | ((status == 0) & (m < lam - tol)))
-    bal = abs(float(p.y @ theta)) > 1e-9 * float(theta.sum())
-    if bad.any() or bal:
-        raise _failed(f"the optimality conditions fail at C={1 / lam:.6g} (points "
-                      f"{np.flatnonzero(bad)[:5].tolist()}, balance {bal})")
+_EPS = float(np.finfo(float).eps)

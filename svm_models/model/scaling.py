@@ -18,6 +18,10 @@ order one and the box is ``[0, sC] >= [0, 1]`` -- at small C every ``alpha = C b
 :data:`~svm_models.tolerances.SCALE_DEAD_BAND` of one the problem is already of order one and
 is left as it is (no copy of its matrices).
 
+A classic dual's dense kernel block may also be centred (:func:`centred`): ``H K H`` in place
+of ``K``, the same objective wherever ``y'a = 0`` -- a row of every classic dual -- so the same
+problem, its entries the size of the differences that decide the optimum.
+
 Bounds far above the scale of the scaled problem (a 1-norm box at C = 1e15) are a numerical
 hazard for an interior-point method; :func:`proxy_bounds` replaces them by a moderate bound,
 and :func:`proxy_inactive` checks afterwards that the answer stays well inside it -- the
@@ -169,6 +173,35 @@ def diagonal_scaling(sf) -> Scaling | None:
     sc = Scaling(s=s, col=col, row=row, obj=1.0, forced=True)
     sc.extra["diagonal"] = True
     return sc
+
+
+def centred(sf, structure):
+    """``sf`` with the dense kernel block of the classic dual ``structure``
+    (:class:`~svm_models.model.forms.DualSVM`) centred in feature space: ``G`` (``= D_y K
+    D_y``) replaced by ``P G P``, ``P = I - y y'/l`` the projection onto ``y'a = 0`` (``y'y =
+    l``), i.e. ``K`` by ``H K H``, ``H = I - ee'/l`` -- the same objective wherever ``y'a =
+    0``, a row of every classic dual, so the same problem (libsvm is given it so too). A
+    kernel whose entries share a large constant part (an rbf kernel whose ``gamma="scale"``
+    is set by one feature of 1e4: entries near 1 everywhere) then has entries of the size of
+    the differences that decide the optimum: HiGHS's active set reached its iteration limit
+    on random problem 63 and solved it centred in 0.7 s. None when ``sf`` has no dense block
+    on ``structure.alpha``."""
+    alpha = np.asarray(structure.alpha)
+    y = np.asarray(structure.y, dtype=float)
+    quad, done = [], False
+    for q in sf.quad:
+        if (not done and q.base is not None and len(q.index) == len(alpha)
+                and np.array_equal(np.asarray(q.index), alpha)):
+            M = np.asarray(q.matrix, dtype=float)
+            l = len(y)
+            v = M @ y / l
+            mu = float(y @ v) / l
+            Mc = M - np.outer(v, y) - np.outer(y, v) + mu * np.outer(y, y)
+            quad.append(QuadBlock(q.index, matrix=0.5 * (Mc + Mc.T)))
+            done = True
+        else:
+            quad.append(q)
+    return replace(sf, quad=quad) if done else None
 
 
 def _equilibrated_rows(sf, col: np.ndarray) -> np.ndarray:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from .base import ORDER, Backend, SolverOptions, module_present  # noqa: F401
 from .table import (AUTO_ORDER, BACKENDS, PROJECT_BACKENDS, auto_choice, available,  # noqa: F401
-                    backend, capable, check_capability, pyomo_plugin, register_backend,
+                    backend, capable, check_capability, local_choice, pyomo_plugin, register_backend,
                     solvers, structure_refusal, unregister_backend)
 from .dispatch import SolveInfo, solve_model
 from .table import load_entry_points as _load_entry_points

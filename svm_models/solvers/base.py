@@ -95,6 +95,16 @@ class Deadline:
         what = "the default time limit" if self.default else "the time limit"
         return f"{what} of {self.limit:g} s"
 
+    def share(self, fraction: float) -> "Deadline":
+        """A deadline for one stage of this call: the same limit as the user reads it, ending
+        after ``fraction`` of the time left (this one itself without a limit)."""
+        if self.limit is None:
+            return self
+        out = Deadline(self.limit, default=self.default)
+        out.start = self.start
+        out.end = min(self.end, time.monotonic() + fraction * self.left())
+        return out
+
     def __reduce__(self):
         return (_resumed, (self.left(), self.default))
 
@@ -214,7 +224,9 @@ class SolverOptions:
            already of order one), ``"on"`` (always), ``"off"`` (never), ``"diagonal"``
            (every variable of a dense quadratic block scaled by the power of two nearest
            ``1/sqrt(Q_ii)``: a kernel whose diagonal spans many orders of magnitude, a poly
-           kernel on badly scaled features, gets a unit diagonal; exact as well)
+           kernel on badly scaled features, gets a unit diagonal; exact as well),
+           ``"centred"`` (a classic dual's dense kernel block centred, ``H K H``: the same
+           problem on ``y'a = 0``; then scaled diagonally)
     deadline : the :class:`Deadline` of the whole call (set where the call enters the
            library, from ``time_limit``; a caller may pass one to bound several calls
            together): :attr:`seconds` is then the time left

@@ -48,7 +48,7 @@ from ..model.pyomo_compat import load_values
 from ..model.mixed import Edits, assemble_edited, edits, objective_scale
 from ..model.reader import NotConvex, NotQuadratic, from_pyomo
 from ..model.record import verify
-from ..model.scaling import (diagonal_scaling, proxy_bounds, proxy_inactive, scale,
+from ..model.scaling import (centred, diagonal_scaling, proxy_bounds, proxy_inactive, scale,
                              within_bounds, without_bounds,
                              scaling_for)
 from ..model.standard_form import MIXED_INTEGER, assemble
@@ -301,6 +301,8 @@ def _solve_fast(record, b, opts: SolverOptions, state, structured: bool = False)
     sf = assemble(record, materialise=not structured)
     if structured:
         call = (b.structured, record, sf, opts, state)
+    elif opts.scaling == "centred":
+        call = (_solve_centred, b.matrix, sf, record, opts, state)
     else:
         sc = None
         if opts.scaling == "diagonal":
@@ -309,6 +311,23 @@ def _solve_fast(record, b, opts: SolverOptions, state, structured: bool = False)
             sc = scaling_for(record.scaling, record.block, sf, force=opts.scaling == "on")
         call = (solve_matrix, b.matrix, sf, sc, opts, state)
     return _matrix_info(b, opts, sf, "fast", t0, *call)
+
+
+def _solve_centred(adapter, sf, record, opts: SolverOptions, state):
+    """``sf`` with its classic dual's kernel block centred
+    (:func:`~svm_models.model.scaling.centred`: the same problem on ``y'a = 0``), then
+    scaled diagonally (:func:`~svm_models.model.scaling.diagonal_scaling`, exact: the
+    centred diagonal is no longer one number); the objective that of ``sf`` itself at the
+    answer. A model without such a block is solved as it is."""
+    st = getattr(record, "structure", None)
+    work = centred(sf, st) if st is not None and st.z is None else None
+    if work is None:
+        work = sf
+    res = solve_matrix(adapter, work, diagonal_scaling(work), opts, state)
+    if res.x is not None:
+        res.objective = sf.objective(res.x)
+    res.extra["centred"] = work is not sf
+    return res
 
 
 def solve_matrix(adapter, sf, sc, opts: SolverOptions, state=None):

@@ -298,6 +298,18 @@ def auto_choice(problem_class: str, record=None) -> list[tuple[str, str]]:
     return out
 
 
+def local_choice(problem_class: str) -> tuple[str, ...]:
+    """The installed general backends (no structured one, no global branch and bound) that
+    take ``problem_class``, in ``solver="auto"``'s order: where the library itself solves
+    many small convex problems -- a mixed-integer SVM's warm start, the points of
+    ``c_tuning_bound``'s curve -- and a global solver (SCIP, Gurobi) would spend its time
+    proving what convexity already proves. Derived from the declarations, so a registered
+    backend takes its place by its rank."""
+    return tuple(n for n in AUTO_ORDER.get(problem_class, ())
+                 if BACKENDS[n].structured is None and not BACKENDS[n].global_opt
+                 and available(n))
+
+
 def solvers() -> dict[str, dict]:
     """What is installed and usable: ``{name: {available, classes, interface, fast_path,
     duals, global, note}}``."""
