@@ -726,3 +726,58 @@ def test_linear_kkt_point_answers_a_feature_of_1e8_beside_one_of_0_01(solver):
     assert sol.objective == pytest.approx(best, rel=1e-12)
     assert float(sol.w @ sol.w) == pytest.approx(ww, rel=1e-6)
     assert sol.classifier_certificate["worst"] <= 1e-12
+
+
+def test_the_round_off_allowance_grows_with_the_points_and_the_alphas():
+    """A dense rbf kernel (K_ii = 1): the allowance on y_i f(x_i) is ``CERT_ROUNDOFF sqrt(l)
+    (sum|alpha| + |b| + 1)``. With sum alpha = 100 on 30 points, a shortfall of
+    ``CERT_ROUNDOFF (sum|alpha| + |b| + 1)`` -- inside it by sqrt(30) -- is not a slack, and
+    one three times the allowance is (a slack of 5e-13 per unit of C). (Dividing by sqrt(l), or by sum|alpha|, forgave
+    neither.)"""
+    import svm_models as sm
+    from svm_models.postprocess import margin_certificate
+    from svm_models.tolerances import CERT_ROUNDOFF
+
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(30, 2))
+    y = np.where(np.arange(30) % 2 == 0, 1.0, -1.0)
+    svm = sm.api.the_svm_block(sm.build("soft_l1_dual", X, y, C=50.0, kernel="rbf",
+                                        gamma=0.5, quad_form="dense"))._svm
+    assert svm.K is not None and svm.gram_factor() is None   # (the dense branch)
+    alpha = np.zeros(30)
+    alpha[:4] = 25.0                       # y'alpha = 0, sum alpha = 100
+    f = svm.K @ (y * alpha)
+    k = 5                                  # a point of class -1 off the support
+    b0 = y[k] - f[k]                       # y_k (f_k + b0) = 1
+    for short, counted in ((1.0, False), (3.0 * np.sqrt(30), True)):
+        s = short * CERT_ROUNDOFF * (100.0 + abs(b0) + 1.0)
+        b = b0 - y[k] * s                  # y_k (f_k + b) = 1 - s
+        cert = margin_certificate(svm, svm.facts.margin, alpha, b, 50.0)
+        assert (cert["slacks"][k] > 0) == counted, (short, cert["slacks"][k])
+
+
+def test_the_levels_of_a_margin_with_a_box_per_point():
+    """The generic reader on a level margin with one box per point (``C_i``): a point of box
+    0 belongs to no class's interval. Class +1 free at 0.5: r+ = mean(2, 4) = 3; class -1:
+    two points at their top (g = 1, 3) and a point of box 0 at g = 7, which would close the
+    interval at [3, 7] (r- = 5): it does not, r- = 3 -- rho = 3, b = 0."""
+    from svm_models.formulations.nu import MARGIN
+    from svm_models.postprocess import levels
+
+    y = np.array([1.0, 1.0, 1.0, -1.0, -1.0, -1.0])
+    g = np.array([2.0, 4.0, 9.0, 1.0, 3.0, 7.0])
+    C = np.array([1.0, 1.0, 1.0, 1.0, 1.0, 0.0])
+    alpha = np.array([0.5, 0.5, 0.0, 1.0, 1.0, 0.0])
+    assert levels(MARGIN, alpha, y, y * g, C, 0.1) == pytest.approx((0.0, 3.0), abs=1e-15)
+
+
+def test_the_worst_of_a_level_margin_is_its_total_shortfall():
+    """alpha = 0 at the level 0 of a nu-SVM: primal = dual = 0 (gap 0), balanced, no
+    slack -- but ``e'alpha >= total`` is short by all of it: worst 1."""
+    from svm_models.formulations.nu import MARGIN
+    from svm_models.postprocess import margin_certificate
+
+    svm, _ = _toy_svm("soft_l1_dual", C=1.0)
+    cert = margin_certificate(svm, MARGIN, np.zeros(6), 0.0, 1.0 / 6, rho=0.0, total=0.5)
+    assert cert["gap"] == 0.0 and cert["balance"] == 0.0 and not cert["slacks"].any()
+    assert cert["total"] == 1.0 and cert["worst"] == 1.0

@@ -552,6 +552,17 @@ RULES += [
     (r"x_problem_points__", r"np\.where\(yi\[keep\] == pos, (2, -1|1, -2)\)",
      "the targets +2/-1 or +1/-2 for +1/-1: fit takes any two labels, the larger the "
      "positive class (the same decision values, checked), and Platt's fit reads t > 0"),
+    # ---- postprocess.py: the margin readers (levels, _free_solution, margin_certificate)
+    (r"x_levels__", r"np\.asarray\(C, (dtype=None)?\)",
+     "the boxes C_i read without dtype=float: only compared (> 0, < upper - thr, >= upper - "
+     "thr), where an integer box compares as its float"),
+    (r"x__free_solution__", r"_kernel_block\(svm, F\) / np\.outer\(y\[F\], y\[F\]\)",
+     "y_i y_j divided instead of multiplied: y_i = +-1, so y_i y_j = 1 / (y_i y_j)"),
+    (r"x__free_solution__", r"_solve_free_system\(A, np\.concatenate\(rhs\), \)",
+     "one border named where a level margin has two: the Cholesky route then meets the zero "
+     "diagonal of the first border and raises, and the LU route solves the same system to "
+     "the same residual test (checked by hand on a nu-SVM: same alpha, certificate 4e-13): "
+     "a speed difference only"),
 ]
 
 KEYS = ("killed", "survived", "timeout", "no tests", "not checked", "other")
