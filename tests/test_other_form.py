@@ -196,9 +196,12 @@ def test_scip_s_dual_out_of_its_share_of_time_is_answered_by_the_primal():
     require("scip")
     X, y, C = _five_points_features_7e3_and_3e6()
     t0 = time.perf_counter()
+    # (10 s: the primal has 5 s for its 0.2 s -- at 4 s, once in a CI run with a second test
+    # worker, SCIP's primal in the 2 s left came back "optimal" and was refused by its
+    # certificate, gap 1: a refusal, never an answer; not reproduced in eight runs here)
     sol = _fit(X, y, formulation="soft_l1_dual", solver="scip", C=C, kernel="linear",
-               time_limit=4)
-    assert time.perf_counter() - t0 < 4 * 1.2 + 1   # (the deadline's promise)
+               time_limit=10)
+    assert time.perf_counter() - t0 < 10 * 1.2 + 1   # (the deadline's promise)
     assert sol.status == "optimal" and sol.formulation == "soft_l1_primal"
     assert sol.fallback["kind"] == "formulation" and sol.fallback["reason"] == "time_limit"
     for other in ("clarabel", "ipm"):
