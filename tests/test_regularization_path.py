@@ -199,6 +199,51 @@ def test_Cs_path_finds_the_best_C_on_the_whole_interval():
     assert same.best_params_ == est.best_params_ and same.best_score_ == est.best_score_
 
 
+def test_decision_values_at_many_Cs_equal_each_C_s_solution():
+    """``decision_function(X, Cs)`` (every C of a segment at once, b from one kernel product
+    where the segment has no elbow) equals each C's certified Solution and libsvm's, below
+    ``C_start`` (no elbow: b from the KKT interval) and along the elbow's segments."""
+    X, y = make_classification(40, 4, random_state=11)
+    Xte = make_classification(15, 4, random_state=12)[0]
+    path = sm.regularization_path(X, y, kernel="rbf", gamma=0.3, C_min=1e-3, C_max=1e2)
+    Cs = np.r_[np.geomspace(1e-3, min(path.C_start, 1e2), 4, endpoint=False),
+               np.geomspace(1e-3, 1e2, 9)[::-1]]
+    assert Cs.min() < path.C_start    # (segments without an elbow are met)
+    D = path.decision_function(Xte, Cs)
+    assert D.shape == (Cs.size, 15)
+    for k, C in enumerate(Cs):
+        assert np.abs(D[k] - path.at(C).decision_function(Xte)).max() < 1e-9
+        ref = SVC(C=C, kernel="rbf", gamma=0.3, tol=1e-12).fit(X, y).decision_function(Xte)
+        assert np.abs(D[k] - ref).max() < 1e-6 * max(1.0, np.abs(ref).max())
+    assert path.decision_function(Xte, []).shape == (0, 15)
+    with pytest.raises(ParameterError, match="outside the path"):
+        path.decision_function(Xte, [1.0, 1e3])
+
+
+def test_Cs_path_follows_each_fold_s_path_once(monkeypatch):
+    """``Cs="path"`` reads every C's decision values from the paths that cut the interval
+    (one per fold and setting), and its table is the table of the same Cs given as a list
+    (each fold's path followed again, on the task's own points and targets)."""
+    import svm_models.methods.regularization_path as rp
+
+    calls = []
+    real = rp.regularization_path
+    monkeypatch.setattr(rp, "regularization_path", lambda *a, **k: calls.append(1) or real(*a, **k))
+    X, y = make_classification(50, 4, random_state=5)
+    y = np.where(y == 1, "yes", "no")
+    w = np.linspace(0.5, 2.0, 50)
+    kw = {"cv": 3, "kernel": "rbf", "gamma": [0.1, 0.4], "sample_weight": w}
+    table = sm.cross_validate(X, y, Cs="path", **kw)
+    assert len(calls) == 3 * 2    # folds x settings, once each
+    Cs = [p["C"] for p in table["params"]]
+    again = sm.cross_validate(X, y, Cs=sorted(set(Cs)), **kw)
+    assert len(calls) == 2 * 3 * 2
+    assert [p["C"] for p in again["params"]] == Cs and again["params"] == table["params"]
+    for k in range(3):
+        assert np.array_equal(table[f"split{k}_test_score"], again[f"split{k}_test_score"])
+    assert set(table["status"]) == {"optimal"}
+
+
 def test_precomputed_kernel_and_points_of_weight_zero():
     from sklearn.metrics.pairwise import rbf_kernel
 

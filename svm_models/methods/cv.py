@@ -277,43 +277,64 @@ def _exact_path(job: Job, formulation: str, Cs, hyper: dict, Xtr, target, Xte, w
 PATH_C_RANGE = (1e-4, 1e4)
 
 
-def whole_path_Cs(X, y, formulation: str, solver: str, folds, grid: dict, fixed: dict,
+def whole_path_Cs(X, y, formulation: str, solver: str, folds, settings: list, fixed: dict,
                   weight) -> tuple:
     """``Cs="path"``: one C inside each interval of C on which every fold's test errors are
     constant, for every setting of the grid, within :data:`PATH_C_RANGE`. On a segment of a
     fold's exact path the decision values are linear in 1/C (alpha/C and b/C are), so a
     test point's prediction changes only at a breakpoint or at the root of that line: the
     breakpoints and roots of every fold cut the interval into pieces, and the geometric
-    midpoint of each piece stands for it. For ``soft_l1_dual``, two classes, solver auto."""
-    from itertools import product
+    midpoint of each piece stands for it. For ``soft_l1_dual``, two classes, solver auto.
 
+    ``(Cs, done)``: ``done[(fold, setting)]`` is ``(values, seconds)``, the test fold's
+    decision values at every C of ``Cs`` read from the same path (each fold's path is
+    followed once) and the path's time; ``settings`` as the job's (:func:`_settings`)."""
     from .regularization_path import regularization_path
 
     lo, hi = PATH_C_RANGE
     if formulation != "soft_l1_dual" or solver != "auto" or np.unique(y).size != 2:
         raise ParameterError('Cs="path" (the exact regularization path) is for soft_l1_dual '
                              "with solver='auto' and two classes; give a list of Cs otherwise")
-    cuts = [lo, hi]
-    for values in product(*grid.values()) if grid else [()]:
-        hyper = {**fixed, **dict(zip(grid, values))}
+    cuts, paths = [lo, hi], {}
+    for s, setting in enumerate(settings):
+        hyper = {**fixed, **setting}
         if not set(hyper) <= PATH_PARAMS:
             raise ParameterError(f'Cs="path" takes only {sorted(PATH_PARAMS)} as other '
                                  f"hyperparameters; got {sorted(hyper)}")
-        for train, test in folds:
+        for f, (train, test) in enumerate(folds):
             w = {} if weight is None else {"sample_weight": weight[train]}
+            t0 = time.perf_counter()
             path = regularization_path(X[train], y[train], C_min=lo, C_max=hi, **hyper, **w)
-            knots = np.concatenate([[lo], path.breakpoints, [hi]])
-            H = path.decision_function(X[test], knots)
-            lam = 1.0 / knots
-            a, b = H[:-1], H[1:]
-            k, j = np.nonzero(np.sign(a) != np.sign(b))
-            with np.errstate(divide="ignore", invalid="ignore"):
-                # h = f/C is linear in 1/C on a segment: its root
-                ha, hb = a[k, j] / knots[k], b[k, j] / knots[k + 1]
-                root = lam[k] + (lam[k + 1] - lam[k]) * ha / (ha - hb)
-            cuts += [*knots.tolist(), *(1.0 / root[np.isfinite(root) & (root > 0)]).tolist()]
+            paths[f, s] = path, time.perf_counter() - t0
+            cuts += _prediction_changes(path, X[test], lo, hi)
     cuts = np.unique(np.clip(cuts, lo, hi))
-    return tuple(np.sqrt(cuts[:-1] * cuts[1:]).tolist())
+    Cs = tuple(np.sqrt(cuts[:-1] * cuts[1:]).tolist())
+    done = {(f, s): (path.decision_function(X[folds[f][1]], Cs), t)
+            for (f, s), (path, t) in paths.items()}
+    return Cs, done
+
+
+def _prediction_changes(path, Xte, lo: float, hi: float) -> list:
+    """The Cs in ``[lo, hi]`` where a test point's prediction may change along ``path``:
+    its breakpoints and, on each segment, the root of each point's decision value."""
+    knots = np.concatenate([[lo], path.breakpoints, [hi]])
+    H = path.decision_function(Xte, knots)
+    lam = 1.0 / knots
+    a, b = H[:-1], H[1:]
+    k, j = np.nonzero(np.sign(a) != np.sign(b))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        # h = f/C is linear in 1/C on a segment: its root
+        ha, hb = a[k, j] / knots[k], b[k, j] / knots[k + 1]
+        root = lam[k] + (lam[k + 1] - lam[k]) * ha / (ha - hb)
+    return [*knots.tolist(), *(1.0 / root[np.isfinite(root) & (root > 0)]).tolist()]
+
+
+def _from_path(job: Job, key: tuple, values: np.ndarray, seconds: float) -> dict:
+    """A task's result read from its fold's path (``Cs="path"``: :func:`whole_path_Cs`)."""
+    n = len(job.Cs)
+    return {"key": key, "values": np.asarray(values), "status": ["optimal"] * n,
+            "fit_time": np.full(n, seconds / n), "score_time": np.zeros(n),
+            "C": np.asarray(job.Cs, dtype=float)}
 
 
 def _failed(job: Job, key: tuple, exc: BaseException) -> dict:
@@ -333,6 +354,13 @@ def _note(job: Job, key: tuple) -> str:
 def _run_serial(job, keys, bar):
     for key in keys:
         res = _task(job, key)
+        bar.step(_note(job, key))
+        yield res
+
+
+def _run_done(job, keys, done, bar):
+    for key in keys:
+        res = _from_path(job, key, *done[key[:2]])
         bar.step(_note(job, key))
         yield res
 
@@ -749,8 +777,10 @@ def cross_validate(X, y, formulation: str = "soft_l1_dual", solver: str = "auto"
     A, yy, classes, y_index = _labelled(X, y)
     folds = _folds(cv, A, yy)
     weight = _fold_weights(f, sample_weight, A.shape[0])
+    done: dict = {}   # (fold, setting) -> decision values read from the fold's path
     if isinstance(Cs, str) and Cs == "path":
-        Cs = whole_path_Cs(A, yy, formulation, solver, folds, grid, fixed, weight)
+        Cs, done = whole_path_Cs(A, yy, formulation, solver, folds, _settings(grid), fixed,
+                                 weight)
     Cs = _check_Cs(Cs, formulation)
     job = _job(f, A, y_index, classes, folds=folds, multi_class=multi_class,
                grid=grid, fixed=fixed, Cs=Cs, solver=solver, solve_kw=solve_kw, weight=weight)
@@ -767,7 +797,9 @@ def cross_validate(X, y, formulation: str = "soft_l1_dual", solver: str = "auto"
     speculation = _Speculation(refit, table) if parallel and refit is not None else None
     with _Pool(job, n_jobs) if parallel else contextlib.nullcontext() as pool:
         with Progress(len(keys), label="cross-validation", enabled=progress) as bar:
-            if client is not None:
+            if done:
+                runs = _run_done(job, keys, done, bar)
+            elif client is not None:
                 runs = _run_dask(job, keys, client, bar)
             elif pool is None:
                 runs = _run_serial(job, keys, bar)
@@ -852,14 +884,19 @@ def _fold_weights(f, sample_weight, l: int) -> np.ndarray | None:
     return as_weights(sample_weight, l)
 
 
+def _settings(grid: dict) -> list:
+    """The grid's settings without C, in the order of the table's rows."""
+    from sklearn.model_selection import ParameterGrid
+
+    return list(ParameterGrid(grid)) if grid else [{}]
+
+
 def _job(f, A, y_index, classes, *, folds, multi_class, grid, fixed, Cs, solver, solve_kw,
          weight) -> Job:
     """What every task reads, with every setting of the grid checked before anything runs."""
-    from sklearn.model_selection import ParameterGrid
-
     job = Job(X=A, y=y_index, classes=classes, folds=folds,
               problems=binary_problems(classes.size, multi_class),
-              settings=list(ParameterGrid(grid)) if grid else [{}], Cs=Cs,
+              settings=_settings(grid), Cs=Cs,
               path_formulation=f.classic_at_learned_C or f.name,
               tuned_formulation=f.name if f.learns_C else None, fixed=fixed, solver=solver,
               solve_kw=solve_kw, precomputed=fixed.get("kernel") == "precomputed", weight=weight)
@@ -874,34 +911,33 @@ def _table(job: Job, n_classes: int, multi_class: str, results: dict, points: li
     """The table of ``results`` (key -> a task's result). A task missing from them (not
     finished: a table so far) leaves its fold out of its rows' mean scores, and their status
     is ``"pending"`` (unless a finished fold failed)."""
-    n_folds = len(job.folds)
-    rows = [(c, s) for c in range(len(points)) for s in range(len(job.settings))]
+    n_folds, n_set = len(job.folds), len(job.settings)
+    rows = [(c, s) for c in range(len(points)) for s in range(n_set)]
     scores = np.full((len(rows), n_folds), np.nan)
     fit_t, score_t, c_star = (np.zeros((len(rows), n_folds)) for _ in range(3))
     pending = np.zeros((len(rows), n_folds), dtype=bool)
-    status = []
-    for r, (c, s) in enumerate(rows):
-        first = None
+    first: dict = {}   # row -> the first failure met (in the folds' order)
+    for s in range(n_set):
+        R = np.arange(len(points)) * n_set + s   # the rows of setting s, in the order of c
         for fo, (_, test) in enumerate(job.folds):
             parts = [results.get((fo, s, p)) for p in range(len(job.problems))]
             if any(res is None for res in parts):
-                pending[r, fo] = True
+                pending[R, fo] = True
                 continue
-            fit_t[r, fo] = sum(res["fit_time"][c] for res in parts)
-            score_t[r, fo] = sum(res["score_time"][c] for res in parts)
-            c_star[r, fo] = np.mean([res["C"][c] for res in parts])
-            bad = [(p, res["status"][c]) for p, res in enumerate(parts)
-                   if res["status"][c] != "optimal"]
-            if bad:
-                if first is None:
-                    p, why = bad[0]
-                    pair = f", binary problem {p + 1}" if len(parts) > 1 else ""
-                    first = f"{why} (fold {fo + 1}{pair})"
-                continue
-            pred = predicted_index(combine([res["values"][c] for res in parts], n_classes,
-                                           multi_class))
-            scores[r, fo] = np.mean(pred == job.y[test])
-        status.append(first or ("pending" if pending[r].any() else "optimal"))
+            fit_t[R, fo] = np.sum([res["fit_time"] for res in parts], axis=0)
+            score_t[R, fo] = np.sum([res["score_time"] for res in parts], axis=0)
+            c_star[R, fo] = np.mean([res["C"] for res in parts], axis=0)
+            ok = np.ones(len(points), dtype=bool)
+            for p, res in enumerate(parts):
+                for c in np.flatnonzero(np.asarray(res["status"]) != "optimal"):
+                    if ok[c] and R[c] not in first:
+                        pair = f", binary problem {p + 1}" if len(parts) > 1 else ""
+                        first[R[c]] = f"{res['status'][c]} (fold {fo + 1}{pair})"
+                    ok[c] = False
+            scores[R[ok], fo] = _fold_scores(job, parts, np.flatnonzero(ok), test, n_classes,
+                                             multi_class)
+    status = [first.get(r) or ("pending" if pending[r].any() else "optimal")
+              for r in range(len(rows))]
     params = [({"C": points[c]} if has_C else {}) | job.settings[s] for c, s in rows]
     table: dict = {"mean_fit_time": np.mean(fit_t, axis=1), "std_fit_time": np.std(fit_t, axis=1),
                    "mean_score_time": np.mean(score_t, axis=1),
@@ -933,6 +969,19 @@ def _table(job: Job, n_classes: int, multi_class: str, results: dict, points: li
             table[f"split{fo}_C_star"] = c_star[:, fo]
         table["mean_C_star"] = np.mean(c_star, axis=1)
     return table
+
+
+def _fold_scores(job: Job, parts: list, cs: np.ndarray, test, n_classes: int,
+                 multi_class: str) -> np.ndarray:
+    """The accuracy on the test fold at each point ``cs`` of the path (every binary problem
+    solved there): two classes at once, the sign of the values; more, point by point
+    (:func:`combine`)."""
+    yt = job.y[test]
+    if n_classes == 2:
+        return np.mean((parts[0]["values"][cs] >= 0) == yt, axis=1)
+    return np.array([np.mean(predicted_index(combine([res["values"][c] for res in parts],
+                                                     n_classes, multi_class)) == yt)
+                     for c in cs])
 
 
 def best_index(table: dict) -> int:

@@ -184,18 +184,37 @@ class RegularizationPath:
         X = as_matrix(X)
         Kx = X[:, p.rep] if svm.kernel.name == "precomputed" else \
             svm.kernel.gram(X, svm.data.X[p.rep])
-        thetas, th0 = np.empty((Cs.size, len(p.w))), np.empty(Cs.size)
-        exact = []
-        for k, C in enumerate(Cs):
-            th, th0[k], free = self.theta(C)
-            thetas[k] = th
-            if not free.size:
-                exact.append(k)   # (b not linear in 1/C there: from alpha's KKT interval)
-        out = Cs[:, None] * (thetas * p.y) @ Kx.T + (Cs * th0)[:, None]
-        for k in exact:
-            alpha, b = self.coefficients(Cs[k])
-            out[k] = (Cs[k] * thetas[k] * p.y) @ Kx.T + b
+        if Cs.size == 0:
+            return np.empty((0, Kx.shape[0]))
+        for C in (Cs.min(), Cs.max()):
+            self._segment(C)    # (the checks: in range, positive, finite)
+        ks = np.minimum(np.searchsorted(-self._lo, -1.0 / Cs, side="right"),
+                        len(self._segments) - 1)
+        out = np.empty((Cs.size, Kx.shape[0]))
+        for k in np.unique(ks):   # (a segment at a time: theta moves on a line there)
+            rows = np.flatnonzero(ks == k)
+            s, C = self._segments[k], Cs[rows]
+            t = s.lam_hi - 1.0 / C
+            th = np.repeat(s.theta[None, :], rows.size, axis=0)
+            th[:, s.free] += t[:, None] * s.dF[None, :]
+            np.clip(th, 0.0, p.w, out=th)
+            out[rows] = C[:, None] * (th * p.y) @ Kx.T
+            if s.free.size:
+                out[rows] += (C * (s.theta0 + t * s.nu))[:, None]
+            else:   # (b not linear in 1/C there: from alpha's KKT interval)
+                out[rows] += self._biases(th[0], C)[:, None]
         return out
+
+    def _biases(self, th: np.ndarray, Cs: np.ndarray) -> np.ndarray:
+        """b at each C of ``Cs`` on a segment without elbow (theta ``th`` constant there):
+        the midpoint of the KKT interval (:meth:`coefficients`), from one kernel product."""
+        from ..postprocess import bias_from_kkt
+
+        svm = self._svm
+        unit = self._split(th)
+        g = svm.kernel_times(svm.data.y * unit)
+        return np.array([bias_from_kkt(svm.facts.margin, C * unit, svm.data.y, C * g,
+                                       svm.point_C(C), 0.0) for C in Cs.tolist()])
 
     def _split(self, a_groups: np.ndarray) -> np.ndarray:
         p, svm = self._p, self._svm
