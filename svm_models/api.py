@@ -611,7 +611,8 @@ def _fit_within(X, y, f, solver: str, params: dict, solve_kw: dict, opts: Solver
         model = build(formulation, X, y, **params)
     first_error = None
     structured = str(solver).lower() != "auto" and backend(solver).structured is not None
-    first_kw = _first_share(model, f, params, solve_kw, structured or str(solver).lower() == "auto")
+    plan = _Plan(model, f, params, solver)   # (the fallbacks: made once, when wanted)
+    first_kw = _first_share(plan, solve_kw, structured or str(solver).lower() == "auto")
     try:
         first = solve(model, solver, raise_on_failure=raise_on_failure, _tried=ended,
                       **first_kw)
@@ -620,11 +621,10 @@ def _fit_within(X, y, f, solver: str, params: dict, solve_kw: dict, opts: Solver
         status = first.status
     except SolveFailedError as exc:
         first, first_error, status = None, exc, exc.status
-    fallbacks = [] if structured else _fallbacks(model, f, params, status, solver)
+    fallbacks = [] if structured or status not in RETRY_AFTER else plan.fallbacks
     if status is Status.time_limit and first_kw is not solve_kw and not opts.expired():
         # its share spent, not the call's time: the other form, in the rest
-        fallbacks = [fb for fb in _fallbacks(model, f, params, Status.numerical_error, solver)
-                     if fb[2] == "retry_formulation"]
+        fallbacks = [fb for fb in plan.fallbacks if fb[2] == "retry_formulation"]
     failures = []
     for name, again_params, key, said in fallbacks:
         if opts.expired():
@@ -811,7 +811,22 @@ def _with_model(sol, name: str, params: dict, model):
 FIRST_FORM_SHARE = 0.5
 
 
-def _first_share(model, f, params: dict, solve_kw: dict, keep: bool) -> dict:
+class _Plan:
+    """:func:`fit`'s fallbacks after its first build (:func:`_fallbacks`), made on first
+    read and kept: the first share (:func:`_first_share`) and the retries read the same
+    list."""
+
+    def __init__(self, model, f, params: dict, solver: str):
+        self._args, self._list = (model, f, params, solver), None
+
+    @property
+    def fallbacks(self) -> list[tuple]:
+        if self._list is None:
+            self._list = _fallbacks(*self._args)
+        return self._list
+
+
+def _first_share(plan: _Plan, solve_kw: dict, keep: bool) -> dict:
     """``solve_kw`` for the first solve of :func:`fit`: where the other form of a classic SVM
     is a fallback (a kernel with exact features), a deadline that ends after
     :data:`FIRST_FORM_SHARE` of the time left, so that the other form has the rest -- SCIP
@@ -821,8 +836,7 @@ def _first_share(model, f, params: dict, solve_kw: dict, keep: bool) -> dict:
     deadline = solve_kw.get("deadline")
     if keep or deadline is None or deadline.limit is None:
         return solve_kw
-    if not any(key == "retry_formulation"
-               for *_, key, _ in _fallbacks(model, f, params, Status.numerical_error, "auto")):
+    if not any(key == "retry_formulation" for *_, key, _ in plan.fallbacks):
         return solve_kw
     return {**solve_kw, "deadline": deadline.share(FIRST_FORM_SHARE)}
 
@@ -890,12 +904,16 @@ def time_limit_advice(record, solver: str, deadline) -> str:
     return said
 
 
-def _fallbacks(model, f, params: dict, status, solver: str) -> list[tuple]:
-    """The builds to try after a first solve that ended in ``status``, each as (formulation,
-    params, the ``extra`` key that records it, what it is): none after a time limit, a
-    licence or a proof (a soft margin called infeasible is numerical_error already, see
-    ``classic.explain_failure``), nor when the user fixed the form (``quad_form``) or a
-    low-rank kernel (``kernel_rank``).
+#: the statuses of a first solve after which :func:`fit` tries its fallbacks: none after a
+#: time limit, a licence or a proof (a soft margin called infeasible is numerical_error
+#: already, see ``classic.explain_failure``)
+RETRY_AFTER = (Status.numerical_error, Status.iteration_limit, Status.error)
+
+
+def _fallbacks(model, f, params: dict, solver: str) -> list[tuple]:
+    """The builds to try after a first solve that ended in one of :data:`RETRY_AFTER`, each
+    as (formulation, params, the ``extra`` key that records it, what it is): none when the
+    user fixed the form (``quad_form``) or a low-rank kernel (``kernel_rank``).
 
     * the other quadratic form (dense or factor) of a form ``auto`` chose: on large offsets
       (a linear kernel of data 1e7 away from the origin) one form failed on HiGHS, PIQP and
@@ -914,8 +932,6 @@ def _fallbacks(model, f, params: dict, status, solver: str) -> list[tuple]:
     feature of 8e7 beside one of 1, whose primal it solves in 0.7 s)."""
     from .kernels import exact_factor_dim
 
-    if status not in (Status.numerical_error, Status.iteration_limit, Status.error):
-        return []
     if params.get("quad_form", "auto") != "auto" or params.get("kernel_rank") is not None:
         return []
     svm = the_svm_block(model)._svm
