@@ -707,26 +707,25 @@ def _certified_unbuilt(plan, f, b, solver: str, params: dict, opts: SolverOption
 def fit_pairs(X, y_index: np.ndarray, points: list, formulation: str, solver: str,
               params: dict, weight, solve_kw: dict) -> list:
     """One-vs-one's binary problems of a multiclass fit solved together, as ``SVC`` trains
-    them: where :func:`fit` would solve each unbuilt on libsvm (the 1-norm dual, the rbf
-    kernel, no weight 0), one libsvm call for all the pairs
-    (:func:`~svm_models.solvers.libsvm.solve_pairs`: the fixed cost of a solve paid once),
+    them: where :func:`fit` would solve each unbuilt on a structured backend that declares
+    ``pairs`` (libsvm: the 1-norm dual, the rbf kernel, no weight 0), one call for all the
+    pairs (:func:`~svm_models.solvers.libsvm.solve_pairs`: the fixed cost of a solve paid once),
     then each pair's answer read and certified as :func:`fit` certifies one. ``points``: each
     pair's points (indices into ``X``; the pairs ``i < j`` of
     :func:`~svm_models.methods.cv.binary_problems`' order, class ``j`` the positive one);
     ``weight``: each point's factor of C (None: 1). Returns each pair's Solution, or None
     where this does not apply or the certificate refuses it (the caller fits that pair on
     its own, as always). Each Solution's ``time`` is its share of the call."""
-    from .solvers.libsvm import solve_pairs
-
     f = lookup(formulation)
     solve_kw = with_deadline(solve_kw, X, formulation)
     opts = SolverOptions.from_kwargs(**{k: v for k, v in solve_kw.items()
                                         if k in _SOLVE_KEYS or k == "deadline"})
     none = [None] * len(points)
     name = _structured_backend(f, solver, opts)
+    b = None if name is None else backend(name)
     k = int(y_index.max()) + 1 if len(y_index) else 0
-    if (name != "libsvm" or len(points) != k * (k - 1) // 2 or "sample_weight" in params
-            or _hard_margin_at_infinite_C(f, dict(params)) is not f):
+    if (b is None or b.pairs is None or len(points) != k * (k - 1) // 2
+            or "sample_weight" in params or _hard_margin_at_infinite_C(f, dict(params)) is not f):
         return none
     plans = []
     with warnings.catch_warnings():   # (the estimator said the data's scale once)
@@ -735,19 +734,16 @@ def fit_pairs(X, y_index: np.ndarray, points: list, formulation: str, solver: st
             kw = {} if weight is None else {"sample_weight": weight[pts]}
             t = np.where(y_index[pts] == y_index[pts].max(), 1, -1)
             plans.append(f.unbuilt(X[pts], t, **params, **kw))
-    if any(p is None or p.svm.kernel.name != "rbf" for p in plans):
+    if any(p is None for p in plans) or opts.expired():
         return none
     C = float(plans[0].C)
     box = np.full(len(y_index), C) if weight is None else C * np.asarray(weight, dtype=float)
-    if not np.all(box > 0) or opts.expired():
-        return none
-    b = backend(name)
     t0 = time.perf_counter()
     with library_threads(len(y_index)), drained_output(opts.verbose), preserved_fpu():
-        res, alphas = solve_pairs(plans[0].svm.kernel, np.asarray(X, dtype=float), y_index,
-                                  box, opts)
-    if alphas is None:
+        got = b.pairs(plans[0].svm.kernel, np.asarray(X, dtype=float), y_index, box, opts)
+    if got is None or got[1] is None:   # (a kernel or box it does not take; not optimal)
         return none
+    res, alphas = got
     share = (time.perf_counter() - t0) / len(plans)
     pairs = [(i, j) for i in range(k) for j in range(i + 1, k)]
     out = []

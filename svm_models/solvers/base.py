@@ -154,7 +154,11 @@ class Backend:
     state) -> MatrixResult``: it takes one structure a builder records
     (``Record.structure``, e.g. libsvm and the classic duals), only on a model the record
     proves unchanged, and no problem class in general;  structure_check : ``Record -> str or
-    None``, why it does not take a recorded model (None: it does);
+    None``, why it does not take a recorded model (None: it does);  pairs : a structured
+    backend's one-vs-one adapter ``(kernel, X, y_index, box, SolverOptions) ->
+    (MatrixResult, alphas) or None``: the 1-norm duals of all the pairs of classes in one
+    call, ``alphas(i, j)`` each pair's answer, to be certified as one solve's (None
+    returned: it does not take that kernel or box; None: each pair is solved alone);
     matrix_when : ``Record -> str or None``, why ``path="auto"`` takes the Pyomo plugin
     rather than the matrix adapter for a model the record proves unchanged (None: the
     matrices; SCIP: its plugin for small dense blocks, its matrices where Pyomo would spend
@@ -195,6 +199,7 @@ class Backend:
     add_indicators: Callable | None = None
     structured: Callable | None = None
     structure_check: Callable | None = None
+    pairs: Callable | None = None
     matrix_when: Callable | None = None
     install: str = ""
     note: str = ""

@@ -158,10 +158,11 @@ def _fit_svc(SVC, data, y, weight, cap: int, limit, more: bool, **params):
 
 def _others() -> str:
     """Advice on a libsvm that did not converge: the installed backends that take its
-    problems (interior-point methods: the conditioning that stalls SMO does not stall them)."""
-    from .table import available
+    problems, in ``auto``'s order (:func:`~svm_models.solvers.table.local_choice`; on the
+    random problems whose conditioning stalls SMO, each of them answers)."""
+    from .table import local_choice
 
-    names = [n for n in ("clarabel", "piqp", "ipm") if available(n)]
+    names = local_choice("QP")
     return f"; solver={names[0]!r} takes this dual too ({', '.join(names)})" if names else ""
 
 
@@ -229,30 +230,20 @@ def takes(record) -> str | None:
     return None
 
 
-BACKEND = Backend(
-    name="libsvm", classes=frozenset(), modules=("sklearn",), structured=solve,
-    proves_unbounded=False,
-    structure_check=takes, install="pip install scikit-learn",
-    note="libsvm's SMO (scikit-learn's SVC): the classic SVM duals as built",
-    project=True, auto={"QP": 0},   # first, where the record proves its structure
-    pyomo_solver="libsvm's SMO (scikit-learn) through svm_models: only a classic SVM dual "
-                 "built by svm_models.build, unchanged")
-
-
 def solve_pairs(kernel, X: np.ndarray, y_index: np.ndarray, box: np.ndarray, opts):
     """The one-vs-one 1-norm duals of all the pairs of classes of ``y_index`` (0..k-1) in one
     libsvm call, as ``SVC`` trains them (its fixed cost paid once, not once per pair): the
     pair ``i < j`` is ``max e'a - 1/2 a'G(K)a``, ``0 <= a <= box``, ``y'a = 0`` on the points
     of classes i and j, with ``y = +1`` for class j (the library's sign; libsvm's is the
     opposite, the same problem). Only a kernel libsvm evaluates itself (``rbf``) and a box
-    positive everywhere (no point of weight 0). Returns ``(MatrixResult, alphas)``: the
+    positive everywhere (no point of weight 0): else None. Returns ``(MatrixResult, alphas)``: the
     status as :func:`solve` reports one, and -- optimal -- ``alphas(i, j)``, the pair's
     alpha on its points in their order in ``X``. Nothing is certified here: every pair's
     answer goes through the certificate as one solve's does."""
     from sklearn.svm import SVC
 
     if getattr(kernel, "name", None) != "rbf" or not np.all(box > 0):
-        raise ValueError("solve_pairs takes the rbf kernel and a positive box only")
+        return None
     s = power_of_four(float(np.mean(kernel.diagonal(X))) if len(y_index) else 1.0)
     cmax = float(np.max(box))
     weight = None if np.all(box == cmax) else box / cmax
@@ -293,3 +284,13 @@ def solve_pairs(kernel, X: np.ndarray, y_index: np.ndarray, box: np.ndarray, opt
         return np.minimum(np.maximum(a[pts], 0.0) / s, box[pts])
 
     return res, alphas
+
+
+BACKEND = Backend(
+    name="libsvm", classes=frozenset(), modules=("sklearn",), structured=solve,
+    proves_unbounded=False,
+    structure_check=takes, pairs=solve_pairs, install="pip install scikit-learn",
+    note="libsvm's SMO (scikit-learn's SVC): the classic SVM duals as built",
+    project=True, auto={"QP": 0},   # first, where the record proves its structure
+    pyomo_solver="libsvm's SMO (scikit-learn) through svm_models: only a classic SVM dual "
+                 "built by svm_models.build, unchanged")
