@@ -122,7 +122,7 @@ def _lp_points(l: int, seed: int = 0):
 def test_scip_is_given_an_lps_matrices_not_pyomos_walk_of_its_rows():
     """An LP (the 1-norm primal) has no dense block, and Pyomo's scip_direct walked its rows
     term by term before SCIP started, outside any limit (1,000 points at a 2 s limit: 4.9 s
-    on a loaded machine; here 2,000 points, 124,000 terms, at 0.2 s: well over a second).
+    on a loaded machine; here 2,000 points, 64,000 terms, at 0.2 s: well over a second).
     Given the library's matrices, the call ends within the limit, stopped with a typed
     error; and a smaller LP is answered on that path with HiGHS's optimum."""
     require("scip")

@@ -49,11 +49,11 @@ SCIP_FACTOR_SECONDS = 4.5e-9
 #: (:func:`matrix_when`)
 SCIP_MATRIX_MIN = 50
 #: the most terms (row-matrix nonzeros, quadratic terms) of a model ``path="auto"`` leaves
-#: to Pyomo's ``scip_direct`` (:func:`matrix_when`): its walk takes about 12 us a term on an
-#: idle 2-core machine, 50 us at load 4 (a 1-norm primal of 1,000 points, 62,000 terms:
-#: 0.8 s, and 4.9 s of a 2 s limit loaded), time its time limit does not count (SCIP's limit
-#: is set before the walk); 2,500 terms are under 0.15 s loaded (a dense block of 50
-#: variables has 1,275)
+#: to Pyomo's ``scip_direct`` (:func:`matrix_when`): its walk takes about 25 us a term on an
+#: idle 2-core machine, over 100 us at load 4 (a 1-norm primal of 1,000 points, 32,000
+#: terms: 0.8 s, and 4.9 s in all at a 2 s limit loaded), time its time limit does not count
+#: (SCIP's limit is set before the walk); 2,500 terms take 0.06 s idle, 0.3 s loaded (a dense
+#: block of 50 variables has 1,275)
 SCIP_PLUGIN_TERMS = 2_500
 
 
