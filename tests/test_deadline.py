@@ -113,6 +113,36 @@ def test_scip_is_given_the_matrices_not_pyomos_walk_of_the_dense_objective():
         assert sol.objective == pytest.approx(ref.objective, rel=1e-6)
 
 
+def _lp_points(l: int, seed: int = 0):
+    rng = np.random.default_rng(seed)
+    y = np.where(np.arange(l) % 2 == 0, 1, -1)
+    return rng.normal(size=(l, 30)) + 0.5 * y[:, None] * (np.arange(30) < 5), y
+
+
+def test_scip_is_given_an_lps_matrices_not_pyomos_walk_of_its_rows():
+    """An LP (the 1-norm primal) has no dense block, and Pyomo's scip_direct walked its rows
+    term by term before SCIP started, outside any limit (1,000 points at a 2 s limit: 4.9 s
+    on a loaded machine; here 2,000 points, 64,000 terms, at 0.2 s: well over a second).
+    Given the library's matrices, the call ends within the limit, stopped with a typed
+    error; and a smaller LP is answered on that path with HiGHS's optimum."""
+    require("scip")
+    require("highs")
+    X, y = _lp_points(2000)
+    t = time.perf_counter()
+    try:
+        sm.fit(X, y, "l1_norm_primal", "scip", time_limit=0.2)
+        pytest.fail("2,000 points answered within 0.2 s")   # (the test's design: too fast)
+    except sm.SolveFailedError as exc:
+        assert exc.status == "time_limit" and "highs" in str(exc)
+    assert within(0.2, time.perf_counter() - t)
+    X, y = _lp_points(200)
+    ref = sm.fit(X, y, "l1_norm_primal", "highs")
+    sol = sm.fit(X, y, "l1_norm_primal", "scip", time_limit=5)
+    assert sol.path == "fast" and sol.status == "optimal"
+    assert sol.objective == pytest.approx(ref.objective, rel=1e-6)
+    np.testing.assert_allclose(sol.w, ref.w, atol=1e-5)
+
+
 def _far_feature_problem(seed: int = 61):
     """A random valid problem of the issue's kind (features of scales 1e-4 to 1e4,
     duplicated rows, a constant feature). Seed 61: 53 points, 3 features of scales 4e-3,

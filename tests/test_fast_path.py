@@ -64,11 +64,21 @@ def test_fast_and_general_paths_agree(fast_backend, formulation, kernel):
 
 
 def test_scip_takes_small_dense_blocks_through_its_plugin_and_says_why():
+    """A small dense block (an rbf dual) goes through scip_direct, which SCIP solves as its
+    products; a model without one (the linear kernel's dual in its factor form: squares of
+    new variables) is the same model in SCIP's matrices, made without Pyomo's walk -- both
+    the optimum of the other path."""
     require("scip")
     X, y = blobs(0, l=SCIP_MAX_POINTS)
-    sol = sm.fit(X, y, "soft_l1_dual", "scip", C=1.0)
+    sol = sm.fit(X, y, "soft_l1_dual", "scip", C=1.0, kernel="rbf")
     assert sol.path == "general"
     assert "scip_direct takes" in sol.extra["general_path_reason"]
+    fast = sm.fit(X, y, "soft_l1_dual", "scip", C=1.0, kernel="rbf", path="fast")
+    assert fast.objective == pytest.approx(sol.objective, rel=1e-6)
+    lin = sm.fit(X, y, "soft_l1_dual", "scip", C=1.0)
+    assert lin.path == "fast" and "general_path_reason" not in lin.extra
+    gen = sm.fit(X, y, "soft_l1_dual", "scip", C=1.0, path="general")
+    assert lin.objective == pytest.approx(gen.objective, rel=1e-6)
 
 
 def test_scip_takes_the_records_matrices_with_the_general_paths_optimum():

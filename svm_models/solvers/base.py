@@ -161,8 +161,8 @@ class Backend:
     returned: it does not take that kernel or box; None: each pair is solved alone);
     matrix_when : ``Record -> str or None``, why ``path="auto"`` takes the Pyomo plugin
     rather than the matrix adapter for a model the record proves unchanged (None: the
-    matrices; SCIP: its plugin for small dense blocks, its matrices where Pyomo would spend
-    long on the dense terms); an edited model takes the mixed path all the same;
+    matrices; SCIP: its plugin for a small model with a small dense block, its matrices
+    where Pyomo would spend long on the terms); an edited model takes the mixed path all the same;
     install : how to install it;  note : one line for listings;
     project : the project installs it and its tests run it (``PROJECT_BACKENDS``; on CI a
     missing one fails the tests); only a backend of the table's modules

@@ -9,7 +9,9 @@ HiGHS's active-set QP solver minimises ``f(x) + reg/2 |x|^2`` (``qp_regularizati
 1e-7): when that regularisation is what fails the check (large alphas of a hard margin), the
 problem is solved again with a regulariser small enough. A claim that a QP is unbounded is
 checked by an LP for a direction of unboundedness (HiGHS 1.15 claimed it for a bounded
-factor-form dual).
+factor-form dual). A QP on which its active set reaches the iteration limit the library set
+is solved once more with the objective multiplied by :data:`QP_OBJECTIVE_FACTOR` (exact: the
+same minimiser, see :func:`_objective_scaled`).
 """
 
 from __future__ import annotations
@@ -29,6 +31,18 @@ from .base import Backend, MatrixResult
 #: HiGHS's default qp_regularization_value
 QP_REGULARISATION = 1e-7
 
+#: the factor (a power of two: exact) on the objective of a QP solved again after HiGHS's
+#: active set reached the iteration limit the library set. Its QP solver judges curvature,
+#: multipliers and pivots against absolute thresholds (``pQp_zero_threshold`` 1e-7: a
+#: direction of less curvature is stepped along as if it had none; ``lambda_zero_threshold``
+#: the dual feasibility tolerance); on an rbf dual whose kernel's eigenvalues decay to 1e-15
+#: and whose alphas are about 2e-3 (random problem 171: 97 points, C = 0.002, a feature of
+#: 4e5) it reaches the optimum's objective within 100 iterations and then pivots from vertex
+#: to vertex of it (null space 0) for as many as it is allowed, scaled or not, with any
+#: pricing; the objective multiplied by 2^8 it ends optimal in 97 (also from the
+#: formulation's exact scaling, whose objective factor is 2^8 already)
+QP_OBJECTIVE_FACTOR = 2.0 ** 8
+
 #: HiGHS's large_matrix_value: a row-matrix or Hessian entry above it is an error for HiGHS
 #: -- and HiGHS 1.15 then aborts the whole process ("munmap_chunk(): invalid pointer") on a
 #: Hessian entry of 1.6e22 (a 2-norm primal on a poly kernel's monomials of scale 1e9)
@@ -45,6 +59,9 @@ def solve(sf, opts, state=None) -> MatrixResult:
             f"aborts the process on one); this model has {big:.3g}: standardise the features "
             "or use another backend (piqp, clarabel, ipopt, gurobi)"), interface="highspy")
     res = _solve(sf, opts, state)
+    if res.status is Status.iteration_limit and sf.quad and opts.iter_limit is None \
+            and not opts.expired():
+        res = _objective_scaled(sf, opts, res)
     if res.status is Status.numerical_error and res.x is not None:
         # HiGHS's active-set QP solves min f(x) + reg/2 |x|^2 (qp_regularization_value):
         # when that explains the violation, solve again with a regulariser small enough
@@ -65,6 +82,26 @@ def solve(sf, opts, state=None) -> MatrixResult:
                        "(seen on the factor form of a dual and on primals); use another "
                        "backend (piqp, clarabel, ipopt, gurobi)")
     return res
+
+
+def _objective_scaled(sf, opts, first: MatrixResult) -> MatrixResult:
+    """``sf`` solved again with its objective multiplied by :data:`QP_OBJECTIVE_FACTOR`
+    (the variables and rows as they are: the same minimiser; the objective and the row
+    duals mapped back exactly), after ``first`` reached HiGHS's iteration limit; ``first``
+    when that does not end optimal either."""
+    from ..model.scaling import Scaling, scale
+
+    sc = Scaling(s=1.0, col=np.ones(sf.n), row=np.ones(sf.m), obj=QP_OBJECTIVE_FACTOR)
+    again = _solve(scale(sf, sc), opts)
+    tried = f"also with the objective multiplied by {QP_OBJECTIVE_FACTOR:g}"
+    if again.status is not Status.optimal:
+        first.message = f"{first.message} ({tried}: {again.message})"
+        return first
+    again = sc.unscale_result(again)
+    del again.extra["scaling"]
+    again.extra["objective_factor"] = QP_OBJECTIVE_FACTOR
+    again.message = f"{again.message} ({tried}; at first: {first.message})"
+    return again
 
 
 def _solve(sf, opts, state=None) -> MatrixResult:

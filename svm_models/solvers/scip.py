@@ -48,6 +48,13 @@ SCIP_FACTOR_SECONDS = 4.5e-9
 #: the largest dense quadratic block ``path="auto"`` leaves to Pyomo's ``scip_direct``
 #: (:func:`matrix_when`)
 SCIP_MATRIX_MIN = 50
+#: the most terms (row-matrix nonzeros, quadratic terms) of a model ``path="auto"`` leaves
+#: to Pyomo's ``scip_direct`` (:func:`matrix_when`): its walk takes about 25 us a term on an
+#: idle 2-core machine, over 100 us at load 4 (a 1-norm primal of 1,000 points, 32,000
+#: terms: 0.8 s, and 4.9 s in all at a 2 s limit loaded), time its time limit does not count
+#: (SCIP's limit is set before the walk); 2,500 terms take 0.06 s idle, 0.3 s loaded (a dense
+#: block of 50 variables has 1,275)
+SCIP_PLUGIN_TERMS = 2_500
 
 
 @contextlib.contextmanager
@@ -109,6 +116,10 @@ def solve(sf, opts, state=None) -> MatrixResult:
     terms = [Term(v) for v in x]
     A = lifted.A.tocsr()
     for i in range(A.shape[0]):
+        if i % 256 == 255 and opts.expired():
+            model.freeProb()
+            return MatrixResult(status=Status.time_limit, interface="pyscipopt", message=(
+                "not started: the time limit was reached while SCIP's rows were being made"))
         lo, up = float(lifted.lA[i]), float(lifted.uA[i])
         cols = slice(A.indptr[i], A.indptr[i + 1])
         _add_row(model, Expr(dict(zip([terms[j] for j in A.indices[cols]],
@@ -153,19 +164,37 @@ def solve(sf, opts, state=None) -> MatrixResult:
 
 def matrix_when(record) -> str | None:
     """Why ``path="auto"`` gives SCIP this model through ``scip_direct`` (None: through its
-    matrices, :func:`solve`): a model without a dense quadratic block (in its objective or
-    a quadratic row: C tuning's) above
-    :data:`SCIP_MATRIX_MIN` variables, which Pyomo hands over in well under a second and
-    SCIP solves as products (a hard-margin rbf dual of 20 points: solved so, and not within
-    10 s factored); beyond it, Pyomo's term-by-term walk grows as the square of the block
-    (200 points: 10 s; 569: 239 s) and the factored block is solved faster."""
+    matrices, :func:`solve`): a model with a dense quadratic block (in its objective or a
+    quadratic row: C tuning's) of at most :data:`SCIP_MATRIX_MIN` variables and at most
+    :data:`SCIP_PLUGIN_TERMS` terms in all, which Pyomo hands over in well under a second
+    and SCIP solves as products (a hard-margin rbf dual of 20 points: solved so, and not
+    within 10 s factored). Beyond the block's size Pyomo's term-by-term walk grows as its
+    square (200 points: 10 s; 569: 239 s) and the factored block is solved faster; beyond
+    the terms, the walk -- which no time limit bounds -- is a share of the time (a 1-norm
+    primal of 1,000 points: 4.9 s at a 2 s limit); without a dense block, the matrices are
+    the same model, made faster (an LP of 50 points: 0.1 s against 0.26 s)."""
     _, _, quad = record.objective_parts()
     blocks = list(quad) + [b for row in record.quad_rows for b in row.quad]
     k = max((len(q.index) for q in blocks if q.base is not None), default=0)
-    if k > SCIP_MATRIX_MIN:
+    terms = _terms(record, blocks)
+    if k == 0 or k > SCIP_MATRIX_MIN or terms > SCIP_PLUGIN_TERMS:
         return None
     return (f"scip_direct takes a model whose dense quadratic blocks have at most "
-            f"{SCIP_MATRIX_MIN} variables (this one: {k}) as fast as its matrices")
+            f"{SCIP_MATRIX_MIN} variables (this one: {k}) and at most {SCIP_PLUGIN_TERMS} "
+            f"terms (this one: {terms}) as fast as its matrices")
+
+
+def _terms(record, blocks) -> int:
+    """The terms Pyomo's ``scip_direct`` walks for a recorded model: the row matrices'
+    nonzeros (rows, quadratic rows' linear parts, cones, row families' current rows) and
+    the quadratic blocks' distinct products."""
+    n = sum(g.A.nnz for g in record.rows) + sum(c.A.nnz for c in record.cones)
+    n += sum(int(np.count_nonzero(r.linear)) for r in record.quad_rows)
+    n += sum(f.size * (len(f.cols) + int(np.count_nonzero(f.fixed))) for f in record.families)
+    for q in blocks:
+        k = len(q.index)
+        n += k * (k + 1) // 2 if q.base is not None else k
+    return n
 
 
 def _add_row(model, expr, lo: float, up: float) -> None:
