@@ -315,14 +315,15 @@ def _bordered(P: np.ndarray, a: np.ndarray) -> np.ndarray:
     return A
 
 
-def _box_qp(P, c, a, s, lo, hi, free):
+def _box_qp(P, c, a, s, lo, hi, free, at_hi=None):
     """``min 1/2 x'Px + c'x`` s.t. ``a'x = s``, ``lo <= x <= hi`` by a primal-dual active-set
-    iteration from the free set ``free`` (the others held at their finite bound, lo first);
-    when a set repeats, one change at a time (the largest violation). ``(x, nu, free)`` with
-    ``nu`` the multiplier of ``a'x = s`` (None: nothing free, nu is not determined)."""
+    iteration from the free set ``free`` (the others held at their finite bound: at hi where
+    ``at_hi`` says so or lo is infinite, else at lo); when a set repeats, one change at a
+    time (the largest violation). ``(x, nu, free)`` with ``nu`` the multiplier of ``a'x = s``
+    (None: nothing free, nu is not determined)."""
     n = len(c)
     free = free.copy()
-    at_hi = ~free & ~np.isfinite(lo)
+    at_hi = ~free & (~np.isfinite(lo) if at_hi is None else (at_hi | ~np.isfinite(lo)))
     seen, single = set(), False
     for _ in range(20 * n + 50):
         key = free.tobytes() + at_hi.tobytes()
@@ -390,6 +391,52 @@ def _box_qp(P, c, a, s, lo, hi, free):
     raise _failed("the active set of a breakpoint does not settle")
 
 
+def _feasible_sets(P, c, total: float, w, rounds: int):
+    """The sets of ``min 1/2 x'Px + c'x``, ``e'x = total``, ``0 <= x <= w`` (``total <=
+    e'w``) by a primal feasible active-set method: from the points of least c filled to
+    their bound, the free set's equality-constrained step, cut where a point meets a bound
+    (held there), then the held point of largest violation freed -- each round one small
+    bordered solve and an O(n |F|) update, where :func:`_box_qp`'s exchanges from every
+    point free took 4,325 solves of up to 1,078 points on a one-vs-rest problem of digits.
+    ``(free, at_hi)``, the sets to start :func:`_box_qp` from (which checks them); a guess
+    only: it stops after ``rounds`` rounds or where the step's system has no solution."""
+    n = len(c)
+    order = np.argsort(c, kind="stable")
+    cum = np.cumsum(w[order])
+    k = min(int(np.searchsorted(cum, total)), n - 1)
+    x = np.zeros(n)
+    x[order[:k]] = w[order[:k]]
+    x[order[k]] = total - (float(cum[k - 1]) if k else 0.0)
+    free, at_hi = np.zeros(n, dtype=bool), np.zeros(n, dtype=bool)
+    free[order[k]], at_hi[order[:k]] = True, True
+    g = P @ x + c
+    tol = QP_TOL * max(1.0, float(np.abs(c).max()), float(np.abs(P).max()) * float(w.max()))
+    for _ in range(rounds):
+        F = np.flatnonzero(free)
+        sol = _solve_free_system(_bordered(P[np.ix_(F, F)], np.ones(F.size)),
+                                 np.append(-g[F], 0.0))
+        if sol is None:
+            break
+        d, nu = sol[:-1], float(sol[-1])
+        with np.errstate(divide="ignore", invalid="ignore"):
+            room = np.where(d < 0, -x[F] / d, np.where(d > 0, (w[F] - x[F]) / d, np.inf))
+        j = int(np.argmin(room))
+        step = min(1.0, max(float(room[j]), 0.0))
+        x[F] = np.clip(x[F] + step * d, 0.0, w[F])
+        g += P[:, F] @ (step * d)
+        if step < 1.0:   # (a point meets its bound: held there)
+            free[F[j]], at_hi[F[j]] = False, d[j] > 0
+            x[F[j]] = w[F[j]] if d[j] > 0 else 0.0
+            continue
+        viol = np.where(at_hi, g + nu, -(g + nu))
+        viol[free | (w <= 0)] = -np.inf
+        i = int(np.argmax(viol))
+        if viol[i] <= tol:
+            break
+        free[i], at_hi[i] = True, False
+    return free, at_hi
+
+
 def _start(p: _Problem):
     """Where the path starts (small C): ``(theta, theta_0, lam0, free)``. Balanced classes
     (equal summed weights): every theta at its bound, the interval of theta_0 closes at
@@ -405,8 +452,10 @@ def _start(p: _Problem):
         big, small = (pos, neg) if Wp > Wn else (neg, pos)
         b = np.flatnonzero(big)
         c = -(K[np.ix_(b, np.flatnonzero(small))] @ w[small])
-        x, _, _ = _box_qp(K[np.ix_(b, b)], c, np.ones(b.size), min(Wp, Wn),
-                          np.zeros(b.size), w[b], live[b])
+        Kb = K[np.ix_(b, b)]
+        free, at_hi = _feasible_sets(Kb, c, min(Wp, Wn), w[b], 4 * b.size + 50)
+        x, _, _ = _box_qp(Kb, c, np.ones(b.size), min(Wp, Wn), np.zeros(b.size), w[b],
+                          free & live[b], at_hi & live[b])
         theta[b] = x
     g = Q @ theta
     E = np.flatnonzero(live & (theta > 0) & (theta < w))
