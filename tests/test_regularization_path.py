@@ -172,9 +172,11 @@ def test_cross_validation_takes_every_C_from_one_path_per_fold(monkeypatch):
     real = rp.regularization_path
     monkeypatch.setattr(rp, "regularization_path", lambda *a, **k: calls.append(1) or real(*a, **k))
     X, y = make_classification(60, 5, random_state=2)
-    Cs = np.logspace(-2, 2, 9)
+    Cs = np.logspace(-2, 2, 20)
     table = sm.cross_validate(X, y, Cs=Cs, cv=5, kernel="rbf", gamma=0.2)
     assert len(calls) == 5   # one path per fold, not one solve per C
+    sm.cross_validate(X, y, Cs=Cs[:19], cv=5, kernel="rbf", gamma=0.2)
+    assert len(calls) == 5   # (fewer Cs than PATH_MIN_CS: the fits, which cost less)
     gs = _grid_search(X, y, Cs, kernel="rbf", gamma=0.2)
     for k in range(5):
         assert np.array_equal(table[f"split{k}_test_score"], gs.cv_results_[f"split{k}_test_score"])
