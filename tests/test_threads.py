@@ -45,3 +45,29 @@ def test_the_threads_that_pay_never_exceed_the_cores_or_the_users_limit(monkeypa
         monkeypatch.setattr(threads.os, "getloadavg", lambda: (0.0, 0.0, 0.0))
         with threads.library_threads(10**6):
             assert set(_blas_threads()) == {1}
+
+
+def test_cross_validation_tasks_run_one_thread_per_pool_and_restore_them(monkeypatch):
+    """Each task of a cross-validation runs every thread pool on one thread
+    (:func:`threads.one_thread`, its controller made once), at the 2nd task as at the 1st,
+    and the pools are as they were after; the scores are those of the same fits outside."""
+    from threadpoolctl import threadpool_info as info
+
+    from svm_models.methods import cv
+
+    seen, real = [], cv.fit_path
+
+    def spy(*a, **k):
+        seen.append([p["num_threads"] for p in info()])
+        return real(*a, **k)
+
+    monkeypatch.setattr(cv, "fit_path", spy)
+    X, y = make_classification(40, 4, random_state=1)
+    before = [p["num_threads"] for p in info()]
+    table = sm.cross_validate(X, y, Cs=[1.0, 10.0], cv=3, kernel="linear", solver="libsvm")
+    assert len(seen) == 3 and all(t == [1] * len(t) for t in seen), seen
+    assert [p["num_threads"] for p in info()] == before
+    for k, (train, test) in enumerate(cv._folds(3, X, y)):
+        for row, C in enumerate((1.0, 10.0)):
+            clf = sm.SVMClassifier(C=C, kernel="linear", solver="libsvm").fit(X[train], y[train])
+            assert table[f"split{k}_test_score"][row] == clf.score(X[test], y[test])

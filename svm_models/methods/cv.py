@@ -45,6 +45,7 @@ from ..data import as_matrix, as_weights
 from ..errors import DataError, MissingDependencyError, ParameterError, SVMError, plain
 from ..formulations import get as lookup
 from ..formulations import check_params, hyperparameters
+from ..threads import one_thread
 from ..formulations import names as formulation_names
 from ..progress import Progress
 from ..solvers import backend
@@ -200,7 +201,6 @@ def _hyperparameters(job: Job, formulation: str, s: int) -> dict:
 
 def _task(job: Job, key: tuple) -> dict:
     """One (fold, setting, problem): decision values of every point on the test fold."""
-    from threadpoolctl import threadpool_limits
 
     f, s, p = key
     train, test = job.folds[f]
@@ -215,7 +215,7 @@ def _task(job: Job, key: tuple) -> dict:
     options = {**job.solve_kw, "raise_on_failure": False}
     weights = {} if job.weight is None else {"sample_weight": job.weight[idx]}
     k = 0
-    with threadpool_limits(limits=1):
+    with one_thread():
         for formulation, Cs in _segments(job):
             m = len(Cs) if Cs else 1
             t0 = time.perf_counter()
@@ -473,10 +473,8 @@ def _refit(job: Job, refit, params: dict) -> dict:
     BLAS thread as the tasks. The one call made for it, in a worker (speculatively) or in
     this process. Returns ``params``, ``result`` (what ``refit`` returned) and ``time``
     (seconds)."""
-    from threadpoolctl import threadpool_limits
-
     t0 = time.perf_counter()
-    with threadpool_limits(limits=1):
+    with one_thread():
         result = refit(job.X, job.classes[job.y], dict(params))
     return {"params": params, "result": result, "time": time.perf_counter() - t0}
 
