@@ -75,6 +75,9 @@ def test_kept_and_streamed_products_agree_and_the_budget_decides(monkeypatch):
     more, _ = _vectors(rng, l, [2, 9, 31, 5, 6])   # 8 kept in all: within the budget
     np.testing.assert_allclose(lazy @ more, G @ more, rtol=0, atol=1e-14)
     assert int(np.sum(lazy._chunk >= 0)) == 8
+    beyond, _ = _vectors(rng, l, [2, 11, 12, 13])   # 3 more: 11 in all, beyond the budget
+    np.testing.assert_allclose(lazy @ beyond, G @ beyond, rtol=0, atol=1e-14)
+    assert int(np.sum(lazy._chunk >= 0)) == 8
     monkeypatch.setattr(LazySignedGram, "KEEP_BYTES", 10**12)
     kept = LazySignedGram(kern, X, y) @ large
     np.testing.assert_allclose(streamed, kept, rtol=0, atol=1e-14)
@@ -137,3 +140,27 @@ def test_a_fit_with_streamed_products_is_the_fit_with_kept_columns(monkeypatch):
     assert abs(streamed.objective - ref.objective) <= 1e-8 * abs(ref.objective)
     np.testing.assert_allclose(streamed.decision_function(X), ref.decision_function(X),
                                atol=1e-6)
+
+
+@pytest.mark.parametrize("kw", [{"kernel": "rbf", "gamma": 0.4}, {"kernel": "linear"},
+                                {"kernel": "precomputed"}], ids=lambda k: k["kernel"])
+@pytest.mark.parametrize("block", [8, 8 * 3 * 5, 2**26])
+def test_kernel_rows_times_is_those_rows_of_the_product(monkeypatch, kw, block):
+    """``BuiltSVM.kernel_rows_times(rows, v)`` (the polish's right-hand side) equals
+    ``(K v)[rows]`` with K formed whole, read in column blocks of one, of five (three rows)
+    and of all, through the lazy matrix, the linear kernel's factor and a user's matrix."""
+    from svm_models.model.built import BuiltSVM
+
+    X, y, kern, _ = _problem(23, seed=9)
+    data = X if kw["kernel"] != "precomputed" else np.exp(-0.3 * ((X[:, None] - X[None]) ** 2)
+                                                          .sum(-1))
+    model = sm.build("soft_l1_dual", data, y, C=1.0, quad_form="dense", **kw)
+    svm = model._svm
+    K = np.asarray(svm.K) if kw["kernel"] != "linear" else X @ X.T
+    monkeypatch.setattr(BuiltSVM, "ROWS_BLOCK_BYTES", block)
+    rng = np.random.default_rng(block)
+    rows = np.array([4, 0, 17, 22, 9])[: 3 if block == 8 * 3 * 5 else 5]
+    for cols in ([3], [1, 2, 7, 11, 12, 13, 20], list(range(23))):
+        v, _ = _vectors(rng, 23, cols)
+        np.testing.assert_allclose(svm.kernel_rows_times(rows, v), (K @ v)[rows], rtol=0,
+                                   atol=1e-13)

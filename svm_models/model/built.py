@@ -67,6 +67,26 @@ class BuiltSVM:
             return M @ (M.T @ v)
         return self.K @ v
 
+    #: :meth:`kernel_rows_times` reads K in blocks of at most this many bytes
+    ROWS_BLOCK_BYTES = 64 * 2**20
+
+    def kernel_rows_times(self, rows: np.ndarray, v: np.ndarray) -> np.ndarray:
+        """``(K v)[rows]`` (a vector ``v``) from those rows of K alone: the columns where
+        ``v`` is not zero, in blocks of at most :attr:`ROWS_BLOCK_BYTES` -- the polish's
+        right-hand side reads the free points' rows, never the l rows of :meth:`kernel_times`;
+        through the factor where :meth:`kernel_times` uses it."""
+        rows = np.asarray(rows, dtype=int)
+        M = self.gram_factor()
+        if M is not None:
+            return M[rows] @ (M.T @ v)
+        nz = np.flatnonzero(v)
+        out = np.zeros(rows.size)
+        step = max(1, int(self.ROWS_BLOCK_BYTES // (8 * max(rows.size, 1))))
+        for c in range(0, nz.size, step):
+            cols = nz[c:c + step]
+            out += self.K[np.ix_(rows, cols)] @ v[cols]
+        return out
+
 
 class SignedGram:
     """The training Gram matrix ``K``, stored once as the signed matrix ``G = D_y K D_y`` that
