@@ -164,3 +164,41 @@ def test_kernel_rows_times_is_those_rows_of_the_product(monkeypatch, kw, block):
         v, _ = _vectors(rng, 23, cols)
         np.testing.assert_allclose(svm.kernel_rows_times(rows, v), (K @ v)[rows], rtol=0,
                                    atol=1e-13)
+
+
+@pytest.mark.parametrize("rows", [1, 6, 1000])
+def test_a_streamed_product_near_a_remembered_one_is_updated(monkeypatch, rows):
+    """A vector that differs from a remembered one in fewer than half as many entries as it
+    has non-zero (alpha with its zeros and bounds made exact, alpha polished on its free
+    set) is computed from the columns where they differ only, added to the remembered
+    product: equal to ``G v`` formed whole; one that differs in more is computed afresh.
+    Chunks of 1, 6 and all points."""
+    X, y, kern, G = _problem(40, seed=11)
+    monkeypatch.setattr(LazySignedGram, "KEEP_BYTES", 0)
+    monkeypatch.setattr(LazySignedGram, "COLUMN_BLOCK", 4)
+    lazy = LazySignedGram(kern, X, y)
+    read = []
+    gram = kern.gram
+
+    class Counting:
+        def gram(self, A, B=None):
+            read.append(A.shape[0])   # (the columns evaluated: the rows of k(X[cols], X[R]))
+            return gram(A, B)
+
+    lazy.kernel = Counting()
+    rng = np.random.default_rng(rows)
+    v, _ = _vectors(rng, 40, list(range(0, 40, 2)))   # 20 non-zero
+    monkeypatch.setattr(LazySignedGram, "CHUNK_BYTES", 8 * 20 * rows)
+    np.testing.assert_allclose(lazy @ v, G @ v, rtol=0, atol=1e-14)
+    near = v.copy()
+    near[[0, 6]] = 0.0          # two cut to zero,
+    near[10] = 1.5              # one changed,
+    near[[1, 3]] = 0.25         # two new: 5 differ, fewer than 21 // 2
+    read.clear()
+    np.testing.assert_allclose(lazy @ near, G @ near, rtol=0, atol=1e-13)
+    assert set(read) == {5}     # only those columns evaluated
+    far = v.copy()
+    far[::4] *= 2.0             # 10 differ, not fewer than 20 // 2: afresh
+    read.clear()
+    np.testing.assert_allclose(lazy @ far, G @ far, rtol=0, atol=1e-13)
+    assert set(read) == {20}

@@ -134,9 +134,10 @@ class LazySignedGram:
     (:meth:`_streamed`), nothing kept: the support vectors' columns at l = 50,000 (12,000
     of them, 4.8 GB) are never held whole. The last :attr:`MEMO` products are remembered
     (the certificate, the bias and ``w'w`` read ``K alpha`` of the same alpha): each entry
-    of K is computed once per distinct vector. Kept or streamed, each entry is the same
-    number (the kernel evaluated in the same orientation), each product the same sum up to
-    the order of its terms."""
+    of K is computed once per distinct vector, and a streamed product of a vector close to a
+    remembered one is that product updated (:meth:`_updated`). Kept or streamed, each entry
+    is the same number (the kernel evaluated in the same orientation), each product the same
+    sum up to the order of its terms."""
 
     #: columns evaluated per block (l x COLUMN_BLOCK floats at a time)
     COLUMN_BLOCK = 512
@@ -219,9 +220,28 @@ class LazySignedGram:
         if (int(np.sum(self._chunk >= 0)) + new) * self.shape[0] * 8 <= self.KEEP_BYTES:
             out = self._kept(v, nz)
         else:
-            out = self._streamed(v, nz)
+            out = self._updated(v, nz)
         self._memo = [(v.copy(), out.copy())] + self._memo[:self.MEMO - 1]
         return out
+
+    def _updated(self, v: np.ndarray, nz: np.ndarray) -> np.ndarray:
+        """``G v`` streamed (:meth:`_streamed`): where a remembered product's vector ``u``
+        differs from ``v`` in fewer than half as many entries as ``v`` has non-zero (the
+        solver's alpha and the same with its zeros and bounds made exact, or polished on
+        its free set), ``G u + G (v - u)`` from the columns where they differ; else
+        ``G v`` from all of ``v``'s."""
+        best = None
+        for seen, product in self._memo if v.ndim == 1 else ():
+            if seen.shape == v.shape:
+                diff = np.flatnonzero(seen != v)
+                if diff.size < nz.size // 2 and (best is None or diff.size < best[0].size):
+                    best = diff, seen, product
+        if best is None:
+            return self._streamed(v, nz)
+        diff, seen, product = best
+        d = np.zeros_like(v)
+        d[diff] = v[diff] - seen[diff]
+        return product + self._streamed(d, np.flatnonzero(d))
 
     def _kept(self, v: np.ndarray, nz: np.ndarray) -> np.ndarray:
         """``G v`` from the kept columns ``nz`` (those missing evaluated and kept)."""
