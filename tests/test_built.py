@@ -46,12 +46,22 @@ def test_a_streamed_product_is_the_product_whatever_the_chunks(monkeypatch, rows
     rng = np.random.default_rng(rows * 1000 + block)
     for cols in ([5], [0, 22], [3, 1, 20, 7, 11, 12, 13], list(range(l))):
         lazy = LazySignedGram(kern, X, y)
+        blocks = []
+
+        class Recording:   # the size of each block of K evaluated
+            def gram(self, A, B=None):
+                blocks.append(8 * A.shape[0] * (len(A) if B is None else B.shape[0]))
+                return kern.gram(A, B)
+
+        lazy.kernel = Recording()
         # (the chunk's bytes for `rows` rows of len(cols) columns)
         monkeypatch.setattr(LazySignedGram, "CHUNK_BYTES", 8 * len(cols) * rows)
         v, V = _vectors(rng, l, cols)
+        V[cols[0]] = 1.0   # (a row of ones: non-zero)
         np.testing.assert_allclose(lazy @ v, G @ v, rtol=0, atol=1e-14)
         np.testing.assert_allclose(lazy @ V, G @ V, rtol=0, atol=1e-14)
         assert not lazy.materialised and np.all(lazy._chunk < 0)   # nothing kept
+        assert max(blocks) <= LazySignedGram.CHUNK_BYTES   # the chunks' bound
 
 
 def test_kept_and_streamed_products_agree_and_the_budget_decides(monkeypatch):
@@ -78,6 +88,9 @@ def test_kept_and_streamed_products_agree_and_the_budget_decides(monkeypatch):
     beyond, _ = _vectors(rng, l, [2, 11, 12, 13])   # 3 more: 11 in all, beyond the budget
     np.testing.assert_allclose(lazy @ beyond, G @ beyond, rtol=0, atol=1e-14)
     assert int(np.sum(lazy._chunk >= 0)) == 8
+    full, _ = _vectors(rng, l, [2, 4, 9, 12, 13])   # (2, 4, 9 in the first block) 2 more: 10
+    np.testing.assert_allclose(lazy @ full, G @ full, rtol=0, atol=1e-14)
+    assert int(np.sum(lazy._chunk >= 0)) == 10      # the budget exactly: kept
     monkeypatch.setattr(LazySignedGram, "KEEP_BYTES", 10**12)
     kept = LazySignedGram(kern, X, y) @ large
     np.testing.assert_allclose(streamed, kept, rtol=0, atol=1e-14)
@@ -160,10 +173,23 @@ def test_kernel_rows_times_is_those_rows_of_the_product(monkeypatch, kw, block):
     monkeypatch.setattr(BuiltSVM, "ROWS_BLOCK_BYTES", block)
     rng = np.random.default_rng(block)
     rows = np.array([4, 0, 17, 22, 9])[: 3 if block == 8 * 3 * 5 else 5]
+    read = []
+    inner = svm.K
+
+    class Recording:   # the size of each block of K read
+        def __getitem__(self, key):
+            out = inner[key]
+            read.append(8 * out.size)
+            return out
+
+    if kw["kernel"] != "linear":
+        svm.K = Recording()
     for cols in ([3], [1, 2, 7, 11, 12, 13, 20], list(range(23))):
         v, _ = _vectors(rng, 23, cols)
         np.testing.assert_allclose(svm.kernel_rows_times(rows, v), (K @ v)[rows], rtol=0,
                                    atol=1e-13)
+    # (at least one column of the rows a block)
+    assert max(read, default=0) <= max(BuiltSVM.ROWS_BLOCK_BYTES, 8 * rows.size)
 
 
 @pytest.mark.parametrize("rows", [1, 6, 1000])
@@ -202,3 +228,7 @@ def test_a_streamed_product_near_a_remembered_one_is_updated(monkeypatch, rows):
     read.clear()
     np.testing.assert_allclose(lazy @ far, G @ far, rtol=0, atol=1e-13)
     assert set(read) == {20}
+    _, V = _vectors(rng, 40, list(range(0, 40, 2)))   # a matrix, then one entry changed
+    np.testing.assert_allclose(lazy @ V, G @ V, rtol=0, atol=1e-13)
+    V[2, 1] += 1.0
+    np.testing.assert_allclose(lazy @ V, G @ V, rtol=0, atol=1e-13)
