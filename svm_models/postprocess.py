@@ -459,7 +459,7 @@ def _free_solution(svm, margin: Margin, held: np.ndarray, F: np.ndarray, C, q: f
     A[:k, :k] = H
     for j, border in enumerate(borders):
         A[:k, k + j] = A[k + j, :k] = border
-    rhs = [q - y[F] * svm.kernel_times(y * held)[F], [-(y @ held)]]
+    rhs = [q - y[F] * svm.kernel_rows_times(F, y * held), [-(y @ held)]]
     if margin.level:
         rhs.append([total - held.sum()])
     sol = _solve_free_system(A, np.concatenate(rhs), len(borders))

@@ -959,7 +959,8 @@ def _extract_plus_dual(block, svm, ctx):
         # its active set (kept only if it lowers that SVM's KKT residual)
         Xs = X / np.sqrt(t)[None, :]
         inner = SimpleNamespace(data=SimpleNamespace(y=y, X=Xs), K=None, L=None,
-                                kernel_times=lambda u: Xs @ (Xs.T @ u))
+                                kernel_times=lambda u: Xs @ (Xs.T @ u),
+                                kernel_rows_times=lambda rows, u: Xs[rows] @ (Xs.T @ u))
         alpha, extra["polished"] = polish_dual(inner, margin, alpha, C, thr)
     v = X.T @ (y * alpha)
     w = v / t

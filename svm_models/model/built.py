@@ -67,6 +67,26 @@ class BuiltSVM:
             return M @ (M.T @ v)
         return self.K @ v
 
+    #: :meth:`kernel_rows_times` reads K in blocks of at most this many bytes
+    ROWS_BLOCK_BYTES = 64 * 2**20
+
+    def kernel_rows_times(self, rows: np.ndarray, v: np.ndarray) -> np.ndarray:
+        """``(K v)[rows]`` (a vector ``v``) from those rows of K alone: the columns where
+        ``v`` is not zero, in blocks of at most :attr:`ROWS_BLOCK_BYTES` -- the polish's
+        right-hand side reads the free points' rows, never the l rows of :meth:`kernel_times`;
+        through the factor where :meth:`kernel_times` uses it."""
+        rows = np.asarray(rows, dtype=int)
+        M = self.gram_factor()
+        if M is not None:
+            return M[rows] @ (M.T @ v)
+        nz = np.flatnonzero(v)
+        out = np.zeros(rows.size)
+        step = max(1, int(self.ROWS_BLOCK_BYTES // (8 * max(rows.size, 1))))
+        for c in range(0, nz.size, step):
+            cols = nz[c:c + step]
+            out += self.K[np.ix_(rows, cols)] @ v[cols]
+        return out
+
 
 class SignedGram:
     """The training Gram matrix ``K``, stored once as the signed matrix ``G = D_y K D_y`` that
@@ -107,10 +127,26 @@ class LazySignedGram:
     and the post-processing, which reads the support vectors' columns only, never form it: an
     exact rbf SVM at l = 50,000 without a 20 GB matrix. Used as a dense
     :class:`~svm_models.model.forms.QuadBlock`'s matrix and, through :class:`SignedGram`, as
-    the K of the post-processing."""
+    the K of the post-processing.
+
+    The columns of a product are kept while all those kept fit in :attr:`KEEP_BYTES`; a
+    product that needs more is computed in row chunks of at most :attr:`CHUNK_BYTES`
+    (:meth:`_streamed`), nothing kept: the support vectors' columns at l = 50,000 (12,000
+    of them, 4.8 GB) are never held whole. The last :attr:`MEMO` products are remembered
+    (the certificate, the bias and ``w'w`` read ``K alpha`` of the same alpha): each entry
+    of K is computed once per distinct vector, and a streamed product of a vector close to a
+    remembered one is that product updated (:meth:`_updated`). Kept or streamed, each entry
+    is the same number (the kernel evaluated in the same orientation), each product the same
+    sum up to the order of its terms."""
 
     #: columns evaluated per block (l x COLUMN_BLOCK floats at a time)
     COLUMN_BLOCK = 512
+    #: the columns kept for products take at most this many bytes (beyond: streamed)
+    KEEP_BYTES = 256 * 2**20
+    #: a streamed product evaluates K in row chunks of at most this many bytes
+    CHUNK_BYTES = 64 * 2**20
+    #: how many products (vector and result) are remembered
+    MEMO = 4
 
     def __init__(self, kernel, X: np.ndarray, y: np.ndarray):
         self.kernel, self.X, self.y = kernel, X, y
@@ -125,6 +161,7 @@ class LazySignedGram:
         self._chunk_cols: list = []
         self._chunk = np.full(X.shape[0], -1)
         self._row = np.zeros(X.shape[0], dtype=np.intp)
+        self._memo: list = []   # (vector, G @ vector), the latest first
 
     @property
     def materialised(self) -> bool:
@@ -175,13 +212,67 @@ class LazySignedGram:
         if self._full is not None:
             return self._full @ v
         v = np.asarray(v, dtype=float)
+        for seen, product in self._memo:
+            if seen.shape == v.shape and np.array_equal(seen, v):
+                return product.copy()
         nz = np.flatnonzero(v if v.ndim == 1 else np.any(v != 0, axis=1))
+        new = np.unique(nz[self._chunk[nz] < 0]).size
+        if (int(np.sum(self._chunk >= 0)) + new) * self.shape[0] * 8 <= self.KEEP_BYTES:
+            out = self._kept(v, nz)
+        else:
+            out = self._updated(v, nz)
+        self._memo = [(v.copy(), out.copy())] + self._memo[:self.MEMO - 1]
+        return out
+
+    def _updated(self, v: np.ndarray, nz: np.ndarray) -> np.ndarray:
+        """``G v`` streamed (:meth:`_streamed`): where a remembered product's vector ``u``
+        differs from ``v`` in fewer than half as many entries as ``v`` has non-zero (the
+        solver's alpha and the same with its zeros and bounds made exact, or polished on
+        its free set), ``G u + G (v - u)`` from the columns where they differ; else
+        ``G v`` from all of ``v``'s."""
+        best = None
+        for seen, product in self._memo if v.ndim == 1 else ():
+            if seen.shape == v.shape:
+                diff = np.flatnonzero(seen != v)
+                if diff.size < nz.size // 2 and (best is None or diff.size < best[0].size):
+                    best = diff, seen, product
+        if best is None:
+            return self._streamed(v, nz)
+        diff, seen, product = best
+        d = np.zeros_like(v)
+        d[diff] = v[diff] - seen[diff]
+        return product + self._streamed(d, np.flatnonzero(d))
+
+    def _kept(self, v: np.ndarray, nz: np.ndarray) -> np.ndarray:
+        """``G v`` from the kept columns ``nz`` (those missing evaluated and kept)."""
         self._ensure(nz)
         out = np.zeros((self.shape[0],) + v.shape[1:])
         used = np.zeros(len(self._chunks), dtype=bool)
         used[self._chunk[nz]] = True
         for c in np.flatnonzero(used):   # G[:, cols] v[cols] = chunk' v[cols]
             out += self._chunks[c].T @ v[self._chunk_cols[c]]
+        return out
+
+    def _streamed(self, v: np.ndarray, nz: np.ndarray) -> np.ndarray:
+        """``G v`` with the columns ``nz`` evaluated in chunks of rows ``R`` (at most
+        :attr:`CHUNK_BYTES` each: ``k(X[nz], X[R])``, the orientation of the kept columns),
+        nothing kept: ``(G v)_R = D_y[R] K[R, nz] (D_y v)[nz]``, summed over the same blocks
+        of :attr:`COLUMN_BLOCK` columns as :meth:`_kept` (the signs are exact)."""
+        l = self.shape[0]
+        out = np.zeros((l,) + v.shape[1:])
+        if nz.size == 0:
+            return out
+        ys = self.y[nz] if v.ndim == 1 else self.y[nz][:, None]
+        yv = ys * v[nz]
+        Xs = self.X[nz]
+        rows = max(1, int(self.CHUNK_BYTES // (8 * nz.size)))
+        for r in range(0, l, rows):
+            B = self.kernel.gram(Xs, self.X[r:r + rows])   # K[nz, R]
+            part = out[r:r + rows]
+            for c in range(0, nz.size, self.COLUMN_BLOCK):
+                part += B[c:c + self.COLUMN_BLOCK].T @ yv[c:c + self.COLUMN_BLOCK]
+            del B
+        out *= self.y if v.ndim == 1 else self.y[:, None]
         return out
 
     def __getitem__(self, key):

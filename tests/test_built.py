@@ -1,0 +1,234 @@
+"""``svm_models.model.built``'s lazily evaluated kernel matrix (``LazySignedGram``): its
+products kept in columns within a memory budget, beyond it computed in row chunks with
+nothing kept (issue 48: the support vectors' columns at l = 50,000 were 4.8 GB), and the
+products remembered. References: ``G = D_y K D_y`` formed whole from ``Kernel.gram``; the
+same fit with the columns kept; another backend (Clarabel) on the same model."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from sklearn.datasets import make_moons
+
+import svm_models as sm
+from svm_models.kernels import make_kernel
+from svm_models.model.built import LazySignedGram
+
+
+def _problem(l=23, seed=4):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(l, 4))
+    y = np.where(rng.random(l) < 0.5, -1.0, 1.0)
+    kern = make_kernel("rbf", gamma=0.4, X=X)
+    return X, y, kern, kern.gram(X) * np.outer(y, y)
+
+
+def _vectors(rng, l, cols):
+    v = np.zeros(l)
+    v[cols] = rng.normal(size=len(cols))
+    V = np.zeros((l, 3))
+    V[cols] = rng.normal(size=(len(cols), 3))
+    return v, V
+
+
+# chunks of 1 point, of 7 (23 = 3 x 7 + 2: a last chunk shorter), of 22 (the last of 1), and
+# one chunk; column blocks of 1, 2 (the last short), 4 and 512 (one block)
+@pytest.mark.parametrize("rows", [1, 7, 22, 23, 1000])
+@pytest.mark.parametrize("block", [1, 2, 4, 512])
+def test_a_streamed_product_is_the_product_whatever_the_chunks(monkeypatch, rows, block):
+    """With no column kept (budget 0) every product is computed in row chunks of ``rows``
+    points and column blocks of ``block``: equal to ``G v`` formed whole, for vectors with
+    few, many and all entries non-zero (one column, a vector, a matrix), and nothing kept."""
+    X, y, kern, G = _problem()
+    l = len(y)
+    monkeypatch.setattr(LazySignedGram, "KEEP_BYTES", 0)
+    monkeypatch.setattr(LazySignedGram, "COLUMN_BLOCK", block)
+    rng = np.random.default_rng(rows * 1000 + block)
+    for cols in ([5], [0, 22], [3, 1, 20, 7, 11, 12, 13], list(range(l))):
+        lazy = LazySignedGram(kern, X, y)
+        blocks = []
+
+        class Recording:   # the size of each block of K evaluated
+            def gram(self, A, B=None):
+                blocks.append(8 * A.shape[0] * (len(A) if B is None else B.shape[0]))
+                return kern.gram(A, B)
+
+        lazy.kernel = Recording()
+        # (the chunk's bytes for `rows` rows of len(cols) columns)
+        monkeypatch.setattr(LazySignedGram, "CHUNK_BYTES", 8 * len(cols) * rows)
+        v, V = _vectors(rng, l, cols)
+        V[cols[0]] = 1.0   # (a row of ones: non-zero)
+        np.testing.assert_allclose(lazy @ v, G @ v, rtol=0, atol=1e-14)
+        np.testing.assert_allclose(lazy @ V, G @ V, rtol=0, atol=1e-14)
+        assert not lazy.materialised and np.all(lazy._chunk < 0)   # nothing kept
+        assert max(blocks) <= LazySignedGram.CHUNK_BYTES   # the chunks' bound
+
+
+def test_kept_and_streamed_products_agree_and_the_budget_decides(monkeypatch):
+    """Within the budget a product's columns are kept (and reused); a product that would
+    take more columns than the budget holds is streamed and keeps none; both equal ``G v``,
+    and a streamed product equals the kept one to round-off."""
+    X, y, kern, G = _problem(40, seed=7)
+    l = len(y)
+    monkeypatch.setattr(LazySignedGram, "COLUMN_BLOCK", 3)
+    monkeypatch.setattr(LazySignedGram, "CHUNK_BYTES", 8 * 5 * 6)   # a few rows per chunk
+    monkeypatch.setattr(LazySignedGram, "KEEP_BYTES", 10 * l * 8)   # ten columns
+    rng = np.random.default_rng(1)
+    lazy = LazySignedGram(kern, X, y)
+    small, _ = _vectors(rng, l, [2, 9, 31, 30, 4, 17])
+    np.testing.assert_allclose(lazy @ small, G @ small, rtol=0, atol=1e-14)
+    assert int(np.sum(lazy._chunk >= 0)) == 6   # kept
+    large, _ = _vectors(rng, l, list(range(0, l, 3)))   # 14 columns: beyond the budget
+    streamed = lazy @ large
+    np.testing.assert_allclose(streamed, G @ large, rtol=0, atol=1e-14)
+    assert int(np.sum(lazy._chunk >= 0)) == 6   # (none of them kept)
+    more, _ = _vectors(rng, l, [2, 9, 31, 5, 6])   # 8 kept in all: within the budget
+    np.testing.assert_allclose(lazy @ more, G @ more, rtol=0, atol=1e-14)
+    assert int(np.sum(lazy._chunk >= 0)) == 8
+    beyond, _ = _vectors(rng, l, [2, 11, 12, 13])   # 3 more: 11 in all, beyond the budget
+    np.testing.assert_allclose(lazy @ beyond, G @ beyond, rtol=0, atol=1e-14)
+    assert int(np.sum(lazy._chunk >= 0)) == 8
+    full, _ = _vectors(rng, l, [2, 4, 9, 12, 13])   # (2, 4, 9 in the first block) 2 more: 10
+    np.testing.assert_allclose(lazy @ full, G @ full, rtol=0, atol=1e-14)
+    assert int(np.sum(lazy._chunk >= 0)) == 10      # the budget exactly: kept
+    monkeypatch.setattr(LazySignedGram, "KEEP_BYTES", 10**12)
+    kept = LazySignedGram(kern, X, y) @ large
+    np.testing.assert_allclose(streamed, kept, rtol=0, atol=1e-14)
+
+
+def test_products_are_remembered_by_value_and_never_shared(monkeypatch):
+    """The same vector (equal, not the same object) gives the same product without computing
+    it again; a vector that differs in one entry is computed; the caller's changes to a
+    result or to its vector do not reach the remembered product."""
+    X, y, kern, G = _problem(30, seed=2)
+    monkeypatch.setattr(LazySignedGram, "KEEP_BYTES", 0)
+    lazy = LazySignedGram(kern, X, y)
+    calls = []
+    gram = kern.gram
+
+    class Counting:
+        def gram(self, A, B=None):
+            calls.append(A.shape[0] * (len(A) if B is None else B.shape[0]))
+            return gram(A, B)
+
+    lazy.kernel = Counting()
+    rng = np.random.default_rng(3)
+    v, _ = _vectors(rng, 30, [1, 4, 9, 10, 28])
+    first = lazy @ v
+    n = len(calls)
+    again = lazy @ v.copy()
+    assert len(calls) == n and np.array_equal(first, again)   # remembered
+    again[:] = 7.0          # a caller's change to its result...
+    v_seen = v.copy()
+    v[1] = 5.0              # ...and to its vector
+    np.testing.assert_allclose(lazy @ v_seen, G @ v_seen, rtol=0, atol=1e-14)
+    np.testing.assert_allclose(lazy @ v, G @ v, rtol=0, atol=1e-14)   # computed
+    assert len(calls) > n
+    for k in range(LazySignedGram.MEMO + 2):   # more vectors than it remembers, then the first
+        w, _ = _vectors(rng, 30, [k, k + 3])
+        np.testing.assert_allclose(lazy @ w, G @ w, rtol=0, atol=1e-14)
+    np.testing.assert_allclose(lazy @ v_seen, G @ v_seen, rtol=0, atol=1e-14)
+
+
+def test_a_fit_with_streamed_products_is_the_fit_with_kept_columns(monkeypatch):
+    """The whole unbuilt libsvm fit (the solver's objective, the polish, the certificate)
+    with every kernel product streamed in chunks of 7 points: the same classifier as with
+    the columns kept (alpha and b to 1e-12, the certificate's classifier and status), and
+    Clarabel's optimum on the same model."""
+    X, y = make_moons(120, noise=0.3, random_state=5)
+    kw = {"kernel": "rbf", "gamma": 0.8, "C": 2.0}
+    kept = sm.fit(X, y, solver="libsvm", **kw)
+    n_sv = int(np.sum(kept.alpha > 0))
+    monkeypatch.setattr(LazySignedGram, "KEEP_BYTES", 0)
+    monkeypatch.setattr(LazySignedGram, "CHUNK_BYTES", 8 * 7 * n_sv)
+    monkeypatch.setattr(LazySignedGram, "COLUMN_BLOCK", 5)
+    streamed = sm.fit(X, y, solver="libsvm", **kw)
+    assert streamed.status is sm.Status.optimal and streamed.solver == "libsvm"
+    ck, cs = kept.extra["certificate"], streamed.extra["certificate"]
+    assert cs["certified"] and cs["classifier"] == ck["classifier"]
+    np.testing.assert_allclose(streamed.alpha, kept.alpha, rtol=0, atol=1e-12 * kw["C"])
+    assert abs(streamed.b - kept.b) <= 1e-12 * max(1.0, abs(kept.b))
+    assert abs(streamed.objective - kept.objective) <= 1e-12 * abs(kept.objective)
+    ref = sm.fit(X, y, solver="clarabel", **kw)
+    assert abs(streamed.objective - ref.objective) <= 1e-8 * abs(ref.objective)
+    np.testing.assert_allclose(streamed.decision_function(X), ref.decision_function(X),
+                               atol=1e-6)
+
+
+@pytest.mark.parametrize("kw", [{"kernel": "rbf", "gamma": 0.4}, {"kernel": "linear"},
+                                {"kernel": "precomputed"}], ids=lambda k: k["kernel"])
+@pytest.mark.parametrize("block", [8, 8 * 3 * 5, 2**26])
+def test_kernel_rows_times_is_those_rows_of_the_product(monkeypatch, kw, block):
+    """``BuiltSVM.kernel_rows_times(rows, v)`` (the polish's right-hand side) equals
+    ``(K v)[rows]`` with K formed whole, read in column blocks of one, of five (three rows)
+    and of all, through the lazy matrix, the linear kernel's factor and a user's matrix."""
+    from svm_models.model.built import BuiltSVM
+
+    X, y, kern, _ = _problem(23, seed=9)
+    data = X if kw["kernel"] != "precomputed" else np.exp(-0.3 * ((X[:, None] - X[None]) ** 2)
+                                                          .sum(-1))
+    model = sm.build("soft_l1_dual", data, y, C=1.0, quad_form="dense", **kw)
+    svm = model._svm
+    K = np.asarray(svm.K) if kw["kernel"] != "linear" else X @ X.T
+    monkeypatch.setattr(BuiltSVM, "ROWS_BLOCK_BYTES", block)
+    rng = np.random.default_rng(block)
+    rows = np.array([4, 0, 17, 22, 9])[: 3 if block == 8 * 3 * 5 else 5]
+    read = []
+    inner = svm.K
+
+    class Recording:   # the size of each block of K read
+        def __getitem__(self, key):
+            out = inner[key]
+            read.append(8 * out.size)
+            return out
+
+    if kw["kernel"] != "linear":
+        svm.K = Recording()
+    for cols in ([3], [1, 2, 7, 11, 12, 13, 20], list(range(23))):
+        v, _ = _vectors(rng, 23, cols)
+        np.testing.assert_allclose(svm.kernel_rows_times(rows, v), (K @ v)[rows], rtol=0,
+                                   atol=1e-13)
+    # (at least one column of the rows a block)
+    assert max(read, default=0) <= max(BuiltSVM.ROWS_BLOCK_BYTES, 8 * rows.size)
+
+
+@pytest.mark.parametrize("rows", [1, 6, 1000])
+def test_a_streamed_product_near_a_remembered_one_is_updated(monkeypatch, rows):
+    """A vector that differs from a remembered one in fewer than half as many entries as it
+    has non-zero (alpha with its zeros and bounds made exact, alpha polished on its free
+    set) is computed from the columns where they differ only, added to the remembered
+    product: equal to ``G v`` formed whole; one that differs in more is computed afresh.
+    Chunks of 1, 6 and all points."""
+    X, y, kern, G = _problem(40, seed=11)
+    monkeypatch.setattr(LazySignedGram, "KEEP_BYTES", 0)
+    monkeypatch.setattr(LazySignedGram, "COLUMN_BLOCK", 4)
+    lazy = LazySignedGram(kern, X, y)
+    read = []
+    gram = kern.gram
+
+    class Counting:
+        def gram(self, A, B=None):
+            read.append(A.shape[0])   # (the columns evaluated: the rows of k(X[cols], X[R]))
+            return gram(A, B)
+
+    lazy.kernel = Counting()
+    rng = np.random.default_rng(rows)
+    v, _ = _vectors(rng, 40, list(range(0, 40, 2)))   # 20 non-zero
+    monkeypatch.setattr(LazySignedGram, "CHUNK_BYTES", 8 * 20 * rows)
+    np.testing.assert_allclose(lazy @ v, G @ v, rtol=0, atol=1e-14)
+    near = v.copy()
+    near[[0, 6]] = 0.0          # two cut to zero,
+    near[10] = 1.5              # one changed,
+    near[[1, 3]] = 0.25         # two new: 5 differ, fewer than 21 // 2
+    read.clear()
+    np.testing.assert_allclose(lazy @ near, G @ near, rtol=0, atol=1e-13)
+    assert set(read) == {5}     # only those columns evaluated
+    far = v.copy()
+    far[::4] *= 2.0             # 10 differ, not fewer than 20 // 2: afresh
+    read.clear()
+    np.testing.assert_allclose(lazy @ far, G @ far, rtol=0, atol=1e-13)
+    assert set(read) == {20}
+    _, V = _vectors(rng, 40, list(range(0, 40, 2)))   # a matrix, then one entry changed
+    np.testing.assert_allclose(lazy @ V, G @ V, rtol=0, atol=1e-13)
+    V[2, 1] += 1.0
+    np.testing.assert_allclose(lazy @ V, G @ V, rtol=0, atol=1e-13)
