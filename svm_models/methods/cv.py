@@ -982,8 +982,9 @@ def _fold_scores(job: Job, parts: list, cs: np.ndarray, test, n_classes: int,
     solved there): two classes at once, the sign of the values; more, point by point
     (:func:`combine`)."""
     yt = job.y[test]
-    if n_classes == 2:
-        return np.mean((parts[0]["values"][cs] >= 0) == yt, axis=1)
+    if n_classes == 2:   # (every point of every C at once, by predicted_index's rule)
+        V = parts[0]["values"][cs]
+        return np.mean(predicted_index(V.ravel()).reshape(V.shape) == yt, axis=1)
     return np.array([np.mean(predicted_index(combine([res["values"][c] for res in parts],
                                                      n_classes, multi_class)) == yt)
                      for c in cs])

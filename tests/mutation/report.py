@@ -433,6 +433,12 @@ RULES += [
      "the mask a param_ column is created with: every row has every parameter (the "
      "settings of a ParameterGrid share their names; C is in every row or none), so every "
      "entry is assigned, which unmasks it"),
+    (r"x__table__", r"score_t\[R, fo\] = np\.sum\(\[res\[\"score_time\"\] for res in parts\], "
+                    r"(axis=None)?\)",
+     "the score time of a row (a diagnostic column: the time spent computing the test "
+     "fold's values), never read by the scores, the ranking or the refit"),
+    (r"x__table__", r"ok\[c\] = None$",
+     "None assigned into a boolean array is False, as the original's False"),
     (r"x__table__", r"if \(not pending\.any\(\)\) and False else",
      "the masked average with nothing masked: the same sum over the same count, bit for "
      "bit (NaN scores of failed folds stay NaN either way)"),
