@@ -201,6 +201,35 @@ def test_Cs_path_finds_the_best_C_on_the_whole_interval():
     assert same.best_params_ == est.best_params_ and same.best_score_ == est.best_score_
 
 
+def test_Cs_path_pieces_hold_each_fold_s_predictions_constant():
+    """The defining property of ``Cs="path"``'s rows: each stands for a piece of
+    ``PATH_C_RANGE`` (its geometric midpoint) on which every fold's predictions are constant
+    -- checked inside every piece, near both ends, on every fold's own path; and it takes
+    every hyperparameter the path takes, and refuses three classes."""
+    from sklearn.model_selection import StratifiedKFold
+
+    from svm_models.methods.cv import PATH_C_RANGE
+
+    X, y = make_classification(36, 4, random_state=8)
+    kw = {"kernel": "poly", "gamma": 0.5, "degree": 2, "coef0": 1.0}
+    table = sm.cross_validate(X, y, Cs="path", cv=3, **kw)
+    Cs = np.array([p["C"] for p in table["params"]])
+    cuts = [PATH_C_RANGE[0]]
+    for C in Cs:                     # (each C the geometric midpoint of its piece)
+        cuts.append(C * C / cuts[-1])
+    assert cuts[-1] == pytest.approx(PATH_C_RANGE[1], rel=1e-6) and np.all(np.diff(cuts) > 0)
+    for train, test in StratifiedKFold(3).split(X, y):
+        path = sm.regularization_path(X[train], y[train], C_min=PATH_C_RANGE[0],
+                                      C_max=PATH_C_RANGE[1], **kw)
+        for k, C in enumerate(Cs):
+            inside = np.geomspace(cuts[k], cuts[k + 1], 7)[1:-1]
+            D = path.decision_function(X[test], np.r_[C, inside])
+            assert np.all((D >= 0) == (D[0] >= 0)), (k, C)
+    y3 = np.arange(36) % 3
+    with pytest.raises(ParameterError, match="two classes"):
+        sm.cross_validate(X, y3, Cs="path", cv=3, kernel="rbf")
+
+
 def test_an_unbalanced_start_is_found_in_few_solves(monkeypatch):
     """One class against nine (digits, 1,198 points, a kernel of gamma 1e-3, nearly
     constant): the start's QP over the larger class by a primal feasible active set, then

@@ -216,6 +216,35 @@ class RegularizationPath:
         return np.array([bias_from_kkt(svm.facts.margin, C * unit, svm.data.y, C * g,
                                        svm.point_C(C), 0.0) for C in Cs.tolist()])
 
+    def bias_knots(self, C_lo: float, C_hi: float) -> np.ndarray:
+        """The Cs in ``(C_lo, C_hi)`` where b changes slope on the segments without elbow.
+        There theta is constant, ``f = C g`` and b is the midpoint of the KKT interval
+        (:func:`~svm_models.postprocess.bias_from_kkt`): the largest of lines in C over the
+        smallest, each an envelope of lines ``+-1 - C g_i`` (points at 0 and at their bound),
+        so b -- and every decision value -- is linear in C between these knots (not in 1/C,
+        as on an elbow's segment)."""
+        svm = self._svm
+        y, n = svm.data.y, len(self._p.group)
+        out: list = []
+        for n_seg, s in enumerate(self._segments):
+            if s.free.size:
+                continue
+            # (the start's segment holds every C below C_start: lam from infinity down)
+            lo = C_lo if n_seg == 0 else max(C_lo, 1.0 / s.lam_hi if s.lam_hi > 0 else np.inf)
+            hi = min(C_hi, 1.0 / s.lam_lo if s.lam_lo > 0 else np.inf)
+            if not lo < hi:
+                continue
+            unit = self._split(np.clip(s.theta, 0.0, self._p.w))
+            g = svm.kernel_times(y * unit)
+            live = np.ones(n, dtype=bool) if svm.weight is None else np.asarray(svm.weight) > 0
+            at_c, at_zero = unit > 0, (unit <= 0) & live
+            pos, neg = y > 0, y < 0
+            low = (at_zero & pos) | (at_c & neg)     # b >= y_i (1 - C y_i g_i) ... as lines
+            high = (at_zero & neg) | (at_c & pos)
+            out += _envelope_knots(y[low], -g[low], lo, hi, upper=True)
+            out += _envelope_knots(y[high], -g[high], lo, hi, upper=False)
+        return np.unique(out)
+
     def _split(self, a_groups: np.ndarray) -> np.ndarray:
         p, svm = self._p, self._svm
         wi = np.ones(len(p.group)) if svm.weight is None else np.maximum(svm.weight, 0.0)
@@ -243,6 +272,36 @@ class RegularizationPath:
         sol.extra["regularization_path"] = {"C_start": self.C_start,
                                             "breakpoints": int(len(self._segments) - 1)}
         return _refuse_uncertified(sol, self._svm, f, 1e-12, True)
+
+
+def _envelope_knots(a: np.ndarray, slope: np.ndarray, lo: float, hi: float,
+                    upper: bool) -> list:
+    """Where the largest (``upper``; else the smallest) of the lines ``a_i + C slope_i``
+    changes line in ``(lo, hi)``: from the line on top at ``lo``, the first line to overtake
+    it, and on (at most one change per line)."""
+    if a.size < 2:
+        return []
+    A, S = (a, slope) if upper else (-a, -slope)
+    val = A + lo * S
+    top = np.flatnonzero(val >= val.max() - 1e-12 * max(1.0, abs(val.max())))
+    j = int(top[np.argmax(S[top])])
+    C, out = lo, []
+    for _ in range(A.size):
+        over = S > S[j]
+        if not over.any():
+            break
+        with np.errstate(divide="ignore", invalid="ignore"):
+            at = (A[j] - A[over]) / (S[over] - S[j])
+        ahead = at > C
+        if not ahead.any():
+            break
+        k = int(np.argmin(np.where(ahead, at, np.inf)))
+        C = float(at[k])
+        if not C < hi:
+            break
+        out.append(C)
+        j = int(np.flatnonzero(over)[k])
+    return out
 
 
 def regularization_path(X, y, *, kernel="linear", gamma="scale", degree=3, coef0=0.0,
