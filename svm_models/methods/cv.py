@@ -324,23 +324,17 @@ def _prediction_changes(path, Xte, lo: float, hi: float) -> list:
     """The Cs in ``[lo, hi]`` where a test point's prediction may change along ``path``:
     its breakpoints, where b changes slope without an elbow (:meth:`~svm_models.methods.
     regularization_path.RegularizationPath.bias_knots`) and, between two of these, the root
-    of each point's decision value -- linear in C there without an elbow, else f/C linear
-    in 1/C."""
+    of each point's decision value: f/C is linear in 1/C there (on an elbow's segment alpha/C
+    and b/C are; without one f = C g + b with b linear in C between its knots)."""
     knots = np.unique(np.concatenate([[lo], path.breakpoints, path.bias_knots(lo, hi), [hi]]))
     H = path.decision_function(Xte, knots)
+    lam = 1.0 / knots
     a, b = H[:-1], H[1:]
     k, j = np.nonzero(np.sign(a) != np.sign(b))
-    flat = np.array([path.theta(np.sqrt(c0 * c1))[2].size == 0
-                     for c0, c1 in zip(knots[:-1], knots[1:])], dtype=bool)[k]
-    lam = 1.0 / knots
     with np.errstate(divide="ignore", invalid="ignore"):
-        # on an elbow's segment h = f/C is linear in 1/C: its root
         ha, hb = a[k, j] / knots[k], b[k, j] / knots[k + 1]
-        root = 1.0 / (lam[k] + (lam[k + 1] - lam[k]) * ha / (ha - hb))
-        # without an elbow f itself is linear in C between the knots
-        flat_root = knots[k] + (knots[k + 1] - knots[k]) * a[k, j] / (a[k, j] - b[k, j])
-    root = np.where(flat, flat_root, root)
-    return [*knots.tolist(), *root[np.isfinite(root) & (root > 0)].tolist()]
+        root = lam[k] + (lam[k + 1] - lam[k]) * ha / (ha - hb)
+    return [*knots.tolist(), *(1.0 / root[np.isfinite(root) & (root > 0)]).tolist()]
 
 
 def _from_path(job: Job, key: tuple, values: np.ndarray, seconds: float) -> dict:

@@ -437,6 +437,22 @@ RULES += [
                     r"(axis=None)?\)",
      "the score time of a row (a diagnostic column: the time spent computing the test "
      "fold's values), never read by the scores, the ranking or the refit"),
+    (r"x_whole_path_Cs__", r"regularization_path\(X\[train\], y\[train\], (C_min=None, |)C_max=hi|"
+                           r"regularization_path\(X\[train\], y\[train\], C_min=lo, (C_max=None, |)\*\*hyper"
+                           r"|np\.clip\(cuts, (None, hi|lo, None)\)",
+     "a fold's path over a wider range than PATH_C_RANGE, or one side of the clip left out: "
+     "the knots and roots outside the range are clipped to it (the path's own knots inside "
+     "are the same), and every cut inside already lies in it"),
+    (r"x_whole_path_Cs__|x__from_path__|x__run_done__",
+     r"time\.perf_counter\(\) \+ t0|\"fit_time\": np\.full\(n, (None|seconds \* n)\)|bar\.step\(None\)",
+     "the fit time of a path's rows and the progress bar's text: diagnostics, never read by "
+     "the scores, the ranking or the refit"),
+    (r"x__from_path__", r"\"C\": np\.asarray\((None, dtype=float|job\.Cs, dtype=None|job\.Cs, )\)",
+     "the C column of a task's result is read only for C tuning's C* (Cs=\"path\" is for "
+     "soft_l1_dual), and job.Cs is a tuple of floats already"),
+    (r"x__prediction_changes__", r"np\.errstate\(|root\[np\.isfinite\(root\) (\||&) \(root >=? 0\)\]",
+     "warnings only (the roots are computed where a value changes sign, between two positive "
+     "knots: finite and positive)"),
     (r"x__table__", r"ok\[c\] = None$",
      "None assigned into a boolean array is False, as the original's False"),
     (r"x__table__", r"if \(not pending\.any\(\)\) and False else",
