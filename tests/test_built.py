@@ -23,6 +23,20 @@ def _problem(l=23, seed=4):
     return X, y, kern, kern.gram(X) * np.outer(y, y)
 
 
+def _counted(lazy) -> list:
+    """``lazy``'s kernel evaluations recorded: the number of columns (rows of the first
+    argument) of each block of K it computes, in a list returned (and kept up to date)."""
+    seen, gram = [], lazy.kernel.gram
+
+    class Counting:
+        def gram(self, A, B=None):
+            seen.append(A.shape[0])
+            return gram(A, B)
+
+    lazy.kernel = Counting()
+    return seen
+
+
 def _vectors(rng, l, cols):
     v = np.zeros(l)
     v[cols] = rng.normal(size=len(cols))
@@ -103,15 +117,7 @@ def test_products_are_remembered_by_value_and_never_shared(monkeypatch):
     X, y, kern, G = _problem(30, seed=2)
     monkeypatch.setattr(LazySignedGram, "KEEP_BYTES", 0)
     lazy = LazySignedGram(kern, X, y)
-    calls = []
-    gram = kern.gram
-
-    class Counting:
-        def gram(self, A, B=None):
-            calls.append(A.shape[0] * (len(A) if B is None else B.shape[0]))
-            return gram(A, B)
-
-    lazy.kernel = Counting()
+    calls = _counted(lazy)   # (the columns of each kernel block evaluated)
     rng = np.random.default_rng(3)
     v, _ = _vectors(rng, 30, [1, 4, 9, 10, 28])
     first = lazy @ v
@@ -203,15 +209,7 @@ def test_a_streamed_product_near_a_remembered_one_is_updated(monkeypatch, rows):
     monkeypatch.setattr(LazySignedGram, "KEEP_BYTES", 0)
     monkeypatch.setattr(LazySignedGram, "COLUMN_BLOCK", 4)
     lazy = LazySignedGram(kern, X, y)
-    read = []
-    gram = kern.gram
-
-    class Counting:
-        def gram(self, A, B=None):
-            read.append(A.shape[0])   # (the columns evaluated: the rows of k(X[cols], X[R]))
-            return gram(A, B)
-
-    lazy.kernel = Counting()
+    read = _counted(lazy)   # (the columns evaluated: the rows of k(X[cols], X[R]))
     rng = np.random.default_rng(rows)
     v, _ = _vectors(rng, 40, list(range(0, 40, 2)))   # 20 non-zero
     monkeypatch.setattr(LazySignedGram, "CHUNK_BYTES", 8 * 20 * rows)

@@ -230,6 +230,21 @@ def test_Cs_path_pieces_hold_each_fold_s_predictions_constant():
         sm.cross_validate(X, y3, Cs="path", cv=3, kernel="rbf")
 
 
+def test_envelope_knots_follow_the_steepest_of_lines_meeting_at_once():
+    """The knots of the upper envelope of lines: three meet at C = 0 (the steepest, slope 2,
+    is on top after it), a fourth overtakes that one at C = 5 -- not at 2.5, where it
+    crosses the slope-1 line, which is under the envelope; the lower envelope mirrored."""
+    from svm_models.methods.regularization_path import _envelope_knots
+
+    a, s = np.array([0.0, 0.0, 0.0, -5.0]), np.array([0.0, 1.0, 2.0, 3.0])
+    assert _envelope_knots(a, s, -1.0, 10.0, upper=True) == pytest.approx([0.0, 5.0])
+    assert _envelope_knots(-a, -s, -1.0, 10.0, upper=False) == pytest.approx([0.0, 5.0])
+    assert _envelope_knots(a, s, -1.0, 4.0, upper=True) == pytest.approx([0.0])
+    C = np.linspace(-1, 10, 2001)   # (against the envelope sampled: its line changes there)
+    top = np.argmax(a[:, None] + s[:, None] * C, axis=0)
+    assert C[np.flatnonzero(np.diff(top))] == pytest.approx([0.0, 5.0], abs=0.01)
+
+
 def test_an_unbalanced_start_is_found_in_few_solves(monkeypatch):
     """One class against nine (digits, 1,198 points, a kernel of gamma 1e-3, nearly
     constant): the start's QP over the larger class by a primal feasible active set, then
@@ -332,3 +347,24 @@ def test_the_path_ends_at_its_time_limit_with_a_typed_error():
     assert err.value.status == "time_limit"
     assert len(sm.regularization_path(X, y, kernel="rbf", C_min=1e-2, C_max=1e2)
                .breakpoints) > 10
+
+
+def test_the_start_s_qp_ends_at_the_time_limit(monkeypatch):
+    """The start's QP is bounded in time too: its exchanges started from every point free
+    (the sets guessed as before the primal feasible start: 24 s on one digit against nine)
+    stop at a 1 s limit with a typed time_limit, within 2 s."""
+    import time
+
+    from sklearn.datasets import load_digits
+
+    import svm_models.methods.regularization_path as rp
+
+    X, y = load_digits(return_X_y=True)
+    X, t = X[:1198] / 16.0, np.where(y[:1198] == 3, 1, -1)
+    monkeypatch.setattr(rp, "_feasible_sets", lambda P, c, total, w, rounds, deadline=None:
+                        (np.ones(len(c), dtype=bool), np.zeros(len(c), dtype=bool)))
+    t0 = time.perf_counter()
+    with pytest.raises(sm.SolveFailedError, match="at its start") as err:
+        sm.regularization_path(X, t, kernel="rbf", gamma=1e-3, C_min=1.0, C_max=10.0,
+                               time_limit=1.0)
+    assert err.value.status == "time_limit" and time.perf_counter() - t0 < 2.0

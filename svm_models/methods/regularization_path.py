@@ -221,10 +221,16 @@ class RegularizationPath:
         There theta is constant, ``f = C g`` and b is the midpoint of the KKT interval
         (:func:`~svm_models.postprocess.bias_from_kkt`): the largest of lines in C over the
         smallest, each an envelope of lines ``+-1 - C g_i`` (points at 0 and at their bound),
-        so b -- and every decision value -- is linear in C between these knots (not in 1/C,
-        as on an elbow's segment)."""
+        so b -- and every decision value -- is linear in C between these knots (and f/C
+        linear in 1/C, as on an elbow's segment). The lines are those of
+        :func:`~svm_models.postprocess.bias_from_kkt` without a free vector: ``b >= r_i``
+        (lower) for a positive point at 0 or a negative one at its bound, ``b <= ...``
+        (upper) for the others, ``r_i = y_i - C g_i``."""
+        from ..postprocess import live
+
         svm = self._svm
         y, n = svm.data.y, len(self._p.group)
+        alive = live(svm.point_C(1.0), n)
         out: list = []
         for n_seg, s in enumerate(self._segments):
             if s.free.size:
@@ -236,11 +242,9 @@ class RegularizationPath:
                 continue
             unit = self._split(np.clip(s.theta, 0.0, self._p.w))
             g = svm.kernel_times(y * unit)
-            live = np.ones(n, dtype=bool) if svm.weight is None else np.asarray(svm.weight) > 0
-            at_c, at_zero = unit > 0, (unit <= 0) & live
+            at_c, at_zero = unit > 0, (unit <= 0) & alive
             pos, neg = y > 0, y < 0
-            low = (at_zero & pos) | (at_c & neg)     # b >= y_i (1 - C y_i g_i) ... as lines
-            high = (at_zero & neg) | (at_c & pos)
+            low, high = (at_zero & pos) | (at_c & neg), (at_zero & neg) | (at_c & pos)
             out += _envelope_knots(y[low], -g[low], lo, hi, upper=True)
             out += _envelope_knots(y[high], -g[high], lo, hi, upper=False)
         return np.unique(out)
@@ -278,7 +282,7 @@ def _envelope_knots(a: np.ndarray, slope: np.ndarray, lo: float, hi: float,
                     upper: bool) -> list:
     """Where the largest (``upper``; else the smallest) of the lines ``a_i + C slope_i``
     changes line in ``(lo, hi)``: from the line on top at ``lo``, the first line to overtake
-    it, and on (at most one change per line)."""
+    it (of several at once, the steepest), and on (at most one change per line)."""
     if a.size < 2:
         return []
     A, S = (a, slope) if upper else (-a, -slope)
@@ -292,15 +296,15 @@ def _envelope_knots(a: np.ndarray, slope: np.ndarray, lo: float, hi: float,
             break
         with np.errstate(divide="ignore", invalid="ignore"):
             at = (A[j] - A[over]) / (S[over] - S[j])
-        ahead = at > C
-        if not ahead.any():
+        at = np.where(at > C, at, np.inf)
+        first = float(at.min())
+        if not first < hi:
             break
-        k = int(np.argmin(np.where(ahead, at, np.inf)))
-        C = float(at[k])
-        if not C < hi:
-            break
-        out.append(C)
-        j = int(np.flatnonzero(over)[k])
+        # (lines meeting there together: the steepest is on top after)
+        tie = np.flatnonzero(at <= first + 1e-12 * max(1.0, abs(first)))
+        cand = np.flatnonzero(over)[tie]
+        out.append(first)
+        C, j = first, int(cand[np.argmax(S[cand])])
     return out
 
 
@@ -374,17 +378,27 @@ def _bordered(P: np.ndarray, a: np.ndarray) -> np.ndarray:
     return A
 
 
-def _box_qp(P, c, a, s, lo, hi, free, at_hi=None):
+def _check_time(deadline, where: str) -> None:
+    """SolveFailedError (time_limit) once ``deadline`` (None: none) has passed."""
+    if deadline is not None and deadline.expired():
+        raise SolveFailedError(
+            f"the regularization path reached its time limit ({deadline.describe()}) "
+            f"{where}: pass time_limit= (seconds) for more time, or a narrower "
+            "[C_min, C_max]", Status.time_limit)
+
+
+def _box_qp(P, c, a, s, lo, hi, free, at_hi=None, deadline=None):
     """``min 1/2 x'Px + c'x`` s.t. ``a'x = s``, ``lo <= x <= hi`` by a primal-dual active-set
     iteration from the free set ``free`` (the others held at their finite bound: at hi where
     ``at_hi`` says so or lo is infinite, else at lo); when a set repeats, one change at a
     time (the largest violation). ``(x, nu, free)`` with ``nu`` the multiplier of ``a'x = s``
-    (None: nothing free, nu is not determined)."""
+    (None: nothing free, nu is not determined). Each round checks ``deadline``."""
     n = len(c)
     free = free.copy()
     at_hi = ~free & (~np.isfinite(lo) if at_hi is None else (at_hi | ~np.isfinite(lo)))
     seen, single = set(), False
     for _ in range(20 * n + 50):
+        _check_time(deadline, "at its start")
         key = free.tobytes() + at_hi.tobytes()
         if key in seen:
             if single:
@@ -450,7 +464,7 @@ def _box_qp(P, c, a, s, lo, hi, free, at_hi=None):
     raise _failed("the active set of a breakpoint does not settle")
 
 
-def _feasible_sets(P, c, total: float, w, rounds: int):
+def _feasible_sets(P, c, total: float, w, rounds: int, deadline=None):
     """The sets of ``min 1/2 x'Px + c'x``, ``e'x = total``, ``0 <= x <= w`` (``total <=
     e'w``) by a primal feasible active-set method: from the points of least c filled to
     their bound, the free set's equality-constrained step, cut where a point meets a bound
@@ -458,7 +472,8 @@ def _feasible_sets(P, c, total: float, w, rounds: int):
     bordered solve and an O(n |F|) update, where :func:`_box_qp`'s exchanges from every
     point free took 4,325 solves of up to 1,078 points on a one-vs-rest problem of digits.
     ``(free, at_hi)``, the sets to start :func:`_box_qp` from (which checks them); a guess
-    only: it stops after ``rounds`` rounds or where the step's system has no solution."""
+    only: it stops after ``rounds`` rounds, where the step's system has no solution, or at
+    ``deadline``."""
     n = len(c)
     order = np.argsort(c, kind="stable")
     cum = np.cumsum(w[order])
@@ -471,6 +486,8 @@ def _feasible_sets(P, c, total: float, w, rounds: int):
     g = P @ x + c
     tol = QP_TOL * max(1.0, float(np.abs(c).max()), float(np.abs(P).max()) * float(w.max()))
     for _ in range(rounds):
+        if deadline is not None and deadline.expired():
+            break
         F = np.flatnonzero(free)
         sol = _solve_free_system(_bordered(P[np.ix_(F, F)], np.ones(F.size)),
                                  np.append(-g[F], 0.0))
@@ -496,7 +513,7 @@ def _feasible_sets(P, c, total: float, w, rounds: int):
     return free, at_hi
 
 
-def _start(p: _Problem):
+def _start(p: _Problem, deadline=None):
     """Where the path starts (small C): ``(theta, theta_0, lam0, free)``. Balanced classes
     (equal summed weights): every theta at its bound, the interval of theta_0 closes at
     ``lam0``; else the smaller class at its bound and the larger's theta the minimiser of
@@ -512,9 +529,9 @@ def _start(p: _Problem):
         b = np.flatnonzero(big)
         c = -(K[np.ix_(b, np.flatnonzero(small))] @ w[small])
         Kb = K[np.ix_(b, b)]
-        free, at_hi = _feasible_sets(Kb, c, min(Wp, Wn), w[b], 4 * b.size + 50)
+        free, at_hi = _feasible_sets(Kb, c, min(Wp, Wn), w[b], 4 * b.size + 50, deadline)
         x, _, _ = _box_qp(Kb, c, np.ones(b.size), min(Wp, Wn), np.zeros(b.size), w[b],
-                          free & live[b], at_hi & live[b])
+                          free & live[b], at_hi & live[b], deadline)
         theta[b] = x
     g = Q @ theta
     E = np.flatnonzero(live & (theta > 0) & (theta < w))
@@ -1015,7 +1032,7 @@ class _Walk:
 def _follow(p: _Problem, lam_end: float, deadline=None):
     """The segments and events of the path from its start down to ``lam_end``."""
     n = len(p.y)
-    theta, theta0, lam, E = _start(p)
+    theta, theta0, lam, E = _start(p, deadline)
     el = _Elbow(p.Q, p.y)
     for i in E:
         el.add(i)
@@ -1027,11 +1044,7 @@ def _follow(p: _Problem, lam_end: float, deadline=None):
     for k in range(EVENTS_PER_POINT * n + 100):
         if s.lam <= lam_end:
             break
-        if deadline is not None and deadline.expired():
-            raise SolveFailedError(
-                f"the regularization path reached its time limit ({deadline.describe()}) "
-                f"after {k} events, at C = {1.0 / s.lam:.6g}: pass time_limit= (seconds) "
-                "for more time, or a narrower [C_min, C_max]", Status.time_limit)
+        _check_time(deadline, f"after {k} events, at C = {1.0 / s.lam:.6g}")
         if k % REFRESH == 0:
             s.refresh()
         tight = s.tight()
