@@ -705,7 +705,7 @@ def _certified_unbuilt(plan, f, b, solver: str, params: dict, opts: SolverOption
 
 
 def fit_pairs(X, y_index: np.ndarray, points: list, formulation: str, solver: str,
-              params: dict, weight, solve_kw: dict) -> list:
+              params: dict, weight, solve_kw: dict, gram: np.ndarray | None = None) -> list:
     """One-vs-one's binary problems of a multiclass fit solved together, as ``SVC`` trains
     them: where :func:`fit` would solve each unbuilt on a structured backend that declares
     ``pairs`` (libsvm: the 1-norm dual, the rbf kernel, no weight 0), one call for all the
@@ -713,18 +713,20 @@ def fit_pairs(X, y_index: np.ndarray, points: list, formulation: str, solver: st
     then each pair's answer read and certified as :func:`fit` certifies one. ``points``: each
     pair's points (indices into ``X``; the pairs ``i < j`` of
     :func:`~svm_models.methods.cv.binary_problems`' order, class ``j`` the positive one);
-    ``weight``: each point's factor of C (None: 1). Returns each pair's Solution, or None
-    where this does not apply or the certificate refuses it (the caller fits that pair on
-    its own, as always). Each Solution's ``time`` is its share of the call."""
+    ``weight``: each point's factor of C (None: 1); ``gram``: the kernel's matrix on ``X``
+    where the caller holds it (cross-validation: a fold's, formed once for its pairs and its
+    Cs), handed to the backend and read by each pair's certificate instead of evaluating the
+    kernel again. Returns each pair's Solution, or None where this does not apply or the
+    certificate refuses it (the caller fits that pair on its own, as always). Each
+    Solution's ``time`` is its share of the call."""
     f = lookup(formulation)
     solve_kw = with_deadline(solve_kw, X, formulation)
     opts = SolverOptions.from_kwargs(**{k: v for k, v in solve_kw.items()
                                         if k in _SOLVE_KEYS or k == "deadline"})
     none = [None] * len(points)
-    name = _structured_backend(f, solver, opts)
-    b = None if name is None else backend(name)
+    b = _pairs_backend(f, solver, opts)
     k = int(y_index.max()) + 1 if len(y_index) else 0
-    if (b is None or b.pairs is None or len(points) != k * (k - 1) // 2
+    if (b is None or len(points) != k * (k - 1) // 2
             or "sample_weight" in params or _hard_margin_at_infinite_C(f, dict(params)) is not f):
         return none
     plans = []
@@ -736,11 +738,15 @@ def fit_pairs(X, y_index: np.ndarray, points: list, formulation: str, solver: st
             plans.append(f.unbuilt(X[pts], t, **params, **kw))
     if any(p is None for p in plans) or opts.expired():
         return none
+    if gram is not None:
+        for plan, pts in zip(plans, points):
+            plan.hold_gram(gram[np.ix_(pts, pts)])
     C = float(plans[0].C)
     box = np.full(len(y_index), C) if weight is None else C * np.asarray(weight, dtype=float)
     t0 = time.perf_counter()
     with library_threads(len(y_index)), drained_output(opts.verbose), preserved_fpu():
-        got = b.pairs(plans[0].svm.kernel, np.asarray(X, dtype=float), y_index, box, opts)
+        got = b.pairs(plans[0].svm.kernel, np.asarray(X, dtype=float), y_index, box, opts,
+                      gram=gram)
     if got is None or got[1] is None:   # (a kernel or box it does not take; not optimal)
         return none
     res, alphas = got
@@ -752,6 +758,20 @@ def fit_pairs(X, y_index: np.ndarray, points: list, formulation: str, solver: st
         sol, _ = _certified_unbuilt(plan, f, b, solver, kw, opts, res, alphas(i, j), share)
         out.append(sol)
     return out
+
+
+def pairs_backend(formulation: str, solver: str, solve_kw: dict):
+    """The backend :func:`fit_pairs` hands one-vs-one's pairs to, with the solve options
+    ``solve_kw`` (a :class:`~svm_models.solvers.base.Backend` that declares ``pairs``:
+    libsvm named, or first under ``"auto"``), or None: each pair is then fitted alone."""
+    opts = SolverOptions.from_kwargs(**{k: v for k, v in solve_kw.items() if k in _SOLVE_KEYS})
+    return _pairs_backend(lookup(formulation), solver, opts)
+
+
+def _pairs_backend(f, solver: str, opts: SolverOptions):
+    name = _structured_backend(f, solver, opts)
+    b = None if name is None else backend(name)
+    return b if b is not None and b.pairs is not None else None
 
 
 def _structured_backend(f, solver: str, opts: SolverOptions) -> str | None:

@@ -43,6 +43,7 @@ from .methods.cv import (
     predicted_index,
     cross_validate,
     problem_points,
+    resolved_gamma,
 )
 from .api import fit_pairs, with_deadline
 from .methods.radius import fit as sm_fit
@@ -447,22 +448,9 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
         return self.multi_class
 
     def _resolved_gamma(self, params: dict, X) -> dict:
-        """``params`` with a ``gamma`` resolved from the data (``"scale"``, ``"auto"``, or
-        the formulation's default of them) replaced by its value on all of ``X``, as SVC
-        resolves it before it splits the classes (:func:`~svm_models.kernels.make_kernel`'s
-        rule)."""
-        from .kernels import make_kernel
-
-        f = lookup(self.formulation)
-        if "gamma" not in f.params:
-            return params
-        kernel = params.get("kernel", f.defaults.get("kernel"))
-        gamma = params.get("gamma", f.defaults.get("gamma"))
-        if kernel not in ("rbf", "poly") or not isinstance(gamma, str):
-            return params
-        kern = make_kernel(kernel, np.asarray(X, dtype=float), gamma=gamma,
-                           degree=params.get("degree", 3), coef0=params.get("coef0", 0.0))
-        return {**params, "gamma": kern.gamma}
+        """``params`` with a gamma resolved from the data replaced by its value on all of
+        ``X``, as SVC resolves it before it splits the classes (:func:`resolved_gamma`)."""
+        return resolved_gamma(self.formulation, params, X)
 
     def _point_weights(self, y, classes, sample_weight) -> np.ndarray | None:
         """Each point's factor of C: ``sample_weight`` times its class's ``class_weight``

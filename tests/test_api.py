@@ -139,14 +139,18 @@ def test_a_model_that_is_not_libsvms_is_built_and_read_alike(builds):
     assert sm.Solution.from_json(sol.to_json()).objective == sol.objective
 
 
-@pytest.mark.parametrize("weighted", [False, True])
-def test_one_vs_one_pairs_solved_together_are_each_pairs_own_optimum(weighted):
+@pytest.mark.parametrize("weighted, given", [(False, False), (True, False), (False, True),
+                                             (True, True)])
+def test_one_vs_one_pairs_solved_together_are_each_pairs_own_optimum(weighted, given):
     """fit_pairs solves all the pairs of classes in one libsvm call, as SVC trains them;
     each pair's Solution is certified and is that pair's optimum: Clarabel's, solved on the
-    pair alone (an interior-point method, not SMO), with the same weights."""
+    pair alone (an interior-point method, not SMO), with the same weights. ``given``: the
+    kernel's matrix handed over (cross-validation's fold matrix): libsvm reads it
+    precomputed and the certificates read its blocks."""
     from sklearn.datasets import load_digits
 
     from svm_models.api import fit_pairs
+    from svm_models.kernels import make_kernel
     from svm_models.methods.cv import binary_problems, problem_points
 
     X, y = load_digits(return_X_y=True)
@@ -155,10 +159,12 @@ def test_one_vs_one_pairs_solved_together_are_each_pairs_own_optimum(weighted):
     weight = np.linspace(0.1, 3.0, len(y)) if weighted else None
     params = {"kernel": "rbf", "gamma": 1e-3, "C": 0.02}   # (many alpha at their bound C_i)
     points = [problem_points(y, np.arange(len(y)), p)[0] for p in binary_problems(4, "ovo")]
-    sols = fit_pairs(X, y, points, "soft_l1_dual", "auto", params, weight, {})
+    gram = make_kernel("rbf", gamma=params["gamma"]).gram(X) if given else None
+    sols = fit_pairs(X, y, points, "soft_l1_dual", "auto", params, weight, {}, gram=gram)
     assert len(sols) == 6
     for pts, sol, (pos, _) in zip(points, sols, binary_problems(4, "ovo")):
-        assert sol is not None and sol.interface == "libsvm-rbf, one-vs-one"
+        assert sol is not None
+        assert sol.interface == f"libsvm-{'precomputed' if given else 'rbf'}, one-vs-one"
         assert sol.classifier_certificate["certified"]
         t = np.where(y[pts] == pos, 1, -1)
         kw = {} if weight is None else {"sample_weight": weight[pts]}

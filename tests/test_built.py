@@ -230,3 +230,22 @@ def test_a_streamed_product_near_a_remembered_one_is_updated(monkeypatch, rows):
     np.testing.assert_allclose(lazy @ V, G @ V, rtol=0, atol=1e-13)
     V[2, 1] += 1.0
     np.testing.assert_allclose(lazy @ V, G @ V, rtol=0, atol=1e-13)
+
+
+def test_a_held_matrix_is_the_whole_G_and_no_kernel_is_evaluated_again():
+    """``hold(K)`` (a fold's matrix sliced by cross-validation): products, blocks and the
+    diagonal are G's formed whole, with no kernel evaluation after it; a matrix of another
+    shape is refused."""
+    X, y, kern, G = _problem()
+    lazy = LazySignedGram(kern, X, y)
+    v = _vectors(np.random.default_rng(2), len(y), [0, 3, 7])[0]
+    lazy @ v   # (columns kept before: dropped by hold)
+    lazy.hold(kern.gram(X))
+    seen = _counted(lazy)
+    np.testing.assert_allclose(lazy @ v, G @ v, rtol=1e-13, atol=1e-14)
+    rows, cols = np.array([1, 5]), np.array([2, 3, 9])
+    np.testing.assert_allclose(lazy[np.ix_(rows, cols)], G[np.ix_(rows, cols)], rtol=1e-14)
+    np.testing.assert_allclose(np.asarray(lazy), G, rtol=1e-14)
+    assert seen == []
+    with pytest.raises(ValueError, match="shape"):
+        lazy.hold(np.eye(3))

@@ -572,3 +572,76 @@ def test_sample_weight_is_refused_where_there_is_no_per_point_C(formulation):
     X, y = blobs(4, l=30)
     with pytest.raises(ParameterError, match="no per-point C"):
         smcv.cross_validate(X, y, formulation, "clarabel", cv=3, sample_weight=np.ones(30))
+
+
+@pytest.fixture(scope="module")
+def digits_part():
+    """600 digits, ten classes: at C = 1, gamma = 1e-3 many test points tie in the votes."""
+    from sklearn.datasets import load_digits
+
+    X, y = load_digits(return_X_y=True)
+    return X[:600] / 16.0, y[:600]
+
+
+def _counted_pairs(monkeypatch) -> list:
+    """Each call of fit_pairs the cross-validation makes, recorded: (points, C)."""
+    calls = []
+    real = smcv.fit_pairs
+
+    def counted(X, y_index, points, formulation, solver, params, weight, solve_kw, gram=None):
+        calls.append((len(y_index), params["C"]))
+        return real(X, y_index, points, formulation, solver, params, weight, solve_kw,
+                    gram=gram)
+
+    monkeypatch.setattr(smcv, "fit_pairs", counted)
+    return calls
+
+
+def test_ovo_pairs_solved_together_score_as_grid_search_over_svc(digits_part, monkeypatch):
+    """One-vs-one over libsvm: one task per (fold, setting), one call for all 45 pairs at each
+    C, and the table's scores are GridSearchCV(SVC)'s -- SVC's prediction, a tie of votes to
+    the first tied class (the table took the larger summed confidence before: 0.63 against
+    SVC's 0.62 at C = 1, gamma = 1e-3), and gamma="scale" of the training fold, as SVC
+    resolves it (each pair's own before)."""
+    X, y = digits_part
+    calls = _counted_pairs(monkeypatch)
+    grid = {"C": [1.0, 10.0], "gamma": [1e-3, 1e-2]}
+    table = smcv.cross_validate(X, y, Cs=grid["C"], cv=3, multi_class="ovo", kernel="rbf",
+                                gamma=grid["gamma"])
+    ref = GridSearchCV(SVC(tol=1e-8), grid, cv=3).fit(X, y).cv_results_
+    cols = scores(3)[:-1]
+    for col in cols:
+        np.testing.assert_array_equal(table[col], ref[col], err_msg=col)
+    assert sorted(calls) == sorted([(400, C) for C in grid["C"]] * 6)
+    # gamma from the data: the fold's, as SVC's
+    calls.clear()
+    table = smcv.cross_validate(X, y, Cs=[1.0], cv=3, multi_class="ovo", kernel="rbf")
+    ref = GridSearchCV(SVC(tol=1e-8), {"C": [1.0]}, cv=3).fit(X, y).cv_results_
+    for col in cols:
+        np.testing.assert_array_equal(table[col], ref[col], err_msg=col)
+    assert len(calls) == 3
+
+
+def test_a_pair_the_call_does_not_answer_walks_its_own_path(digits_part, monkeypatch):
+    """A pair that the one call leaves unanswered (here: planted) is fitted alone along its
+    C path, as without the pairs task: the same table as every pair fitted alone, and as
+    GridSearchCV(SVC)'s -- gamma="scale" of the training fold for a pair fitted alone too
+    (each pair's own points before)."""
+    X, y = digits_part
+    X, y = X[y < 4], y[y < 4]
+    kw = dict(Cs=[0.5, 10.0], cv=3, multi_class="ovo", kernel="rbf")
+    real = smcv.fit_pairs
+    monkeypatch.setattr(smcv, "fit_pairs",
+                        lambda *a, **k: [None, *real(*a, **k)[1:]])
+    walked = []
+    task = smcv._task
+    monkeypatch.setattr(smcv, "_task", lambda job, key: walked.append(key) or task(job, key))
+    mixed = smcv.cross_validate(X, y, **kw)
+    assert sorted(k for k in walked if k[2] is not None) == [(f, 0, 0) for f in range(3)]
+    monkeypatch.setattr(smcv, "pairs_apply", lambda job: False)
+    alone = smcv.cross_validate(X, y, **kw)
+    ref = GridSearchCV(SVC(tol=1e-8), {"C": kw["Cs"]}, cv=3).fit(X, y).cv_results_
+    for col in scores(3):
+        np.testing.assert_array_equal(mixed[col], alone[col], err_msg=col)
+        np.testing.assert_array_equal(mixed[col], ref[col], err_msg=col)
+    assert list(mixed["status"]) == ["optimal"] * 2

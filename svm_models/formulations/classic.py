@@ -232,6 +232,13 @@ class UnbuiltDual:
         :func:`extract` certifies a model the record proves (``ctx.verified``)."""
         return _extract(self.svm, ctx, self.C, raw=np.asarray(x, dtype=float))
 
+    def hold_gram(self, K: np.ndarray) -> None:
+        """``K``: the kernel's matrix on the points, formed by the caller from the same
+        kernel (cross-validation slices a fold's for each binary problem): the post-processing
+        reads it instead of evaluating the kernel again
+        (:meth:`~svm_models.model.built.LazySignedGram.hold`)."""
+        self.form.quad[0].base.hold(K)
+
 
 def unbuilt_dual(X, y, margin: Margin, *, C=1.0, kernel="linear", gamma="scale", degree=3,
                  coef0=0.0, kernel_rank=None, quad_form="auto", max_vars=None,

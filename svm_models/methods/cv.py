@@ -12,6 +12,12 @@ assembled from them in a fixed order, so it does not depend on where or in which
 tasks ran. Every task runs with one BLAS thread, in every mode, so that its arithmetic is the
 same everywhere: the tables of a serial, a joblib and a Dask run are equal bit for bit.
 
+One-vs-one on a backend that solves all the pairs in one call (libsvm, the rbf kernel:
+:func:`pairs_apply`) makes one task of a (fold, setting) instead (:func:`_pairs_task`), as
+``SVC`` trains: the fold's kernel matrix formed once for its pairs and its Cs, one backend call
+per C for all the pairs, each pair's answer certified as one fit's; a pair that call does not
+answer walks its own path, as above.
+
 What every task reads (the data, the folds, the grid: a :class:`Job`) is shipped to each
 worker once: on Dask it is scattered to every worker (``client.scatter(job,
 broadcast=True)``) and the tasks receive its future -- sent again if every copy is lost
@@ -40,13 +46,14 @@ from itertools import islice
 
 import numpy as np
 
-from ..api import split_solve_options
+from ..api import fit_pairs, pairs_backend, split_solve_options
 from ..data import as_matrix, as_weights
 from ..errors import DataError, MissingDependencyError, ParameterError, SVMError, plain
 from ..formulations import get as lookup
 from ..formulations import check_params, hyperparameters
 from ..threads import one_thread
 from ..formulations import names as formulation_names
+from ..kernels import make_kernel
 from ..progress import Progress
 from ..solvers import backend
 from ..status import Status
@@ -199,10 +206,41 @@ def _hyperparameters(job: Job, formulation: str, s: int) -> dict:
     return check_params(formulation, given)
 
 
+def resolved_gamma(formulation: str, params: dict, X) -> dict:
+    """``params`` with a ``gamma`` resolved from the data (``"scale"``, ``"auto"``, or the
+    formulation's default of them) replaced by its value on all of ``X``, as ``SVC`` resolves
+    it before it splits the classes (:func:`~svm_models.kernels.make_kernel`'s rule): every
+    binary problem of a multiclass fit then has the same kernel."""
+    f = lookup(formulation)
+    if "gamma" not in f.params:
+        return params
+    kernel = params.get("kernel", f.defaults.get("kernel"))
+    gamma = params.get("gamma", f.defaults.get("gamma"))
+    if kernel not in ("rbf", "poly") or not isinstance(gamma, str):
+        return params
+    kern = make_kernel(kernel, np.asarray(X, dtype=float), gamma=gamma,
+                       degree=params.get("degree", 3), coef0=params.get("coef0", 0.0))
+    return {**params, "gamma": kern.gamma}
+
+
+def _fold_hyperparameters(job: Job, formulation: str, s: int, train) -> dict:
+    """:func:`_hyperparameters` of setting ``s`` on the training fold ``train``: with more than
+    two classes a gamma resolved from the data is the fold's (:func:`resolved_gamma`), as the
+    estimator's on all its points and ``SVC``'s in ``GridSearchCV`` -- not each binary
+    problem's own."""
+    hyper = _hyperparameters(job, formulation, s)
+    if len(job.classes) > 2 and not job.precomputed:
+        hyper = resolved_gamma(formulation, hyper, job.X[train])
+    return hyper
+
+
 def _task(job: Job, key: tuple) -> dict:
-    """One (fold, setting, problem): decision values of every point on the test fold."""
+    """One (fold, setting, problem): decision values of every point on the test fold (a
+    (fold, setting) of one-vs-one pairs solved together: :func:`_pairs_task`)."""
 
     f, s, p = key
+    if p is None:
+        return _pairs_task(job, key)
     train, test = job.folds[f]
     idx, target = problem_points(job.y, train, job.problems[p])
     if job.precomputed:
@@ -220,7 +258,7 @@ def _task(job: Job, key: tuple) -> dict:
             m = len(Cs) if Cs else 1
             t0 = time.perf_counter()
             try:
-                hyper = _hyperparameters(job, formulation, s)
+                hyper = _fold_hyperparameters(job, formulation, s, train)
                 exact = _exact_path(job, formulation, Cs, hyper, Xtr, target, Xte, weights)
                 if exact is not None:   # every C from the one exact path of the fold
                     out["fit_time"][k:k + m] = (time.perf_counter() - t0) / m
@@ -248,6 +286,79 @@ def _task(job: Job, key: tuple) -> dict:
                 out["score_time"][k] = time.perf_counter() - t1
                 k += 1
     return out
+
+
+def pairs_apply(job: Job) -> bool:
+    """Whether each (fold, setting) of ``job`` is one task solving all its one-vs-one pairs
+    together (:func:`_pairs_task`): more than two classes in one-vs-one, ``soft_l1_dual``
+    over fewer than :data:`PATH_MIN_CS` Cs (from there each pair follows its exact path),
+    the rbf kernel and gamma the only other hyperparameters of every setting, on a backend
+    that declares ``pairs`` (:func:`~svm_models.api.pairs_backend`: libsvm, named or first
+    under ``"auto"``)."""
+    ovo = len(job.classes) > 2 and all(len(neg) == 1 for _, neg in job.problems)
+    if (not ovo or job.precomputed or job.tuned_formulation is not None
+            or job.path_formulation != "soft_l1_dual" or not job.Cs
+            or len(job.Cs) >= PATH_MIN_CS):
+        return False
+    for setting in job.settings:
+        hyper = {**job.fixed, **setting}
+        if hyper.get("kernel") != "rbf" or not set(hyper) <= {"kernel", "gamma"}:
+            return False
+    return pairs_backend(job.path_formulation, job.solver, job.solve_kw) is not None
+
+
+def _pairs_task(job: Job, key: tuple) -> dict:
+    """One (fold, setting) of one-vs-one pairs (``key``'s problem None), solved as ``SVC``
+    trains them: the kernel's matrices of the training fold and of its test points against
+    them formed once, then at each C one backend call for all the pairs
+    (:func:`~svm_models.api.fit_pairs`, each pair's answer certified as one fit's), each
+    pair's decision values on the test fold read from the test matrix. A pair the call does
+    not answer at some C (not optimal, refused by its certificate) walks its own path of
+    fits, as without this task (:func:`_task`). Returns ``{"key", "parts"}``, ``parts`` one
+    result per pair as :func:`_task` returns them; each pair's fit time its share of the
+    calls and of forming the matrices."""
+    f, s, _ = key
+    train, test = job.folds[f]
+    n, P = len(job.Cs), len(job.problems)
+    y_tr = job.y[train]
+    local = [problem_points(y_tr, np.arange(len(train)), prob)[0] for prob in job.problems]
+    parts = [{"key": (f, s, p), "values": np.full((n, len(test)), np.nan),
+              "status": ["optimal"] * n, "fit_time": np.zeros(n), "score_time": np.zeros(n),
+              "C": np.asarray(job.Cs, dtype=float)} for p in range(P)]
+    weight = None if job.weight is None else job.weight[train]
+    alone: set = set()   # the pairs that walk their own path
+    with one_thread():
+        t0 = time.perf_counter()
+        hyper = _fold_hyperparameters(job, job.path_formulation, s, train)   # (gamma a number)
+        Xtr = job.X[train]
+        kern = make_kernel("rbf", Xtr, gamma=hyper["gamma"])
+        K, K_test = kern.gram(Xtr), kern.gram(job.X[test], Xtr)
+        setup = (time.perf_counter() - t0) / n
+        for k, C in enumerate(job.Cs):
+            t0 = time.perf_counter()
+            try:
+                sols = fit_pairs(Xtr, y_tr, local, job.path_formulation, job.solver,
+                                 {**hyper, "C": C}, weight, dict(job.solve_kw), gram=K)
+            except Exception:  # (an error of the call: each pair then as always)
+                sols = [None] * P
+            share = (time.perf_counter() - t0 + setup) / P
+            for p, sol in enumerate(sols):
+                if sol is None:
+                    alone.add(p)
+                    continue
+                t1 = time.perf_counter()
+                sv = sol.support
+                parts[p]["values"][k] = K_test[:, local[p][sv]] @ sol.dual_coef[sv] + sol.b
+                parts[p]["fit_time"][k] = share
+                parts[p]["score_time"][k] = time.perf_counter() - t1
+    for p in sorted(alone):
+        parts[p] = _task(job, (f, s, p))
+    return {"key": key, "parts": parts}
+
+
+def _parts(res: dict) -> list:
+    """A task's results, one per (fold, setting, problem): a pairs task's parts, or itself."""
+    return res["parts"] if "parts" in res else [res]
 
 
 #: the hyperparameters the exact regularization path takes (with sample_weight)
@@ -346,6 +457,9 @@ def _from_path(job: Job, key: tuple, values: np.ndarray, seconds: float) -> dict
 
 
 def _failed(job: Job, key: tuple, exc: BaseException) -> dict:
+    if key[2] is None:   # (a pairs task: each of its pairs failed)
+        return {"key": key, "parts": [_failed(job, (*key[:2], p), exc)
+                                      for p in range(len(job.problems))]}
     n = job.solves_per_task
     return {"key": key, "values": np.full((n, len(job.folds[key[0]][1])), np.nan),
             "status": [f"{type(exc).__name__}: {exc}"] * n, "fit_time": np.full(n, np.nan),
@@ -355,7 +469,8 @@ def _failed(job: Job, key: tuple, exc: BaseException) -> dict:
 def _note(job: Job, key: tuple) -> str:
     f, s, p = key
     setting = " ".join(f"{k}={v}" for k, v in job.settings[s].items())
-    problem = f" problem {p + 1}/{len(job.problems)}" if len(job.problems) > 1 else ""
+    problem = (f" problem {p + 1}/{len(job.problems)}" if p is not None and len(job.problems) > 1
+               else f" {len(job.problems)} pairs" if p is None else "")
     return f"fold {f + 1}{problem} {setting}".rstrip()
 
 
@@ -403,7 +518,7 @@ def _run_joblib(job, keys, pool, bar, speculation=None):
                 except BrokenExecutor as exc:  # a worker died: recorded, the others go on
                     res = _failed(job, key, exc)
                 else:
-                    cost[key[1:]] = float(np.sum(res["fit_time"]))
+                    cost[key[1:]] = float(sum(np.sum(r["fit_time"]) for r in _parts(res)))
                 bar.step(_note(job, key))
                 yield res
     finally:
@@ -791,8 +906,9 @@ def cross_validate(X, y, formulation: str = "soft_l1_dual", solver: str = "auto"
     Cs = _check_Cs(Cs, formulation)
     job = _job(f, A, y_index, classes, folds=folds, multi_class=multi_class,
                grid=grid, fixed=fixed, Cs=Cs, solver=solver, solve_kw=solve_kw, weight=weight)
+    problems = [None] if not done and pairs_apply(job) else range(len(job.problems))
     keys = [(fo, s, p) for fo in range(len(job.folds)) for s in range(len(job.settings))
-            for p in range(len(job.problems))]
+            for p in problems]
     points = [*Cs, None] if job.tuned_formulation else list(Cs) or [None]
     results: dict = {}  # key -> the task's result, as they finish
 
@@ -813,7 +929,7 @@ def cross_validate(X, y, formulation: str = "soft_l1_dual", solver: str = "auto"
             else:
                 runs = _run_joblib(job, keys, pool, bar, speculation)
             for res in runs:
-                results[res["key"]] = res
+                results.update((part["key"], part) for part in _parts(res))
         final = table()
         if refit is None:
             return final
@@ -988,7 +1104,8 @@ def _fold_scores(job: Job, parts: list, cs: np.ndarray, test, n_classes: int,
         V = parts[0]["values"][cs]
         return np.mean(predicted_index(V.ravel()).reshape(V.shape) == yt, axis=1)
     return np.array([np.mean(predicted_index(combine([res["values"][c] for res in parts],
-                                                     n_classes, multi_class)) == yt)
+                                                     n_classes, multi_class), multi_class)
+                             == yt)
                      for c in cs])
 
 

@@ -178,6 +178,19 @@ class LazySignedGram:
             self._chunk[:] = -1
         return self._full
 
+    def hold(self, K: np.ndarray) -> None:
+        """Take ``K``, this kernel's matrix on these points formed by the caller (a
+        cross-validation fold's matrix, sliced for one of its binary problems), as the whole
+        ``G``: products are then dense, no kernel value evaluated again."""
+        K = np.asarray(K, dtype=float)
+        if K.shape != self.shape:
+            raise ValueError(f"a kernel matrix of shape {self.shape} is needed; got {K.shape}")
+        G = K * self.y[:, None]
+        G *= self.y[None, :]
+        self._full = G
+        self._chunks, self._chunk_cols, self._memo = [], [], []
+        self._chunk[:] = -1
+
     def __array__(self, dtype=None, copy=None):
         G = self.materialise()
         return G if dtype is None else G.astype(dtype)

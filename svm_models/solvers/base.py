@@ -155,10 +155,11 @@ class Backend:
     (``Record.structure``, e.g. libsvm and the classic duals), only on a model the record
     proves unchanged, and no problem class in general;  structure_check : ``Record -> str or
     None``, why it does not take a recorded model (None: it does);  pairs : a structured
-    backend's one-vs-one adapter ``(kernel, X, y_index, box, SolverOptions) ->
+    backend's one-vs-one adapter ``(kernel, X, y_index, box, SolverOptions, gram=None) ->
     (MatrixResult, alphas) or None``: the 1-norm duals of all the pairs of classes in one
-    call, ``alphas(i, j)`` each pair's answer, to be certified as one solve's (None
-    returned: it does not take that kernel or box; None: each pair is solved alone);
+    call (``gram``: the kernel's matrix on ``X``, where the caller holds it), ``alphas(i,
+    j)`` each pair's answer, to be certified as one solve's (None returned: it does not take
+    that kernel or box; None: each pair is solved alone);
     matrix_when : ``Record -> str or None``, why ``path="auto"`` takes the Pyomo plugin
     rather than the matrix adapter for a model the record proves unchanged (None: the
     matrices; SCIP: its plugin for a small model with a small dense block, its matrices

@@ -233,30 +233,39 @@ def takes(record) -> str | None:
     return None
 
 
-def solve_pairs(kernel, X: np.ndarray, y_index: np.ndarray, box: np.ndarray, opts):
+def solve_pairs(kernel, X: np.ndarray, y_index: np.ndarray, box: np.ndarray, opts,
+                gram: np.ndarray | None = None):
     """The one-vs-one 1-norm duals of all the pairs of classes of ``y_index`` (0..k-1) in one
     libsvm call, as ``SVC`` trains them (its fixed cost paid once, not once per pair): the
     pair ``i < j`` is ``max e'a - 1/2 a'G(K)a``, ``0 <= a <= box``, ``y'a = 0`` on the points
     of classes i and j, with ``y = +1`` for class j (the library's sign; libsvm's is the
-    opposite, the same problem). Only a kernel libsvm evaluates itself (``rbf``) and a box
-    positive everywhere (no point of weight 0): else None. Returns ``(MatrixResult, alphas)``: the
-    status as :func:`solve` reports one, and -- optimal -- ``alphas(i, j)``, the pair's
-    alpha on its points in their order in ``X``. Nothing is certified here: every pair's
-    answer goes through the certificate as one solve's does."""
+    opposite, the same problem). Only the ``rbf`` kernel (its values in (0, 1]: nothing to
+    centre, libsvm's single-precision cache loses nothing that decides the optimum) and a box
+    positive everywhere (no point of weight 0): else None. ``gram``: the kernel's matrix on
+    ``X``, where the caller has it (cross-validation forms a fold's once for all its pairs
+    and Cs): handed over precomputed, libsvm evaluates no kernel; else libsvm evaluates the
+    kernel itself. Returns ``(MatrixResult, alphas)``: the status as :func:`solve` reports
+    one, and -- optimal -- ``alphas(i, j)``, the pair's alpha on its points in their order in
+    ``X``. Nothing is certified here: every pair's answer goes through the certificate as
+    one solve's does."""
     from sklearn.svm import SVC
 
     if getattr(kernel, "name", None) != "rbf" or not np.all(box > 0):
         return None
     s = power_of_four(float(np.mean(kernel.diagonal(X))) if len(y_index) else 1.0)
+    if gram is not None:   # (rbf: s = 1, the matrix as it is)
+        data, native, interface = gram / s, {"kernel": "precomputed"}, "libsvm-precomputed"
+    else:
+        data, native, interface = X, _native(kernel), "libsvm-rbf"
     cmax = float(np.max(box))
     weight = None if np.all(box == cmax) else box / cmax
     l = len(y_index)
     cap = max(MIN_ITER, ITER_PER_POINT * l) if opts.iter_limit is None else opts.iter_limit
     limit = opts.seconds
     t0 = time.perf_counter()
-    svc = _fit_svc(SVC, X, y_index, weight, cap, limit, opts.iter_limit is None,
+    svc = _fit_svc(SVC, data, y_index, weight, cap, limit, opts.iter_limit is None,
                    C=cmax * s, tol=opts.tolerance, cache_size=CACHE_MB, shrinking=True,
-                   **_native(kernel))
+                   **native)
     elapsed = time.perf_counter() - t0
     status, message = Status.optimal, "converged"
     if svc.fit_status_ != 0:
@@ -266,7 +275,7 @@ def solve_pairs(kernel, X: np.ndarray, y_index: np.ndarray, box: np.ndarray, opt
                                                     "iterations"))
     if limit is not None and elapsed > limit:
         status, message = Status.time_limit, f"{message} after the time limit ({limit:g} s)"
-    res = MatrixResult(status=status, message=message, interface="libsvm-rbf, one-vs-one")
+    res = MatrixResult(status=status, message=message, interface=f"{interface}, one-vs-one")
     if status is not Status.optimal:
         return res, None
     res.iterations = int(np.sum(svc.n_iter_))
