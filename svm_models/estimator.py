@@ -866,8 +866,11 @@ class SVMClassifierCV(ClassifierMixin, BaseEstimator):
         Processes (joblib); None or 1: serial.
     client : dask.distributed.Client or None, default=None
         Run on this Dask cluster instead (the data is shipped to each worker once).
-    multi_class : {"ovr", "ovo"}, default="ovr"
-        More than two classes: one-vs-rest or one-vs-one, as :class:`SVMClassifier`.
+    multi_class : {"ovr", "ovo"} or None, default=None
+        More than two classes: one-vs-rest or one-vs-one, as :class:`SVMClassifier`; None:
+        one-vs-one, as SVC (and :class:`SVMClassifier`) -- on libsvm each (fold, setting)
+        then solves all its pairs in one call (digits, 2 x 2 grid, 3 folds: 3.5 s against
+        8.6 s in one-vs-rest).
     refit : bool, default=True
         Refit the best parameters on all data (``best_estimator_``; needed by ``predict``).
     solver_options : dict or None, default=None
@@ -919,7 +922,7 @@ class SVMClassifierCV(ClassifierMixin, BaseEstimator):
     """
 
     def __init__(self, formulation="soft_l1_dual", solver="auto", Cs=None, cv=5, n_jobs=None,
-                 client=None, multi_class="ovr", refit=True, solver_options=None, progress=None,
+                 client=None, multi_class=None, refit=True, solver_options=None, progress=None,
                  **params):
         self.formulation = formulation
         self.solver = solver
@@ -996,12 +999,13 @@ class SVMClassifierCV(ClassifierMixin, BaseEstimator):
         for name in ("best_estimator_", "solution_", "estimators_", "C_", "C_star_", "refit_time_",
                      "refit_source_"):
             self.__dict__.pop(name, None)  # learned by an earlier fit
+        multi_class = "ovo" if self.multi_class is None else self.multi_class
         refit = partial(_refit, formulation=self.formulation, solver=self.solver,
-                        multi_class=self.multi_class, solver_options=self.solver_options,
+                        multi_class=multi_class, solver_options=self.solver_options,
                         given=params, sample_weight=sample_weight) if self.refit else None
         out = cross_validate(X, y, self.formulation, self.solver, Cs=Cs, cv=self.cv,
                              n_jobs=self.n_jobs, client=self.client,
-                             multi_class=self.multi_class, progress=self.progress, refit=refit,
+                             multi_class=multi_class, progress=self.progress, refit=refit,
                              sample_weight=sample_weight,
                              **params, **_solve_options(self.solver_options, "SVMClassifierCV"))
         table, refitted = out if self.refit else (out, None)

@@ -139,14 +139,16 @@ def test_a_model_that_is_not_libsvms_is_built_and_read_alike(builds):
     assert sm.Solution.from_json(sol.to_json()).objective == sol.objective
 
 
-@pytest.mark.parametrize("weighted, given", [(False, False), (True, False), (False, True),
-                                             (True, True)])
-def test_one_vs_one_pairs_solved_together_are_each_pairs_own_optimum(weighted, given):
+@pytest.mark.parametrize("weighted, gram", [(False, "native"), (True, "native"),
+                                            (False, "formed"), (True, "given")])
+def test_one_vs_one_pairs_solved_together_are_each_pairs_own_optimum(weighted, gram,
+                                                                      monkeypatch):
     """fit_pairs solves all the pairs of classes in one libsvm call, as SVC trains them;
     each pair's Solution is certified and is that pair's optimum: Clarabel's, solved on the
-    pair alone (an interior-point method, not SMO), with the same weights. ``given``: the
-    kernel's matrix handed over (cross-validation's fold matrix): libsvm reads it
-    precomputed and the certificates read its blocks."""
+    pair alone (an interior-point method, not SMO), with the same weights. The kernel's
+    matrix: ``"formed"`` by fit_pairs (up to PAIRS_GRAM_MAX points) or ``"given"``
+    (cross-validation's fold matrix), libsvm reads it precomputed and the certificates read
+    its blocks; ``"native"`` (beyond PAIRS_GRAM_MAX, here 0) libsvm evaluates the kernel."""
     from sklearn.datasets import load_digits
 
     from svm_models.api import fit_pairs
@@ -159,12 +161,15 @@ def test_one_vs_one_pairs_solved_together_are_each_pairs_own_optimum(weighted, g
     weight = np.linspace(0.1, 3.0, len(y)) if weighted else None
     params = {"kernel": "rbf", "gamma": 1e-3, "C": 0.02}   # (many alpha at their bound C_i)
     points = [problem_points(y, np.arange(len(y)), p)[0] for p in binary_problems(4, "ovo")]
-    gram = make_kernel("rbf", gamma=params["gamma"]).gram(X) if given else None
-    sols = fit_pairs(X, y, points, "soft_l1_dual", "auto", params, weight, {}, gram=gram)
+    if gram == "native":
+        monkeypatch.setattr(sm.api, "PAIRS_GRAM_MAX", 0)
+    given = make_kernel("rbf", gamma=params["gamma"]).gram(X) if gram == "given" else None
+    sols = fit_pairs(X, y, points, "soft_l1_dual", "auto", params, weight, {}, gram=given)
     assert len(sols) == 6
     for pts, sol, (pos, _) in zip(points, sols, binary_problems(4, "ovo")):
         assert sol is not None
-        assert sol.interface == f"libsvm-{'precomputed' if given else 'rbf'}, one-vs-one"
+        assert sol.interface == (f"libsvm-{'rbf' if gram == 'native' else 'precomputed'}, "
+                                 "one-vs-one")
         assert sol.classifier_certificate["certified"]
         t = np.where(y[pts] == pos, 1, -1)
         kw = {} if weight is None else {"sample_weight": weight[pts]}

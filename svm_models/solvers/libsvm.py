@@ -254,7 +254,8 @@ def solve_pairs(kernel, X: np.ndarray, y_index: np.ndarray, box: np.ndarray, opt
         return None
     s = power_of_four(float(np.mean(kernel.diagonal(X))) if len(y_index) else 1.0)
     if gram is not None:   # (rbf: s = 1, the matrix as it is)
-        data, native, interface = gram / s, {"kernel": "precomputed"}, "libsvm-precomputed"
+        data = gram if s == 1.0 else gram / s
+        native, interface = {"kernel": "precomputed"}, "libsvm-precomputed"
     else:
         data, native, interface = X, _native(kernel), "libsvm-rbf"
     cmax = float(np.max(box))
