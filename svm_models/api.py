@@ -691,8 +691,9 @@ def _certified_unbuilt(plan, f, b, solver: str, params: dict, opts: SolverOption
                   status=Status.optimal, tol=opts.tol, verified=True, objective=objective,
                   certify_tol=opts.tolerance)
     sol = plan.extract(ctx, x)
-    said = {"scaling": res.extra.get("scaling"), "bounds": res.extra.get("bounds")}
-    sol = replace(sol, **{k: v for k, v in said.items() if v is not None})
+    said = {k: res.extra[k] for k in ("scaling", "bounds") if res.extra.get(k) is not None}
+    if said:
+        sol = replace(sol, **said)
     why = _uncertified(sol, opts.tolerance)
     if why is not None:
         return None, why

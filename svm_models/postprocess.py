@@ -530,43 +530,60 @@ def _bordered_solver(A: np.ndarray, borders: int = 1):
     or a solver that raises LinAlgError when ``H`` has no such factor or the border is
     singular (then LU). Its answers go through the same refinement and residual check as
     LU's."""
-    from scipy.linalg import cho_factor, cho_solve
-
     n = A.shape[0] - borders
     H, Y = A[:n, :n], A[:n, n:]
     def fail(r):
         raise np.linalg.LinAlgError("no Cholesky factor of full rank")
 
-    try:
-        cho = cho_factor(H, check_finite=False)
-    except (ValueError, np.linalg.LinAlgError):
+    cho = _cholesky(H)
+    if cho is None:
         return fail
     # a factor whose pivots span more than the free block's size can hold is of a singular
     # block (two duplicated free points: the last pivot 3e-8 against 5.6, a factor that
     # "succeeds" and splits their alpha anyhow, -3.3 and 32 where each may be 14.4): then
     # LU's test and least squares (the least-norm alpha)
-    d = np.abs(np.diag(cho[0]))
+    d = np.abs(np.diag(cho))
     if n and float(d.min()) ** 2 < POLISH_SINGULAR * n * float(d.max()) ** 2:
         return fail
-    V = cho_solve(cho, Y, check_finite=False)
+    V = _cholesky_solve(cho, Y)
     S = Y.T @ V                        # (borders x borders, positive definite if Y has rank)
     if borders == 1:                   # (one border: a division)
         schur = float(S[0, 0]) if np.isfinite(S[0, 0]) and S[0, 0] > 0.0 else None
     else:
-        try:
-            schur = cho_factor(S, check_finite=False) if np.all(np.isfinite(S)) else None
-        except (ValueError, np.linalg.LinAlgError):
-            schur = None
+        schur = _cholesky(S) if np.all(np.isfinite(S)) else None
 
     def solve(r):
         if schur is None:
             raise np.linalg.LinAlgError("a singular border")
-        u = cho_solve(cho, r[:n], check_finite=False)
+        u = _cholesky_solve(cho, r[:n])
         t = Y.T @ u - r[n:]
-        mu = t / schur if borders == 1 else cho_solve(schur, t, check_finite=False)
+        mu = t / schur if borders == 1 else _cholesky_solve(schur, t)
         return np.concatenate([u - V @ mu, mu])
 
     return solve
+
+
+def _cholesky(H: np.ndarray) -> np.ndarray | None:
+    """The upper Cholesky factor of ``H`` (LAPACK's ``potrf``, as ``scipy.linalg.cho_factor``
+    computes it, without its wrappers' cost: the polish of each of one-vs-one's 45 pairs
+    factors once or more), or None when ``H`` has none (not positive definite, not
+    finite)."""
+    from scipy.linalg.lapack import dpotrf
+
+    if H.size and not np.all(np.isfinite(H)):
+        return None
+    c, info = dpotrf(H, lower=0, clean=0)
+    return c if info == 0 else None
+
+
+def _cholesky_solve(c: np.ndarray, r: np.ndarray) -> np.ndarray:
+    """``H^-1 r`` from :func:`_cholesky`'s factor of ``H`` (LAPACK's ``potrs``)."""
+    from scipy.linalg.lapack import dpotrs
+
+    x, info = dpotrs(c, r, lower=0)
+    if info != 0:
+        raise np.linalg.LinAlgError(f"potrs: argument {-info} illegal")
+    return x
 
 
 #: a held point is released into the free set of the polish when its margin is on the wrong

@@ -67,8 +67,7 @@ def alpha_scale(alpha) -> float:
     (on data scaled by 100-400 every alpha is ~1e-4)."""
     import numpy as np
 
-    with np.errstate(invalid="ignore"):
-        top = float(np.nanmax(np.abs(np.asarray(alpha, dtype=float)), initial=0.0))
+    top = float(np.fmax.reduce(np.abs(np.asarray(alpha, dtype=float)), initial=0.0))  # (NaN skipped)
     return max(top, np.finfo(float).tiny)
 
 

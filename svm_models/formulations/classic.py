@@ -781,7 +781,6 @@ def _read_dual(svm, block, ctx, margin, C, extra, raw=None) -> _Reading:
                               alpha_scale(raw))
     read = _Reading(raw=raw, thr=thr, alpha_source="dual variables")
     if ctx.verified:
-        f_raw = svm.kernel_times(y * raw)
         cands = _polished(svm, margin, raw, C, thr)
         if svm.kernel.is_linear and not margin.ridge:
             # w read from a large alpha carries its round-off: the margin rows of alpha's own
@@ -805,7 +804,8 @@ def _read_dual(svm, block, ctx, margin, C, extra, raw=None) -> _Reading:
                                   for name, a, b_, w_ in _polished(svm, margin, raw, C, tight)])
         cut = cut_alpha(raw, thr, Cb)
         cands.append(("solver's alpha, zeros and bounds made exact", cut, None, None))
-        cands.append(("solver's alpha", raw, bias_from_kkt(margin, raw, y, f_raw, C, thr), None))
+        cands.append(lambda: [("solver's alpha", raw, bias_from_kkt(
+            margin, raw, y, svm.kernel_times(y * raw), C, thr), None)])
         # last: the polish from a looser cut-off (1e-3 of the largest alpha), computed only
         # when nothing above is certified -- an interior point's alpha within 4e-4 of C on a
         # degenerate optimum (every alpha at 0 or C, more free candidates than the kernel's

@@ -222,12 +222,14 @@ class LazySignedGram:
         return out
 
     def __matmul__(self, v: np.ndarray) -> np.ndarray:
-        if self._full is not None:
-            return self._full @ v
         v = np.asarray(v, dtype=float)
         for seen, product in self._memo:
             if seen.shape == v.shape and np.array_equal(seen, v):
                 return product.copy()
+        if self._full is not None:   # (the post-processing reads one alpha's product 3 times)
+            out = self._full @ v
+            self._memo = [(v.copy(), out.copy())] + self._memo[:self.MEMO - 1]
+            return out
         nz = np.flatnonzero(v if v.ndim == 1 else np.any(v != 0, axis=1))
         new = np.unique(nz[self._chunk[nz] < 0]).size
         if (int(np.sum(self._chunk >= 0)) + new) * self.shape[0] * 8 <= self.KEEP_BYTES:
