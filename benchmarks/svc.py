@@ -14,7 +14,9 @@ C = 1; digits: the 10 classes of ``load_digits``, the estimator's default multic
 (one-vs-one since issue 48, as SVC; one-vs-rest before), and with ``--multi-class`` each
 scheme named. ``--grid``: ``GridSearchCV`` over C in {1, 10} and gamma in {1e-3, 1e-2}, 3
 folds, on the digits as above (pixels / 16: issue 48's grid), of
-``SVMClassifier(kernel="rbf")`` against ``SVC()`` (and ``SVC(tol=1e-8)``). Each time is the
+``SVMClassifier(kernel="rbf")`` against ``SVC()`` (and ``SVC(tol=1e-8)``), then
+``SVMClassifierCV`` over the same grid and folds (the refit included) against the same. Each
+time is the
 best of ``--repeat`` runs of ``fit``. ``--model-cost``: at each size, ``build`` alone (the
 Pyomo model), ``build`` then ``solve`` (the path every fit took before issue 48), ``fit``
 (on libsvm it builds no model) and ``fit`` then ``Solution.model`` (the model built when
@@ -153,8 +155,9 @@ def main(argv=None) -> int:
         rows.append((name, t_svc3, t_svc8, t_ours, used, rel, before, after))
         _say(rows[-1])
     if args.grid:
-        rows.append(grid_row(args.repeat))
-        _say(rows[-1])
+        for row in grid_row(args.repeat):
+            rows.append(row)
+            _say(row)
     costs = []
     for l in args.sizes if args.model_cost else ():
         costs.append((f"l = {l}", *model_cost_row(*make_classification(l, 20, random_state=0),
@@ -174,9 +177,10 @@ def _say(row) -> None:
           flush=True)
 
 
-def grid_row(repeat: int) -> tuple:
+def grid_row(repeat: int) -> list:
     """GridSearchCV on the digits / 16 (C in {1, 10}, gamma in {1e-3, 1e-2}, 3 folds) over
-    SVC() and SVC(tol=1e-8) against SVMClassifier(kernel="rbf"): a row of the table."""
+    SVC() and SVC(tol=1e-8) against GridSearchCV(SVMClassifier(kernel="rbf")), then against
+    SVMClassifierCV over the same grid: two rows of the table."""
     from sklearn.datasets import load_digits
     from sklearn.model_selection import GridSearchCV
     from sklearn.svm import SVC
@@ -195,7 +199,21 @@ def grid_row(repeat: int) -> tuple:
     name = (f"GridSearchCV, digits (C x gamma 2 x 2, 3 folds; best {gs.best_params_}, "
             f"SVC(tol=1e-8)'s {ref.best_params_})")
     used = "/".join(sorted({s.solver for s in gs.best_estimator_._solutions()}))
-    return (name, t3, t8, t, used, "", before, {"load": os.getloadavg()[0]})
+    rows = [(name, t3, t8, t, used, "", before, {"load": os.getloadavg()[0]})]
+    # SVMClassifierCV over the same grid and folds (its default: one-vs-one, as SVC)
+    before = machine()
+    t3, _ = best(lambda: GridSearchCV(SVC(), grid, cv=3).fit(X, y), repeat)
+    t8, _ = best(lambda: GridSearchCV(SVC(tol=1e-8), grid, cv=3).fit(X, y), repeat)
+    t, cv = best(lambda: sm.SVMClassifierCV(Cs=grid["C"], kernel="rbf", gamma=grid["gamma"],
+                                            cv=3).fit(X, y), repeat)
+    same = np.array_equal(cv.cv_results_["mean_test_score"],
+                          ref.cv_results_["mean_test_score"])
+    name = (f"SVMClassifierCV against GridSearchCV(SVC()), digits (the same grid and folds, "
+            f"the refit included; best {cv.best_params_}; mean test scores "
+            f"{'equal to' if same else 'NOT equal to'} GridSearchCV(SVC(tol=1e-8))'s)")
+    used = "/".join(sorted({s.solver for s in cv.best_estimator_._solutions()}))
+    rows.append((name, t3, t8, t, used, "", before, {"load": os.getloadavg()[0]}))
+    return rows
 
 
 if __name__ == "__main__":

@@ -697,10 +697,10 @@ def _certified_unbuilt(plan, f, b, solver: str, params: dict, opts: SolverOption
     why = _uncertified(sol, opts.tolerance)
     if why is not None:
         return None, why
-    if str(solver).lower() == "auto":
-        sol = replace(sol, solver_choice={"asked": "auto", "used": b.name,
-                                          "why": f"the model is a classic SVM dual as built: "
-                                                 f"{b.note}, the fastest"})
+    if str(solver).lower() == "auto":   # (set on the Solution just made: no copy of it)
+        object.__setattr__(sol, "solver_choice", {
+            "asked": "auto", "used": b.name,
+            "why": f"the model is a classic SVM dual as built: {b.note}, the fastest"})
     recipe = (_model_of, (f.name, plan.svm.data, params, np.asarray(x, dtype=float)))
     return keep_model(sol, KeptModel(recipe=recipe)), None
 
@@ -713,7 +713,8 @@ PAIRS_GRAM_MAX = 4000
 
 
 def fit_pairs(X, y_index: np.ndarray, points: list, formulation: str, solver: str,
-              params: dict, weight, solve_kw: dict, gram: np.ndarray | None = None) -> list:
+              params: dict, weight, solve_kw: dict, gram: np.ndarray | None = None,
+              Cs=None) -> list:
     """One-vs-one's binary problems of a multiclass fit solved together, as ``SVC`` trains
     them: where :func:`fit` would solve each unbuilt on a structured backend that declares
     ``pairs`` (libsvm: the 1-norm dual, the rbf kernel, no weight 0), one call for all the
@@ -722,36 +723,54 @@ def fit_pairs(X, y_index: np.ndarray, points: list, formulation: str, solver: st
     pair's points (indices into ``X``; the pairs ``i < j`` of
     :func:`~svm_models.methods.cv.binary_problems`' order, class ``j`` the positive one);
     ``weight``: each point's factor of C (None: 1); ``gram``: the kernel's matrix on ``X``
-    where the caller holds it (cross-validation: a fold's, formed once for its pairs and its
-    Cs), handed to the backend and read by each pair's certificate instead of evaluating the
-    kernel again. Returns each pair's Solution, or None where this does not apply or the
-    certificate refuses it (the caller fits that pair on its own, as always). Each
-    Solution's ``time`` is its share of the call."""
+    where the caller holds it (cross-validation: a fold's), else formed here up to
+    :data:`PAIRS_GRAM_MAX` points, handed to the backend and read by each pair's certificate
+    instead of evaluating the kernel again. Returns each pair's Solution, or None where this
+    does not apply or the certificate refuses it (the caller fits that pair on its own, as
+    always). Each Solution's ``time`` is its share of the call. ``Cs``: the same at each of
+    these Cs (``params`` without C), one backend call each, the pairs' problems made once:
+    a list per C."""
     f = lookup(formulation)
     solve_kw = with_deadline(solve_kw, X, formulation)
     opts = SolverOptions.from_kwargs(**{k: v for k, v in solve_kw.items()
                                         if k in _SOLVE_KEYS or k == "deadline"})
+    at = [params.get("C")] if Cs is None else list(Cs)
     none = [None] * len(points)
     b = _pairs_backend(f, solver, opts)
     k = int(y_index.max()) + 1 if len(y_index) else 0
-    if (b is None or len(points) != k * (k - 1) // 2
-            or "sample_weight" in params or _hard_margin_at_infinite_C(f, dict(params)) is not f):
-        return none
+    first = {**params, "C": at[0]} if at[0] is not None else dict(params)
+    if (b is None or len(points) != k * (k - 1) // 2 or not at
+            or "sample_weight" in params or _hard_margin_at_infinite_C(f, first) is not f):
+        return none if Cs is None else [none] * len(at)
     plans = []
     with warnings.catch_warnings():   # (the estimator said the data's scale once)
         warnings.simplefilter("ignore", BadScaleWarning)
         for pts in points:
             kw = {} if weight is None else {"sample_weight": weight[pts]}
             t = np.where(y_index[pts] == y_index[pts].max(), 1, -1)
-            plans.append(f.unbuilt(X[pts], t, **params, **kw))
+            plans.append(f.unbuilt(X[pts], t, **first, **kw))
     if any(p is None for p in plans) or opts.expired():
-        return none
+        return none if Cs is None else [none] * len(at)
     if gram is None and len(y_index) <= PAIRS_GRAM_MAX and plans[0].svm.kernel.name == "rbf":
         with library_threads(len(y_index)):
             gram = plans[0].svm.kernel.gram(np.asarray(X, dtype=float))
     if gram is not None:
         for plan, pts in zip(plans, points):
             plan.hold_gram(gram[np.ix_(pts, pts)])
+    out = [_pairs_at(X, y_index, points, f, b, solver, plans if n == 0 else
+                     [plan.at(C) for plan in plans], {**first, "C": plans[0].C if n == 0 else C},
+                     weight, opts, gram)
+           for n, C in enumerate(at)]
+    return out[0] if Cs is None else out
+
+
+def _pairs_at(X, y_index, points, f, b, solver: str, plans: list, params: dict, weight,
+              opts: SolverOptions, gram) -> list:
+    """:func:`fit_pairs` at one C: the pairs' problems ``plans`` (at that C) in one call of
+    the backend ``b``, each answer certified (None where it is not)."""
+    none = [None] * len(points)
+    if opts.expired():
+        return none
     C = float(plans[0].C)
     box = np.full(len(y_index), C) if weight is None else C * np.asarray(weight, dtype=float)
     t0 = time.perf_counter()
@@ -762,6 +781,7 @@ def fit_pairs(X, y_index: np.ndarray, points: list, formulation: str, solver: st
         return none
     res, alphas = got
     share = (time.perf_counter() - t0) / len(plans)
+    k = int(y_index.max()) + 1
     pairs = [(i, j) for i in range(k) for j in range(i + 1, k)]
     out = []
     for (i, j), plan, pts in zip(pairs, plans, points):

@@ -584,22 +584,29 @@ def digits_part():
 
 
 def _counted_pairs(monkeypatch) -> list:
-    """Each call of fit_pairs the cross-validation makes, recorded: (points, C)."""
+    """Each call of fit_pairs the cross-validation makes, recorded: (points, Cs, backend calls
+    it made: one per C)."""
     calls = []
     real = smcv.fit_pairs
+    from svm_models.solvers import libsvm
 
-    def counted(X, y_index, points, formulation, solver, params, weight, solve_kw, gram=None):
-        calls.append((len(y_index), params["C"]))
-        return real(X, y_index, points, formulation, solver, params, weight, solve_kw,
-                    gram=gram)
+    def counted(X, y_index, points, formulation, solver, params, weight, solve_kw, gram=None,
+                Cs=None):
+        made = []
+        fit_svc = libsvm._fit_svc
+        monkeypatch.setattr(libsvm, "_fit_svc", lambda *a, **k: made.append(1) or fit_svc(*a, **k))
+        out = real(X, y_index, points, formulation, solver, params, weight, solve_kw,
+                   gram=gram, Cs=Cs)
+        calls.append((len(y_index), tuple(Cs), len(made)))
+        return out
 
     monkeypatch.setattr(smcv, "fit_pairs", counted)
     return calls
 
 
 def test_ovo_pairs_solved_together_score_as_grid_search_over_svc(digits_part, monkeypatch):
-    """One-vs-one over libsvm: one task per (fold, setting), one call for all 45 pairs at each
-    C, and the table's scores are GridSearchCV(SVC)'s -- SVC's prediction, a tie of votes to
+    """One-vs-one over libsvm: one task per (fold, setting), one libsvm call for all 45 pairs
+    at each C, and the table's scores are GridSearchCV(SVC)'s -- SVC's prediction, a tie of votes to
     the first tied class (the table took the larger summed confidence before: 0.63 against
     SVC's 0.62 at C = 1, gamma = 1e-3), and gamma="scale" of the training fold, as SVC
     resolves it (each pair's own before)."""
@@ -612,7 +619,7 @@ def test_ovo_pairs_solved_together_score_as_grid_search_over_svc(digits_part, mo
     cols = scores(3)[:-1]
     for col in cols:
         np.testing.assert_array_equal(table[col], ref[col], err_msg=col)
-    assert sorted(calls) == sorted([(400, C) for C in grid["C"]] * 6)
+    assert calls == [(400, (1.0, 10.0), 2)] * 6   # (3 folds x 2 gammas)
     # gamma from the data: the fold's, as SVC's
     calls.clear()
     table = smcv.cross_validate(X, y, Cs=[1.0], cv=3, multi_class="ovo", kernel="rbf")
@@ -632,7 +639,7 @@ def test_a_pair_the_call_does_not_answer_walks_its_own_path(digits_part, monkeyp
     kw = dict(Cs=[0.5, 10.0], cv=3, multi_class="ovo", kernel="rbf")
     real = smcv.fit_pairs
     monkeypatch.setattr(smcv, "fit_pairs",
-                        lambda *a, **k: [None, *real(*a, **k)[1:]])
+                        lambda *a, **k: [[None, *at[1:]] for at in real(*a, **k)])
     walked = []
     task = smcv._task
     monkeypatch.setattr(smcv, "_task", lambda job, key: walked.append(key) or task(job, key))

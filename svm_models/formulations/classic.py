@@ -22,7 +22,7 @@ References: Cristianini & Shawe-Taylor (2000), ch. 6; ``formulations/classic.md`
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pyomo.environ as pyo
@@ -231,6 +231,16 @@ class UnbuiltDual:
         """The Solution at the backend's point ``x`` (the record's order: alpha), certified as
         :func:`extract` certifies a model the record proves (``ctx.verified``)."""
         return _extract(self.svm, ctx, self.C, raw=np.asarray(x, dtype=float))
+
+    def at(self, C) -> "UnbuiltDual":
+        """The same problem at another C (cross-validation's Cs on a fold's pairs): the
+        data, the kernel and a held matrix shared, the box ``[0, C_i]`` of the new C."""
+        from ..model.pieces import check_C
+
+        C = check_C(C)
+        w = self.svm.weight
+        box = np.full(self.form.ux.shape, C) if w is None else C * w
+        return replace(self, form=replace(self.form, ux=box), C=C)
 
     def hold_gram(self, K: np.ndarray) -> None:
         """``K``: the kernel's matrix on the points, formed by the caller from the same

@@ -310,13 +310,14 @@ def pairs_apply(job: Job) -> bool:
 def _pairs_task(job: Job, key: tuple) -> dict:
     """One (fold, setting) of one-vs-one pairs (``key``'s problem None), solved as ``SVC``
     trains them: the kernel's matrices of the training fold and of its test points against
-    them formed once, then at each C one backend call for all the pairs
-    (:func:`~svm_models.api.fit_pairs`, each pair's answer certified as one fit's), each
+    them formed once, the pairs' problems made once, then at each C one backend call for all
+    the pairs (:func:`~svm_models.api.fit_pairs`, each pair's answer certified as one
+    fit's), each
     pair's decision values on the test fold read from the test matrix. A pair the call does
     not answer at some C (not optimal, refused by its certificate) walks its own path of
     fits, as without this task (:func:`_task`). Returns ``{"key", "parts"}``, ``parts`` one
-    result per pair as :func:`_task` returns them; each pair's fit time its share of the
-    calls and of forming the matrices."""
+    result per pair as :func:`_task` returns them; the task's time shared equally by its
+    pairs and Cs (as a path's by its Cs)."""
     f, s, _ = key
     train, test = job.folds[f]
     n, P = len(job.Cs), len(job.problems)
@@ -333,15 +334,13 @@ def _pairs_task(job: Job, key: tuple) -> dict:
         Xtr = job.X[train]
         kern = make_kernel("rbf", Xtr, gamma=hyper["gamma"])
         K, K_test = kern.gram(Xtr), kern.gram(job.X[test], Xtr)
-        setup = (time.perf_counter() - t0) / n
-        for k, C in enumerate(job.Cs):
-            t0 = time.perf_counter()
-            try:
-                sols = fit_pairs(Xtr, y_tr, local, job.path_formulation, job.solver,
-                                 {**hyper, "C": C}, weight, dict(job.solve_kw), gram=K)
-            except Exception:  # (an error of the call: each pair then as always)
-                sols = [None] * P
-            share = (time.perf_counter() - t0 + setup) / P
+        try:
+            at = fit_pairs(Xtr, y_tr, local, job.path_formulation, job.solver, hyper, weight,
+                           dict(job.solve_kw), gram=K, Cs=job.Cs)
+        except Exception:  # (an error of the call: each pair then as always)
+            at = [[None] * P] * n
+        share = (time.perf_counter() - t0) / (n * P)   # (the task's time, shared equally)
+        for k, sols in enumerate(at):
             for p, sol in enumerate(sols):
                 if sol is None:
                     alone.add(p)
