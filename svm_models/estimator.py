@@ -969,7 +969,8 @@ class SVMClassifierCV(ClassifierMixin, BaseEstimator):
     def fit(self, X, y, sample_weight=None):
         """Cross-validate the grid on (X, y), choose the best row, refit it on all data.
         ``sample_weight``: per-sample factors of C (as :meth:`SVMClassifier.fit`'s), on every
-        training fold and the refit (the scores are not weighted, as ``GridSearchCV``'s).
+        training fold and the refit, and on every test fold's score (weighted, as
+        scikit-learn 1.9's ``GridSearchCV``).
 
         Returns
         -------

@@ -572,7 +572,7 @@ def _cholesky(H: np.ndarray) -> np.ndarray | None:
 
     if H.size and not np.all(np.isfinite(H)):
         return None
-    c, info = dpotrf(H, lower=0, clean=0)
+    c, info = dpotrf(H, clean=0)   # (the upper factor: potrf's default)
     return c if info == 0 else None
 
 
@@ -580,7 +580,7 @@ def _cholesky_solve(c: np.ndarray, r: np.ndarray) -> np.ndarray:
     """``H^-1 r`` from :func:`_cholesky`'s factor of ``H`` (LAPACK's ``potrs``)."""
     from scipy.linalg.lapack import dpotrs
 
-    x, info = dpotrs(c, r, lower=0)
+    x, info = dpotrs(c, r)   # (an upper factor: potrs's default)
     if info != 0:
         raise np.linalg.LinAlgError(f"potrs: argument {-info} illegal")
     return x

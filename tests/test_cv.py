@@ -541,9 +541,11 @@ def test_parallel_tasks_go_out_longest_first_and_each_exactly_once():
 
 
 def test_sample_weight_reaches_every_fold_and_the_refit():
-    """Each fold is solved with its points' weights: the table's scores equal fits made by
-    hand on each training fold with weight[train]; the refit equals SVMClassifier's weighted
-    fit at the best C; the weights change the answer."""
+    """Each fold is solved with its points' weights and scored with them: the table's scores
+    equal fits made by hand on each training fold with weight[train], their accuracy
+    weighted by weight[test] (as GridSearchCV's in scikit-learn 1.9: the test below against
+    it); the refit equals SVMClassifier's weighted fit at the best C; the weights change the
+    answer."""
     X, y = make_classification(60, 4, random_state=3, flip_y=0.1)
     w = np.random.default_rng(1).uniform(0.0, 3.0, size=60)
     folds = list(StratifiedKFold(3).split(X, y))
@@ -557,7 +559,7 @@ def test_sample_weight_reaches_every_fold_and_the_refit():
             sol = sm.fit(X[tr], y[tr], solver="clarabel", C=C, kernel="rbf", gamma=0.5,
                          sample_weight=w[tr])
             assert table[f"split{k}_test_score"][r] == pytest.approx(
-                np.mean(sol.predict(X[te]) == y[te]))
+                np.average(sol.predict(X[te]) == y[te], weights=w[te]), rel=1e-14)
     assert not np.allclose(np.concatenate([table[f"split{k}_test_score"] for k in range(3)]),
                            np.concatenate([plain_[f"split{k}_test_score"] for k in range(3)]))
     est = SVMClassifierCV(solver="clarabel", Cs=Cs, cv=folds, kernel="rbf",
@@ -613,13 +615,29 @@ def test_ovo_pairs_solved_together_score_as_grid_search_over_svc(digits_part, mo
     X, y = digits_part
     calls = _counted_pairs(monkeypatch)
     grid = {"C": [1.0, 10.0], "gamma": [1e-3, 1e-2]}
+    t0 = time.perf_counter()
     table = smcv.cross_validate(X, y, Cs=grid["C"], cv=3, multi_class="ovo", kernel="rbf",
                                 gamma=grid["gamma"])
+    seconds = time.perf_counter() - t0
     ref = GridSearchCV(SVC(tol=1e-8), grid, cv=3).fit(X, y).cv_results_
     cols = scores(3)[:-1]
     for col in cols:
         np.testing.assert_array_equal(table[col], ref[col], err_msg=col)
     assert calls == [(400, (1.0, 10.0), 2)] * 6   # (3 folds x 2 gammas)
+    # each task's time shared by its pairs and Cs: positive, and within the call's
+    for k in ("mean_fit_time", "mean_score_time"):
+        assert np.all(np.isfinite(table[k])) and np.all(table[k] > 0), k
+    assert 0.2 * seconds < 3 * (table["mean_fit_time"].sum()
+                                + table["mean_score_time"].sum()) < seconds
+    # the fold's sample weights reach every pair, as GridSearchCV's fit(sample_weight=...)
+    w = np.random.default_rng(0).uniform(0.2, 3.0, len(y))
+    table = smcv.cross_validate(X, y, Cs=[1.0], cv=3, multi_class="ovo", kernel="rbf",
+                                gamma=1e-2, sample_weight=w)
+    ref = GridSearchCV(SVC(tol=1e-8), {"C": [1.0], "gamma": [1e-2]}, cv=3).fit(
+        X, y, sample_weight=w).cv_results_
+    for col in cols:   # (weighted means: equal to their round-off)
+        np.testing.assert_allclose(table[col], ref[col], rtol=1e-13, err_msg=col)
+    assert calls[-3:] == [(400, (1.0,), 1)] * 3
     # gamma from the data: the fold's, as SVC's
     calls.clear()
     table = smcv.cross_validate(X, y, Cs=[1.0], cv=3, multi_class="ovo", kernel="rbf")
@@ -635,7 +653,7 @@ def test_a_pair_the_call_does_not_answer_walks_its_own_path(digits_part, monkeyp
     GridSearchCV(SVC)'s -- gamma="scale" of the training fold for a pair fitted alone too
     (each pair's own points before)."""
     X, y = digits_part
-    X, y = X[y < 4], y[y < 4]
+    X, y = X[y < 3], y[y < 3]
     kw = dict(Cs=[0.5, 10.0], cv=3, multi_class="ovo", kernel="rbf")
     real = smcv.fit_pairs
     monkeypatch.setattr(smcv, "fit_pairs",
@@ -645,10 +663,95 @@ def test_a_pair_the_call_does_not_answer_walks_its_own_path(digits_part, monkeyp
     monkeypatch.setattr(smcv, "_task", lambda job, key: walked.append(key) or task(job, key))
     mixed = smcv.cross_validate(X, y, **kw)
     assert sorted(k for k in walked if k[2] is not None) == [(f, 0, 0) for f in range(3)]
+    def broken(*a, **k):
+        raise RuntimeError("the call failed")
+
+    monkeypatch.setattr(smcv, "fit_pairs", broken)   # (an error: every pair walks alone)
+    walked.clear()
+    failed = smcv.cross_validate(X, y, **kw)
+    assert sorted(k for k in walked if k[2] is not None) == [(f, 0, p) for f in range(3)
+                                                             for p in range(3)]
     monkeypatch.setattr(smcv, "pairs_apply", lambda job: False)
     alone = smcv.cross_validate(X, y, **kw)
+    for col in scores(3):
+        np.testing.assert_array_equal(failed[col], alone[col], err_msg=col)
     ref = GridSearchCV(SVC(tol=1e-8), {"C": kw["Cs"]}, cv=3).fit(X, y).cv_results_
     for col in scores(3):
         np.testing.assert_array_equal(mixed[col], alone[col], err_msg=col)
         np.testing.assert_array_equal(mixed[col], ref[col], err_msg=col)
     assert list(mixed["status"]) == ["optimal"] * 2
+
+
+def _job_of(X, y, *, multi_class="ovo", formulation="soft_l1_dual", solver="auto",
+            Cs=(1.0,), **params):
+    """The Job cross_validate makes (the grid checked, 3 folds), for its rules."""
+    grid, fixed, solve_kw = smcv._grid(params)
+    A, yy, classes, y_index = smcv._labelled(X, y)
+    return smcv._job(sm.formulations.get(formulation), A, y_index, classes,
+                     folds=smcv._folds(3, A, yy), multi_class=multi_class, grid=grid,
+                     fixed=fixed, Cs=tuple(Cs), solver=solver, solve_kw=solve_kw, weight=None)
+
+
+def test_the_pairs_are_solved_together_exactly_where_one_call_takes_them(digits_part):
+    """pairs_apply: one-vs-one of three classes or more, soft_l1_dual over fewer than
+    PATH_MIN_CS Cs, the rbf kernel with only gamma besides, on libsvm (named or under auto);
+    anything else is each binary problem's own task."""
+    X, y = digits_part
+    rbf = dict(kernel="rbf", gamma=[0.01, 0.1])
+    assert smcv.pairs_apply(_job_of(X, y, **rbf))
+    three = y < 3
+    assert smcv.pairs_apply(_job_of(X[three], y[three], solver="libsvm", kernel="rbf"))
+    assert smcv.pairs_apply(_job_of(X, y, Cs=range(1, smcv.PATH_MIN_CS), **rbf))
+    two = y < 2
+    K = X @ X.T
+    for job in [_job_of(X, y, multi_class="ovr", **rbf),
+                _job_of(X[two], y[two], **rbf),
+                _job_of(K, y, kernel="precomputed"),
+                _job_of(X, y, formulation="c_tuning_standard", Cs=(), kernel="rbf"),
+                _job_of(X, y, formulation="soft_l2_dual", **rbf),
+                _job_of(X, y, Cs=(), **rbf),
+                _job_of(X, y, Cs=range(1, smcv.PATH_MIN_CS + 1), **rbf),
+                _job_of(X, y, kernel="poly"),
+                _job_of(X, y, kernel=["rbf", "linear"]),
+                _job_of(X, y, kernel="rbf", kernel_rank=20),
+                _job_of(X, y, solver="piqp", **rbf)]:
+        assert not smcv.pairs_apply(job), (job.settings, job.fixed, job.solver, job.Cs)
+
+
+def test_resolved_gamma_is_svcs_on_all_the_points():
+    """gamma from the data (the formulation's default "scale", or "auto") resolved as SVC
+    resolves it on the points given (SVC's _gamma, an independent computation); a number,
+    a linear kernel and a formulation without gamma left as they are."""
+    from sklearn.svm import SVC
+
+    X, y = make_classification(60, 5, random_state=3)
+    X = X * np.array([1.0, 2.0, 3.0, 0.5, 4.0])
+    for kernel in ("rbf", "poly"):
+        for gamma in ("scale", "auto"):
+            ref = SVC(kernel=kernel, gamma=gamma).fit(X, y)._gamma
+            got = smcv.resolved_gamma("soft_l1_dual", {"kernel": kernel, "gamma": gamma}, X)
+            assert got == {"kernel": kernel, "gamma": pytest.approx(ref, rel=1e-14)}
+        ref = SVC(kernel=kernel).fit(X, y)._gamma   # (the default "scale")
+        got = smcv.resolved_gamma("soft_l1_dual", {"kernel": kernel, "C": 2.0}, X)
+        assert got == {"kernel": kernel, "C": 2.0, "gamma": pytest.approx(ref, rel=1e-14)}
+    for params in ({"kernel": "rbf", "gamma": 0.3}, {"kernel": "linear"}, {}):
+        assert smcv.resolved_gamma("soft_l1_dual", params, X) == params
+    assert smcv.resolved_gamma("l1_norm_primal", {"C": 1.0}, X) == {"C": 1.0}
+
+
+def test_a_failed_pairs_task_fails_each_of_its_pairs():
+    """A pairs task lost (its worker died) is recorded as each of its pairs failed, with
+    the error, over every C of its path."""
+    X, y = make_classification(60, 4, n_informative=3, n_redundant=0, n_classes=3,
+                               random_state=0)
+    job = _job_of(X, y, Cs=(0.5, 2.0), kernel="rbf", gamma=0.5)
+    test = job.folds[1][1]
+    got = smcv._failed(job, (1, 0, None), RuntimeError("lost"))
+    parts = smcv._parts(got)
+    assert [p["key"] for p in parts] == [(1, 0, 0), (1, 0, 1), (1, 0, 2)]
+    for part in parts:
+        assert part["values"].shape == (2, len(test)) and np.all(np.isnan(part["values"]))
+        assert part["status"] == ["RuntimeError: lost"] * 2
+        assert np.all(np.isnan(part["fit_time"])) and np.all(np.isnan(part["C"]))
+    one = smcv._failed(job, (1, 0, 2), RuntimeError("lost"))
+    assert smcv._parts(one) == [one] and one["key"] == (1, 0, 2)

@@ -224,14 +224,11 @@ def resolved_gamma(formulation: str, params: dict, X) -> dict:
 
 
 def _fold_hyperparameters(job: Job, formulation: str, s: int, train) -> dict:
-    """:func:`_hyperparameters` of setting ``s`` on the training fold ``train``: with more than
-    two classes a gamma resolved from the data is the fold's (:func:`resolved_gamma`), as the
-    estimator's on all its points and ``SVC``'s in ``GridSearchCV`` -- not each binary
-    problem's own."""
-    hyper = _hyperparameters(job, formulation, s)
-    if len(job.classes) > 2 and not job.precomputed:
-        hyper = resolved_gamma(formulation, hyper, job.X[train])
-    return hyper
+    """:func:`_hyperparameters` of setting ``s`` on the training fold ``train``, a gamma
+    resolved from the data the fold's (:func:`resolved_gamma`), as the estimator's on all its
+    points and ``SVC``'s in ``GridSearchCV`` -- with more than two classes not each binary
+    problem's own (two classes: the same points; a precomputed kernel has no gamma)."""
+    return resolved_gamma(formulation, _hyperparameters(job, formulation, s), job.X[train])
 
 
 def _task(job: Job, key: tuple) -> dict:
@@ -315,9 +312,9 @@ def _pairs_task(job: Job, key: tuple) -> dict:
     fit's), each
     pair's decision values on the test fold read from the test matrix. A pair the call does
     not answer at some C (not optimal, refused by its certificate) walks its own path of
-    fits, as without this task (:func:`_task`). Returns ``{"key", "parts"}``, ``parts`` one
-    result per pair as :func:`_task` returns them; the task's time shared equally by its
-    pairs and Cs (as a path's by its Cs)."""
+    fits, as without this task (:func:`_task`). Returns ``{"parts"}``: one result per pair,
+    as :func:`_task` returns them; the task's time shared equally by its pairs and Cs (as a
+    path's by its Cs)."""
     f, s, _ = key
     train, test = job.folds[f]
     n, P = len(job.Cs), len(job.problems)
@@ -352,7 +349,7 @@ def _pairs_task(job: Job, key: tuple) -> dict:
                 parts[p]["score_time"][k] = time.perf_counter() - t1
     for p in sorted(alone):
         parts[p] = _task(job, (f, s, p))
-    return {"key": key, "parts": parts}
+    return {"parts": parts}
 
 
 def _parts(res: dict) -> list:
@@ -457,8 +454,7 @@ def _from_path(job: Job, key: tuple, values: np.ndarray, seconds: float) -> dict
 
 def _failed(job: Job, key: tuple, exc: BaseException) -> dict:
     if key[2] is None:   # (a pairs task: each of its pairs failed)
-        return {"key": key, "parts": [_failed(job, (*key[:2], p), exc)
-                                      for p in range(len(job.problems))]}
+        return {"parts": [_failed(job, (*key[:2], p), exc) for p in range(len(job.problems))]}
     n = job.solves_per_task
     return {"key": key, "values": np.full((n, len(job.folds[key[0]][1])), np.nan),
             "status": [f"{type(exc).__name__}: {exc}"] * n, "fit_time": np.full(n, np.nan),
@@ -848,8 +844,8 @@ def cross_validate(X, y, formulation: str = "soft_l1_dual", solver: str = "auto"
     sample_weight : array-like of shape (l,) or None, default=None
         Per-point factors of C (scikit-learn's semantics, as in :func:`svm_models.fit`), for
         the formulations with C per point: each training fold is solved with its points'
-        weights (the test scores are not weighted, as ``GridSearchCV``'s with
-        ``fit(sample_weight=...)``).
+        weights, and each test fold scored with its points' weights (as scikit-learn 1.9's
+        ``GridSearchCV.fit(X, y, sample_weight=...)``).
     refit : callable or None, default=None
         Also refit the best row (:func:`best_index`) on all data: ``refit(X, labels, params)``
         (``params`` the row's, as in ``table["params"]``), with one BLAS thread as the tasks.
@@ -1097,15 +1093,22 @@ def _fold_scores(job: Job, parts: list, cs: np.ndarray, test, n_classes: int,
                  multi_class: str) -> np.ndarray:
     """The accuracy on the test fold at each point ``cs`` of the path (every binary problem
     solved there): two classes at once, the sign of the values; more, point by point
-    (:func:`combine`)."""
+    (:func:`combine`). With sample weights, each test point counts with its weight, as
+    scikit-learn's ``GridSearchCV.fit(X, y, sample_weight=...)`` scores (1.9)."""
     yt = job.y[test]
     if n_classes == 2:   # (every point of every C at once, by predicted_index's rule)
         V = parts[0]["values"][cs]
-        return np.mean(predicted_index(V.ravel()).reshape(V.shape) == yt, axis=1)
-    return np.array([np.mean(predicted_index(combine([res["values"][c] for res in parts],
-                                                     n_classes, multi_class), multi_class)
-                             == yt)
-                     for c in cs])
+        hits = predicted_index(V.ravel()).reshape(V.shape) == yt
+    else:
+        hits = np.array([predicted_index(combine([res["values"][c] for res in parts],
+                                                 n_classes, multi_class), multi_class) == yt
+                         for c in cs]).reshape(len(cs), len(yt))
+    if job.weight is None:
+        return np.mean(hits, axis=1)
+    w = job.weight[test]   # (weighted by the test points' sample weights, as GridSearchCV's)
+    if not w.sum() > 0:    # (no test point counts: no score)
+        return np.full(len(cs), np.nan)
+    return np.average(hits, axis=1, weights=w)
 
 
 def best_index(table: dict) -> int:

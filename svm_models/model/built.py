@@ -185,9 +185,7 @@ class LazySignedGram:
         K = np.asarray(K, dtype=float)
         if K.shape != self.shape:
             raise ValueError(f"a kernel matrix of shape {self.shape} is needed; got {K.shape}")
-        G = K * self.y[:, None]
-        G *= self.y[None, :]
-        self._full = G
+        self._full = K * np.outer(self.y, self.y)   # (signs: exact, one pass)
         self._chunks, self._chunk_cols, self._memo = [], [], []
         self._chunk[:] = -1
 
