@@ -569,6 +569,24 @@ def test_sample_weight_reaches_every_fold_and_the_refit():
     np.testing.assert_allclose(est.decision_function(X), ref.decision_function(X), atol=1e-7)
 
 
+def test_a_test_fold_of_weight_zero_has_no_score():
+    """A test fold whose weights sum to 0 scores NaN (GridSearchCV's error_score: np.average
+    refuses weights summing to 0); one of small weights (summing to 0.3) is scored, its
+    accuracy weighted."""
+    X, y = make_classification(30, 4, random_state=2, flip_y=0.1)
+    folds = list(StratifiedKFold(3).split(X, y))
+    w = np.ones(30)
+    w[folds[0][1]] = 0.0
+    w[folds[1][1]] = 0.03
+    table = smcv.cross_validate(X, y, Cs=[1.0], cv=folds, sample_weight=w, kernel="rbf",
+                                gamma=0.5)
+    assert np.isnan(table["split0_test_score"][0])
+    tr, te = folds[1]
+    sol = sm.fit(X[tr], y[tr], C=1.0, kernel="rbf", gamma=0.5, sample_weight=w[tr])
+    assert table["split1_test_score"][0] == pytest.approx(np.mean(sol.predict(X[te]) == y[te]),
+                                                          rel=1e-14)
+
+
 @pytest.mark.parametrize("formulation", ["hard_dual", "c_tuning_standard", "rsvm_plus_primal"])
 def test_sample_weight_is_refused_where_there_is_no_per_point_C(formulation):
     X, y = blobs(4, l=30)

@@ -218,9 +218,8 @@ def resolved_gamma(formulation: str, params: dict, X) -> dict:
     gamma = params.get("gamma", f.defaults.get("gamma"))
     if kernel not in ("rbf", "poly") or not isinstance(gamma, str):
         return params
-    kern = make_kernel(kernel, np.asarray(X, dtype=float), gamma=gamma,
-                       degree=params.get("degree", 3), coef0=params.get("coef0", 0.0))
-    return {**params, "gamma": kern.gamma}
+    # (gamma's rule reads only X's variance and width: not the degree, not coef0)
+    return {**params, "gamma": make_kernel(kernel, np.asarray(X), gamma=gamma).gamma}
 
 
 def _fold_hyperparameters(job: Job, formulation: str, s: int, train) -> dict:
@@ -293,7 +292,7 @@ def pairs_apply(job: Job) -> bool:
     that declares ``pairs`` (:func:`~svm_models.api.pairs_backend`: libsvm, named or first
     under ``"auto"``)."""
     ovo = len(job.classes) > 2 and all(len(neg) == 1 for _, neg in job.problems)
-    if (not ovo or job.precomputed or job.tuned_formulation is not None
+    if (not ovo or job.tuned_formulation is not None   # (precomputed: its kernel is not rbf)
             or job.path_formulation != "soft_l1_dual" or not job.Cs
             or len(job.Cs) >= PATH_MIN_CS):
         return False
@@ -329,7 +328,7 @@ def _pairs_task(job: Job, key: tuple) -> dict:
         t0 = time.perf_counter()
         hyper = _fold_hyperparameters(job, job.path_formulation, s, train)   # (gamma a number)
         Xtr = job.X[train]
-        kern = make_kernel("rbf", Xtr, gamma=hyper["gamma"])
+        kern = make_kernel("rbf", gamma=hyper["gamma"])
         K, K_test = kern.gram(Xtr), kern.gram(job.X[test], Xtr)
         try:
             at = fit_pairs(Xtr, y_tr, local, job.path_formulation, job.solver, hyper, weight,

@@ -32,7 +32,9 @@ STATUS = {1: "killed", 3: "killed", 0: "survived", 5: "no tests", 33: "no tests"
 #: methods/cv.py's functions: their strings are keys of the table and of the refit's record,
 #: statuses and option names, not message text -- the generic text rule below skips them
 CV_FUNCTIONS = (r"x_(binary_problems|problem_points|combine|predicted_index|job_loads|"
-                r"cross_validate|best_index)__|x__(segments|hyperparameters|task|failed|note|"
+                r"cross_validate|best_index|pairs_apply|resolved_gamma)__|"
+                r"x__(segments|hyperparameters|task|failed|note|pairs_task|parts|"
+                r"fold_hyperparameters|fold_scores|"
                 r"run_serial|run_joblib|executor|shipped|refit|best_so_far|longest_first|"
                 r"run_dask|is_grid|check_Cs|folds|check_workers|grid|labelled|fold_weights|"
                 r"job|table)__|xǁ(Job|_Pool|_Speculation)ǁ")
@@ -447,9 +449,16 @@ RULES += [
      r"time\.perf_counter\(\) \+ t0|\"fit_time\": np\.full\(n, (None|seconds \* n)\)|bar\.step\(None\)",
      "the fit time of a path's rows and the progress bar's text: diagnostics, never read by "
      "the scores, the ranking or the refit"),
-    (r"x__from_path__", r"\"C\": np\.asarray\((None, dtype=float|job\.Cs, dtype=None|job\.Cs, )\)",
+    (r"x__from_path__|x__pairs_task__", r"\"C\": np\.asarray\((None, dtype=float|job\.Cs, dtype=None|job\.Cs, )\)",
      "the C column of a task's result is read only for C tuning's C* (Cs=\"path\" is for "
      "soft_l1_dual), and job.Cs is a tuple of floats already"),
+    (r"x__pairs_task__", r"dict\(job\.solve_kw\), (gram=None, )?Cs=job\.Cs\)",
+     "the fold's matrix not handed over: fit_pairs forms the same one itself (the rbf kernel "
+     "on the same points, up to PAIRS_GRAM_MAX; beyond, libsvm evaluates it): speed only, "
+     "each pair's answer certified either way"),
+    (r"x_resolved_gamma__", r"kernel = params\.get\(\"kernel\", (None|f\.defaults\.get\((None|\"XXkernelXX\"|\"KERNEL\")\))?\)",
+     "the default kernel read as None: every formulation that takes gamma defaults to the "
+     "linear kernel (the registry), and None and \"linear\" both leave gamma unresolved"),
     (r"x__prediction_changes__", r"np\.errstate\(|root\[np\.isfinite\(root\) (\||&) \(root >=? 0\)\]",
      "warnings only (the roots are computed where a value changes sign, between two positive "
      "knots: finite and positive)"),
