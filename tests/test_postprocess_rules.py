@@ -781,3 +781,16 @@ def test_the_worst_of_a_level_margin_is_its_total_shortfall():
     cert = margin_certificate(svm, MARGIN, np.zeros(6), 0.0, 1.0 / 6, rho=0.0, total=0.5)
     assert cert["gap"] == 0.0 and cert["balance"] == 0.0 and not cert["slacks"].any()
     assert cert["total"] == 1.0 and cert["worst"] == 1.0
+
+
+def test_alpha_scale_is_the_largest_alpha_never_floored_at_one():
+    """The support rule's scale: the largest |alpha| (NaN skipped), never 1 for alphas of
+    1e-4 (data scaled by 100-400), the smallest positive float for none or all NaN."""
+    from svm_models.tolerances import alpha_scale
+
+    tiny = np.finfo(float).tiny
+    assert alpha_scale(np.array([1e-4, -3e-4, np.nan])) == 3e-4
+    assert alpha_scale([2, 5, 1]) == 5.0
+    assert alpha_scale(np.array([])) == tiny
+    assert alpha_scale(np.array([np.nan, np.nan])) == tiny
+    assert alpha_scale(np.zeros(3)) == tiny

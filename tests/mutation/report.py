@@ -452,6 +452,15 @@ RULES += [
     (r"x__from_path__|x__pairs_task__", r"\"C\": np\.asarray\((None, dtype=float|job\.Cs, dtype=None|job\.Cs, )\)",
      "the C column of a task's result is read only for C tuning's C* (Cs=\"path\" is for "
      "soft_l1_dual), and job.Cs is a tuple of floats already"),
+    (r"x__cholesky__", r"dpotrf\(H, (clean=(None|1))?\)",
+     "potrf's clean zeroes the factor's other triangle, which potrs and the diagonal test "
+     "never read"),
+    (r"x__cholesky_solve__", r"LinAlgError\((None|f\"potrs: argument \{\+info\} illegal\")\)",
+     "the text of potrs's error (an illegal argument: never met, the factor and the "
+     "right-hand side are potrf's and the caller's arrays)"),
+    (r"x__fold_scores__", r"np\.full\(len\(cs\), None\)",
+     "the scores of a test fold of weight zero as None instead of NaN: stored into the "
+     "table's float array they are NaN"),
     (r"x__pairs_task__", r"dict\(job\.solve_kw\), (gram=None, )?Cs=job\.Cs\)",
      "the fold's matrix not handed over: fit_pairs forms the same one itself (the rbf kernel "
      "on the same points, up to PAIRS_GRAM_MAX; beyond, libsvm evaluates it): speed only, "
