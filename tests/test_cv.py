@@ -773,3 +773,15 @@ def test_a_failed_pairs_task_fails_each_of_its_pairs():
         assert np.all(np.isnan(part["fit_time"])) and np.all(np.isnan(part["C"]))
     one = smcv._failed(job, (1, 0, 2), RuntimeError("lost"))
     assert smcv._parts(one) == [one] and one["key"] == (1, 0, 2)
+
+
+def test_pairs_tasks_over_processes_and_dask_equal_serial(digits_part, client):
+    """The pairs tasks (one per fold and setting) run over processes and on Dask give the
+    serial table bit for bit, the progress bar a step per task."""
+    X, y = digits_part
+    X, y = X[y < 4], y[y < 4]
+    kw = dict(Cs=[0.5, 5.0], cv=3, multi_class="ovo", kernel="rbf", gamma=[0.01, 0.05])
+    serial = smcv.cross_validate(X, y, **kw)
+    assert_same_table(smcv.cross_validate(X, y, n_jobs=2, **kw), serial)
+    assert_same_table(smcv.cross_validate(X, y, client=client, **kw), serial)
+    assert list(serial["status"]) == ["optimal"] * 4
