@@ -308,10 +308,9 @@ def _pairs_task(job: Job, key: tuple) -> dict:
     trains them: the kernel's matrices of the training fold and of its test points against
     them formed once, the pairs' problems made once, then at each C one backend call for all
     the pairs (:func:`~svm_models.api.fit_pairs`, each pair's answer certified as one
-    fit's), each
-    pair's decision values on the test fold read from the test matrix. A pair the call does
-    not answer at some C (not optimal, refused by its certificate) walks its own path of
-    fits, as without this task (:func:`_task`). Returns ``{"parts"}``: one result per pair,
+    fit's), each pair's decision values on the test fold read from the test matrix. A pair
+    the call does not answer at some C (not optimal, refused by its certificate, or the call
+    raising) walks its own path of fits, as without this task (:func:`_task`). Returns ``{"parts"}``: one result per pair,
     as :func:`_task` returns them; the task's time shared equally by its pairs and Cs (as a
     path's by its Cs)."""
     f, s, _ = key
