@@ -739,8 +739,8 @@ def fit_pairs(X, y_index: np.ndarray, points: list, formulation: str, solver: st
     b = _pairs_backend(f, solver, opts)
     k = int(y_index.max()) + 1 if len(y_index) else 0
     first = {**params, "C": at[0]} if at[0] is not None else dict(params)
-    if (b is None or len(points) != k * (k - 1) // 2 or not at
-            or "sample_weight" in params or _hard_margin_at_infinite_C(f, first) is not f):
+    if (b is None or len(points) != k * (k - 1) // 2 or not at or "sample_weight" in params
+            or any(_hard_margin_at_infinite_C(f, {**first, "C": C}) is not f for C in at)):
         return none if Cs is None else [none] * len(at)
     plans = []
     with warnings.catch_warnings():   # (the estimator said the data's scale once)

@@ -447,11 +447,6 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
                                  "one-vs-one problems: set multi_class='ovo' (or leave it None)")
         return self.multi_class
 
-    def _resolved_gamma(self, params: dict, X) -> dict:
-        """``params`` with a gamma resolved from the data replaced by its value on all of
-        ``X``, as SVC resolves it before it splits the classes (:func:`resolved_gamma`)."""
-        return resolved_gamma(self.formulation, params, X)
-
     def _point_weights(self, y, classes, sample_weight) -> np.ndarray | None:
         """Each point's factor of C: ``sample_weight`` times its class's ``class_weight``
         (None when neither is given)."""
@@ -532,7 +527,7 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
         binary = classes.size == 2
         problems = binary_problems(classes.size, multi_class)
         if not binary:   # (gamma="scale" of all the points, as SVC: every pair the same kernel)
-            params = self._resolved_gamma(params, X)
+            params = resolved_gamma(self.formulation, params, X)
         self._points = [None] if binary else [
             problem_points(y_index, np.arange(y.size), p)[0] for p in problems]
         sols = []
@@ -838,7 +833,8 @@ class SVMClassifierCV(ClassifierMixin, BaseEstimator):
     cross-validation (as scikit-learn's ``LogisticRegressionCV``), then refitted on all data.
 
     Each (fold, setting of the other hyperparameters, binary problem) builds one model and
-    walks the path of C on it (warm re-solves): see
+    walks the path of C on it (warm re-solves) -- one-vs-one on libsvm (rbf) solves each
+    (fold, setting)'s pairs together instead, one call per C, as SVC trains them: see
     :func:`svm_models.methods.cv.cross_validate`, which this estimator calls. The tasks run
     serially, over processes (``n_jobs``) or on a Dask cluster (``client``), with the same
     results bit for bit. A grid point whose solve fails is recorded in ``cv_results_``

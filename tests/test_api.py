@@ -182,6 +182,31 @@ def test_one_vs_one_pairs_solved_together_are_each_pairs_own_optimum(weighted, g
         assert pyo.value(model.objective) == pytest.approx(sol.objective, rel=1e-12)
 
 
+def test_pairs_at_several_Cs_are_each_Cs_own_and_C_inf_goes_the_ordinary_way():
+    """fit_pairs(Cs=...) gives at each C what a call at that C alone gives (the pairs'
+    problems made once, then taken at each C); a C = inf among them (the hard margin, another
+    formulation) leaves every pair to its own fit, as at C = inf alone."""
+    from sklearn.datasets import load_digits
+
+    from svm_models.api import fit_pairs
+    from svm_models.methods.cv import binary_problems, problem_points
+
+    X, y = load_digits(return_X_y=True)
+    keep = np.flatnonzero(y < 3)[::3]
+    X, y = X[keep] / 16, y[keep]
+    points = [problem_points(y, np.arange(len(y)), p)[0] for p in binary_problems(3, "ovo")]
+    params = {"kernel": "rbf", "gamma": 0.02}
+    both = fit_pairs(X, y, points, "soft_l1_dual", "auto", params, None, {}, Cs=[0.05, 3.0])
+    for C, sols in zip([0.05, 3.0], both):
+        alone = fit_pairs(X, y, points, "soft_l1_dual", "auto", {**params, "C": C}, None, {})
+        for a, b in zip(sols, alone):
+            assert a.C == b.C == C
+            np.testing.assert_array_equal(a.alpha, b.alpha)
+            assert a.objective == b.objective and a.b == b.b
+    assert fit_pairs(X, y, points, "soft_l1_dual", "auto", params, None, {},
+                     Cs=[1.0, np.inf]) == [[None] * 3] * 2
+
+
 @pytest.mark.parametrize("case", list(CASES))
 def test_the_problem_solved_unbuilt_is_the_standard_form_of_the_model(case):
     """What libsvm is handed without a model (its structure, the standard form) is what the

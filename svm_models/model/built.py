@@ -224,9 +224,10 @@ class LazySignedGram:
         for seen, product in self._memo:
             if seen.shape == v.shape and np.array_equal(seen, v):
                 return product.copy()
-        if self._full is not None:   # (the post-processing reads one alpha's product 3 times)
+        if self._full is not None:
             out = self._full @ v
-            self._memo = [(v.copy(), out.copy())] + self._memo[:self.MEMO - 1]
+            if v.ndim == 1:   # (the post-processing reads one alpha's product 3 times)
+                self._memo = [(v.copy(), out.copy())] + self._memo[:self.MEMO - 1]
             return out
         nz = np.flatnonzero(v if v.ndim == 1 else np.any(v != 0, axis=1))
         new = np.unique(nz[self._chunk[nz] < 0]).size
