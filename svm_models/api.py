@@ -756,7 +756,7 @@ def fit_pairs(X, y_index: np.ndarray, points: list, formulation: str, solver: st
             gram = plans[0].svm.kernel.gram(np.asarray(X, dtype=float))
     if gram is not None:
         for plan, pts in zip(plans, points):
-            plan.hold_gram(gram[np.ix_(pts, pts)])
+            plan.hold_gram(gram, pts)   # (each pair reads its entries where needed)
     out = [_pairs_at(X, y_index, points, f, b, solver, plans if n == 0 else
                      [plan.at(C) for plan in plans], {**first, "C": plans[0].C if n == 0 else C},
                      weight, opts, gram)

@@ -249,3 +249,50 @@ def test_a_held_matrix_is_the_whole_G_and_no_kernel_is_evaluated_again():
     assert seen == []
     with pytest.raises(ValueError, match="shape"):
         lazy.hold(np.eye(3))
+
+
+class _ReadCounting(np.ndarray):
+    """A matrix that records how many entries each row read (``K[rows]``) takes."""
+
+    def __getitem__(self, key):
+        out = np.asarray(super().__getitem__(key))
+        if isinstance(key, (np.ndarray, tuple)):
+            self.read.append(out.size)
+        return out
+
+
+@pytest.mark.parametrize("keep", [True, False])
+def test_a_held_larger_matrix_is_read_where_needed_as_the_kernel_would_be(monkeypatch, keep):
+    """``hold(K, idx)`` (one-vs-one: the matrix of all the training points, a pair's points
+    ``idx`` in it): products (kept or streamed), blocks, the diagonal and the whole matrix
+    are G's on those points, no kernel evaluated; a product reads only the columns where
+    the vector is not zero; a matrix that is not square, or indices of another length, are
+    refused."""
+    if not keep:
+        monkeypatch.setattr(LazySignedGram, "KEEP_BYTES", 0)
+        monkeypatch.setattr(LazySignedGram, "CHUNK_BYTES", 8 * 3 * 5)   # row chunks of 5
+    X, y, kern, G = _problem()
+    rng = np.random.default_rng(5)
+    others = rng.normal(size=(17, 4))   # the matrix of more points: ours at idx, in its order
+    allX = np.vstack([others, X])
+    perm = rng.permutation(len(allX))
+    allX = allX[perm]
+    idx = np.argsort(perm)[len(others):]
+    big = kern.gram(allX).view(_ReadCounting)
+    big.read = []
+    lazy = LazySignedGram(kern, X, y)
+    lazy.hold(big, idx)
+    seen = _counted(lazy)
+    v, V = _vectors(rng, len(y), [0, 3, 7])
+    np.testing.assert_allclose(lazy @ v, G @ v, rtol=1e-13, atol=1e-14)
+    assert 0 < sum(big.read) <= 3 * len(allX)   # (three columns' rows of the big matrix)
+    np.testing.assert_allclose(lazy @ V, G @ V, rtol=1e-13, atol=1e-14)
+    rows, cols = np.array([1, 5]), np.array([2, 3, 9])
+    np.testing.assert_allclose(lazy[np.ix_(rows, cols)], G[np.ix_(rows, cols)], rtol=1e-14)
+    np.testing.assert_allclose(lazy[rows, rows], np.diag(G)[rows], rtol=1e-14)
+    np.testing.assert_allclose(np.asarray(lazy), G, rtol=1e-14)
+    assert seen == []
+    with pytest.raises(ValueError, match="square"):
+        lazy.hold(np.zeros((40, 39)), idx)
+    with pytest.raises(ValueError, match="indices"):
+        lazy.hold(np.asarray(big), idx[:-1])

@@ -242,12 +242,12 @@ class UnbuiltDual:
         box = np.full(self.form.ux.shape, C) if w is None else C * w
         return replace(self, form=replace(self.form, ux=box), C=C)
 
-    def hold_gram(self, K: np.ndarray) -> None:
-        """``K``: the kernel's matrix on the points, formed by the caller from the same
-        kernel (cross-validation slices a fold's for each binary problem): the post-processing
-        reads it instead of evaluating the kernel again
-        (:meth:`~svm_models.model.built.LazySignedGram.hold`)."""
-        self.form.quad[0].base.hold(K)
+    def hold_gram(self, K: np.ndarray, idx: np.ndarray | None = None) -> None:
+        """``K``: the kernel's matrix formed by the caller from the same kernel, on these
+        points, or (``idx``) on more points of which ``idx`` are these (one-vs-one's pairs
+        in the matrix of all the training points): the post-processing reads it instead of
+        evaluating the kernel again (:meth:`~svm_models.model.built.LazySignedGram.hold`)."""
+        self.form.quad[0].base.hold(K, idx)
 
 
 def unbuilt_dual(X, y, margin: Margin, *, C=1.0, kernel="linear", gamma="scale", degree=3,

@@ -162,6 +162,7 @@ class LazySignedGram:
         self._chunk = np.full(X.shape[0], -1)
         self._row = np.zeros(X.shape[0], dtype=np.intp)
         self._memo: list = []   # (vector, G @ vector), the latest first
+        self._source = None     # (K, idx): a caller's kernel matrix these points index
 
     @property
     def materialised(self) -> bool:
@@ -170,7 +171,7 @@ class LazySignedGram:
     def materialise(self) -> np.ndarray:
         """``G`` as an l x l array (computed once)."""
         if self._full is None:
-            G = self.kernel.gram(self.X)
+            G = self._kernel_block(None, None)
             G *= self.y[:, None]
             G *= self.y[None, :]
             self._full = G
@@ -178,16 +179,39 @@ class LazySignedGram:
             self._chunk[:] = -1
         return self._full
 
-    def hold(self, K: np.ndarray) -> None:
-        """Take ``K``, this kernel's matrix on these points formed by the caller (a
-        cross-validation fold's matrix, sliced for one of its binary problems), as the whole
-        ``G``: products are then dense, no kernel value evaluated again."""
-        K = np.asarray(K, dtype=float)
+    def hold(self, K: np.ndarray, idx: np.ndarray | None = None) -> None:
+        """Take ``K``, this kernel's matrix formed by the caller, instead of evaluating the
+        kernel: without ``idx``, ``K`` on these points (products then dense); with ``idx``,
+        a larger matrix whose rows and columns ``idx`` are these points (one-vs-one's pairs
+        in the matrix of all the training points): the entries read from it only where they
+        are needed, as the kernel's would be (the support vectors' columns, the free block),
+        none copied before."""
+        K = np.asanyarray(K, dtype=float)
+        self._chunks, self._chunk_cols, self._memo = [], [], []
+        self._chunk[:] = -1
+        if idx is not None:
+            idx = np.asarray(idx, dtype=np.intp)
+            if K.ndim != 2 or K.shape[0] != K.shape[1] or idx.shape != (self.shape[0],):
+                raise ValueError(f"a square kernel matrix and {self.shape[0]} indices into it "
+                                 f"are needed; got {K.shape} and {idx.shape}")
+            self._full, self._source = None, (K, idx)
+            return
         if K.shape != self.shape:
             raise ValueError(f"a kernel matrix of shape {self.shape} is needed; got {K.shape}")
         self._full = K * np.outer(self.y, self.y)   # (signs: exact, one pass)
-        self._chunks, self._chunk_cols, self._memo = [], [], []
-        self._chunk[:] = -1
+
+    def _kernel_block(self, rows, cols) -> np.ndarray:
+        """``K[rows, cols]`` (unsigned; None: all the points), a new array: from the held
+        matrix (:meth:`hold` with ``idx``) or the kernel evaluated."""
+        if self._source is not None:
+            K, idx = self._source
+            if cols is None:   # (whole rows: one gather of them, then the columns)
+                return K[idx if rows is None else idx[rows]][:, idx]
+            return K[np.ix_(idx if rows is None else idx[rows], idx[cols])]
+        if rows is None and cols is None:
+            return self.kernel.gram(self.X)
+        return self.kernel.gram(self.X if rows is None else self.X[rows],
+                                self.X if cols is None else self.X[cols])
 
     def __array__(self, dtype=None, copy=None):
         G = self.materialise()
@@ -200,7 +224,7 @@ class LazySignedGram:
             return
         for s in range(0, missing.size, self.COLUMN_BLOCK):
             part = missing[s:s + self.COLUMN_BLOCK]
-            R = self.kernel.gram(self.X[part], self.X)   # G[:, part]' (the kernel is symmetric)
+            R = self._kernel_block(part, None)   # G[:, part]' (the kernel is symmetric)
             R *= self.y[part][:, None]
             R *= self.y[None, :]
             self._chunk[part] = len(self._chunks)
@@ -278,10 +302,9 @@ class LazySignedGram:
             return out
         ys = self.y[nz] if v.ndim == 1 else self.y[nz][:, None]
         yv = ys * v[nz]
-        Xs = self.X[nz]
         rows = max(1, int(self.CHUNK_BYTES // (8 * nz.size)))
         for r in range(0, l, rows):
-            B = self.kernel.gram(Xs, self.X[r:r + rows])   # K[nz, R]
+            B = self._kernel_block(nz, np.arange(r, min(r + rows, l)))   # K[nz, R]
             part = out[r:r + rows]
             for c in range(0, nz.size, self.COLUMN_BLOCK):
                 part += B[c:c + self.COLUMN_BLOCK].T @ yv[c:c + self.COLUMN_BLOCK]
@@ -296,10 +319,13 @@ class LazySignedGram:
         r, c = np.asarray(rows), np.asarray(cols)
         if r.ndim == 1 and c.ndim == 1:   # elementwise pairs (the diagonal: rows == cols)
             if np.array_equal(r, c):
+                if self._source is not None:
+                    K, idx = self._source
+                    return K[idx[r], idx[r]] * (self.y[r] ** 2)
                 return self.kernel.diagonal(self.X[r]) * (self.y[r] ** 2)
             return np.array([self[np.array([i]), np.array([j])].item() for i, j in zip(r, c)])
         r, c = r.ravel(), c.ravel()      # np.ix_(rows, cols): a block
-        B = self.kernel.gram(self.X[r], self.X[c])
+        B = self._kernel_block(r, c)
         B *= self.y[r][:, None]
         B *= self.y[c][None, :]
         return B
