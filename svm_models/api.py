@@ -717,8 +717,9 @@ def fit_pairs(X, y_index: np.ndarray, points: list, formulation: str, solver: st
               Cs=None) -> list:
     """One-vs-one's binary problems of a multiclass fit solved together, as ``SVC`` trains
     them: where :func:`fit` would solve each unbuilt on a structured backend that declares
-    ``pairs`` (libsvm: the 1-norm dual, the rbf kernel, no weight 0), one call for all the
-    pairs (:func:`~svm_models.solvers.libsvm.solve_pairs`: the fixed cost of a solve paid once),
+    ``pairs`` (libsvm: the 1-norm dual, the rbf or linear kernel, no weight 0), one call for
+    all the pairs (:func:`~svm_models.solvers.libsvm.solve_pairs`: the fixed cost of a solve
+    paid once),
     then each pair's answer read and certified as :func:`fit` certifies one. ``points``: each
     pair's points (indices into ``X``; the pairs ``i < j`` of
     :func:`~svm_models.methods.cv.binary_problems`' order, class ``j`` the positive one);
@@ -786,7 +787,8 @@ def _pairs_at(X, y_index, points, f, b, solver: str, plans: list, params: dict, 
     out = []
     for (i, j), plan, pts in zip(pairs, plans, points):
         kw = params if weight is None else {**params, "sample_weight": weight[pts]}
-        sol, _ = _certified_unbuilt(plan, f, b, solver, kw, opts, res, alphas(i, j), share)
+        sol, _ = _certified_unbuilt(plan, f, b, solver, kw, opts, res,
+                                    plan.point(alphas(i, j)), share)
         out.append(sol)
     return out
 

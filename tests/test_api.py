@@ -47,6 +47,10 @@ CASES = {
     "rbf": ({"kernel": "rbf", "gamma": 0.8, "C": 3.0}, False),
     "weighted": ({"kernel": "rbf", "gamma": "scale", "C": 0.7}, True),
     "precomputed": ({"kernel": "precomputed", "C": 2.0}, False),
+    # the factor form (2 features, 120 points): variables (alpha, z), rows z = X'(y alpha)
+    "linear": ({"kernel": "linear", "C": 0.5}, False),
+    "linear weighted": ({"kernel": "linear", "C": 0.5}, True),
+    "poly": ({"kernel": "poly", "degree": 2, "gamma": 0.5, "coef0": 1.0, "C": 0.5}, False),
 }
 
 
@@ -66,8 +70,12 @@ def _counts(model):
 
 
 def _set_alpha(model, alpha):
+    """``alpha`` into the model's variables (and the factor form's ``z = F alpha``)."""
     for vd, a in zip(model.alpha.values(), alpha):
         vd.set_value(float(a))
+    if model.component("z") is not None:
+        for k, vd in model.z.items():
+            vd.set_value(pyo.value(model.Fv[k]))
 
 
 @pytest.mark.parametrize("case", list(CASES))
@@ -140,7 +148,8 @@ def test_a_model_that_is_not_libsvms_is_built_and_read_alike(builds):
 
 
 @pytest.mark.parametrize("weighted, gram", [(False, "native"), (True, "native"),
-                                            (False, "formed"), (True, "given")])
+                                            (False, "formed"), (True, "given"),
+                                            (False, "linear"), (True, "linear")])
 def test_one_vs_one_pairs_solved_together_are_each_pairs_own_optimum(weighted, gram,
                                                                       monkeypatch):
     """fit_pairs solves all the pairs of classes in one libsvm call, as SVC trains them;
@@ -160,6 +169,8 @@ def test_one_vs_one_pairs_solved_together_are_each_pairs_own_optimum(weighted, g
     X, y = X[keep], y[keep]
     weight = np.linspace(0.1, 3.0, len(y)) if weighted else None
     params = {"kernel": "rbf", "gamma": 1e-3, "C": 0.02}   # (many alpha at their bound C_i)
+    if gram == "linear":   # (the factor form: 64 features, pairs of ~180 points)
+        params = {"kernel": "linear", "C": 1e-3}
     points = [problem_points(y, np.arange(len(y)), p)[0] for p in binary_problems(4, "ovo")]
     if gram == "native":
         monkeypatch.setattr(sm.api, "PAIRS_GRAM_MAX", 0)
@@ -168,8 +179,8 @@ def test_one_vs_one_pairs_solved_together_are_each_pairs_own_optimum(weighted, g
     assert len(sols) == 6
     for pts, sol, (pos, _) in zip(points, sols, binary_problems(4, "ovo")):
         assert sol is not None
-        assert sol.interface == (f"libsvm-{'rbf' if gram == 'native' else 'precomputed'}, "
-                                 "one-vs-one")
+        kind = {"native": "rbf", "linear": "linear"}.get(gram, "precomputed")
+        assert sol.interface == f"libsvm-{kind}, one-vs-one"
         assert sol.classifier_certificate["certified"]
         t = np.where(y[pts] == pos, 1, -1)
         kw = {} if weight is None else {"sample_weight": weight[pts]}
@@ -231,3 +242,7 @@ def test_the_problem_solved_unbuilt_is_the_standard_form_of_the_model(case):
     np.testing.assert_array_equal(a.y, b.y)
     assert a.kernel == b.kernel and a.C == b.C and a.margin is b.margin
     assert (a.weight is None) == (b.weight is None)
+    assert (a.z is None) == (b.z is None) == (case not in ("linear", "linear weighted", "poly"))
+    if a.z is not None:   # (the factor form: z's positions, the factor its rows are made of)
+        np.testing.assert_array_equal(a.z, b.z)
+        np.testing.assert_array_equal(a.L, b.L)

@@ -213,9 +213,10 @@ def _dual_setup(X, y, *, C, kernel, gamma, degree, coef0, kernel_rank, quad_form
 
 @dataclass(eq=False)
 class UnbuiltDual:
-    """A 1-norm soft-margin dual in its dense form as data, without its Pyomo model: what
-    :func:`svm_models.fit` hands a structured backend (libsvm) when nobody has asked for the
-    model (``Formulation.unbuilt``). ``svm`` is the :class:`BuiltSVM` the builder would
+    """A 1-norm soft-margin dual (dense, or the factor form of an exact feature map) as data,
+    without its Pyomo model: what :func:`svm_models.fit` hands a structured backend (libsvm)
+    when nobody has asked for the model (``Formulation.unbuilt``). ``svm`` is the
+    :class:`BuiltSVM` the builder would
     leave (``block`` and the record's Pyomo parts None), ``record`` a record of the
     structure only (``record.structure``), ``form`` the standard form of the same problem
     (the box ``[0, C_i]`` in ``form.ux``), ``C`` the parameter's value. The model built
@@ -228,9 +229,18 @@ class UnbuiltDual:
     C: float
 
     def extract(self, ctx, x: np.ndarray) -> Solution:
-        """The Solution at the backend's point ``x`` (the record's order: alpha), certified as
+        """The Solution at the backend's point ``x`` (the record's order: alpha, then the factor
+        form's z), certified as
         :func:`extract` certifies a model the record proves (``ctx.verified``)."""
-        return _extract(self.svm, ctx, self.C, raw=np.asarray(x, dtype=float))
+        return _extract(self.svm, ctx, self.C,
+                        raw=np.asarray(x, dtype=float)[self.record.structure.alpha])
+
+    def point(self, alpha: np.ndarray) -> np.ndarray:
+        """The backend's point in the record's order from the dual's ``alpha`` (the factor
+        form's ``z = L'(y alpha)`` after it)."""
+        x = np.zeros(self.form.n)
+        self.record.structure.complete(x, alpha)
+        return x
 
     def at(self, C) -> "UnbuiltDual":
         """The same problem at another C (cross-validation's Cs on a fold's pairs): the
@@ -239,7 +249,8 @@ class UnbuiltDual:
 
         C = check_C(C)
         w = self.svm.weight
-        box = np.full(self.form.ux.shape, C) if w is None else C * w
+        box = self.form.ux.copy()   # (the factor form's z: free)
+        box[self.record.structure.alpha] = C if w is None else C * w
         return replace(self, form=replace(self.form, ux=box), C=C)
 
     def hold_gram(self, K: np.ndarray, idx: np.ndarray | None = None) -> None:
@@ -254,10 +265,13 @@ def unbuilt_dual(X, y, margin: Margin, *, C=1.0, kernel="linear", gamma="scale",
                  coef0=0.0, kernel_rank=None, quad_form="auto", max_vars=None,
                  sample_weight=None) -> UnbuiltDual | None:
     """The dual of ``margin`` as an :class:`UnbuiltDual` (the same checks and choices as
-    :func:`build_dual`, no Pyomo component made), or None where it is not the plain 1-norm
-    dual in the dense form (a low-rank kernel, the factor form, another margin): that one is
-    built."""
-    from ..model.pieces import check_C
+    :func:`build_dual`, no Pyomo component made): the 1-norm dual in the dense form, or in
+    the factor form of a kernel with an exact feature map (the linear kernel on fewer
+    features than points, a poly kernel's monomials: the variables ``(alpha, z)``, the rows
+    ``z = L'(y alpha)`` then ``y'alpha = 0``, as built). None where it is another problem (a
+    low-rank kernel, a factor that is not exact, another margin): that one is built."""
+    from ..kernels import exact_factor_dim, kernel_factor
+    from ..model.pieces import check_C, dense_rows
     from ..model.standard_form import StandardForm
 
     if margin is not SOFT_L1 or kernel_rank is not None:
@@ -267,20 +281,39 @@ def unbuilt_dual(X, y, margin: Margin, *, C=1.0, kernel="linear", gamma="scale",
         kernel_rank=kernel_rank, quad_form=quad_form, max_vars=max_vars,
         sample_weight=sample_weight)
     C = check_C(C)   # (after the data, as build_dual's add_C)
-    if form != "dense":
-        return None
     l, yv = data.n_points, data.y
-    G, K = signed_gram(data, kern, K)
     apos = np.arange(l)
-    st = DualSVM(margin=margin, alpha=apos, y=yv, kernel=kern, X=data.X, gram=K, C="C",
-                 weight=weight)
-    # the standard form assemble() gives the built model: max e'a - 1/2 a'Ga as a minimum
-    sf = StandardForm(sense=-1, c=-np.ones(l), const=0.0, quad=[QuadBlock(apos, G, scale=0.5)],
-                      A=sp.csr_matrix((yv.astype(float), apos, [0, l]), shape=(1, l)),
-                      lA=np.zeros(1),
-                      uA=np.zeros(1), lx=np.zeros(l),
-                      ux=np.full(l, C) if weight is None else C * weight,
-                      qrows=[], var_datas=[], row_datas=[])
+    box = np.full(l, C) if weight is None else C * weight
+    balance = sp.csr_matrix((yv.astype(float), apos, [0, l]), shape=(1, l))
+    if form == "dense":
+        G, K = signed_gram(data, kern, K)
+        st = DualSVM(margin=margin, alpha=apos, y=yv, kernel=kern, X=data.X, gram=K, C="C",
+                     weight=weight)
+        # the standard form assemble() gives the built model: max e'a - 1/2 a'Ga as a minimum
+        sf = StandardForm(sense=-1, c=-np.ones(l), const=0.0, quad=[QuadBlock(apos, G, scale=0.5)],
+                          A=balance, lA=np.zeros(1), uA=np.zeros(1), lx=np.zeros(l), ux=box,
+                          qrows=[], var_datas=[], row_datas=[])
+    elif exact_factor_dim(kern, l, data.n_features) is not None:
+        # add_signed_kernel_form's factor form: z = L'(y a), a'G a = |z|^2; rows z - F a = 0
+        # (F = L' D_y), then the balance
+        Lf = kernel_factor(kern, data.X, K)
+        if not kern.is_linear:
+            L = Lf   # (what the post-processing reads: K = L L')
+        r = Lf.shape[1]
+        zpos = np.arange(l, l + r)
+        rows = dense_rows(r, l + r, [(apos, Lf.T, -yv[None, :])], [(zpos, np.ones(r))])
+        st = DualSVM(margin=margin, alpha=apos, y=yv, kernel=kern, X=data.X, gram=K, z=zpos,
+                     L=Lf, C="C", weight=weight)
+        sf = StandardForm(sense=-1, c=np.concatenate([-np.ones(l), np.zeros(r)]), const=0.0,
+                          quad=[QuadBlock(zpos, diag=np.ones(r), scale=0.5)],
+                          A=sp.vstack([rows, sp.hstack([balance, sp.csr_matrix((1, r))])],
+                                      format="csr"),
+                          lA=np.zeros(r + 1), uA=np.zeros(r + 1),
+                          lx=np.concatenate([np.zeros(l), np.full(r, -np.inf)]),
+                          ux=np.concatenate([box, np.full(r, np.inf)]),
+                          qrows=[], var_datas=[], row_datas=[])
+    else:
+        return None
     record = Record(block=None, variables=[], objective=None, sense=-1, structure=st)
     svm = BuiltSVM(formulation=f"{margin.name}_dual", data=data, kernel=kern, block=None,
                    record=record, K=K, L=L, facts=ClassicFacts(margin, "dual", form, report),

@@ -336,15 +336,20 @@ def _pairs_task(job: Job, key: tuple) -> dict:
             at = [[None] * P] * n
         share = (time.perf_counter() - t0) / (n * P)   # (the task's time, shared equally)
         for k, sols in enumerate(at):
+            t1 = time.perf_counter()   # (every pair's decision values: one product)
+            coef = np.zeros((len(train), P))
             for p, sol in enumerate(sols):
                 if sol is None:
                     alone.add(p)
-                    continue
-                t1 = time.perf_counter()
-                sv = sol.support
-                parts[p]["values"][k] = K_test[:, local[p][sv]] @ sol.dual_coef[sv] + sol.b
-                parts[p]["fit_time"][k] = share
-                parts[p]["score_time"][k] = time.perf_counter() - t1
+                else:
+                    coef[local[p][sol.support], p] = sol.dual_coef[sol.support]
+            values = K_test @ coef
+            each = (time.perf_counter() - t1) / P
+            for p, sol in enumerate(sols):
+                if sol is not None:
+                    parts[p]["values"][k] = values[:, p] + sol.b
+                    parts[p]["fit_time"][k] = share
+                    parts[p]["score_time"][k] = each
     for p in sorted(alone):
         parts[p] = _task(job, (f, s, p))
     return {"parts": parts}

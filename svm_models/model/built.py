@@ -248,12 +248,18 @@ class LazySignedGram:
         for seen, product in self._memo:
             if seen.shape == v.shape and np.array_equal(seen, v):
                 return product.copy()
+        nz = None
+        if self._full is None and self._source is not None:
+            nz = np.flatnonzero(v if v.ndim == 1 else np.any(v != 0, axis=1))
+            if 2 * nz.size > self.shape[0]:   # (most columns of a held matrix: copied whole)
+                self.materialise()
         if self._full is not None:
             out = self._full @ v
             if v.ndim == 1:   # (the post-processing reads one alpha's product 3 times)
                 self._memo = [(v.copy(), out.copy())] + self._memo[:self.MEMO - 1]
             return out
-        nz = np.flatnonzero(v if v.ndim == 1 else np.any(v != 0, axis=1))
+        if nz is None:
+            nz = np.flatnonzero(v if v.ndim == 1 else np.any(v != 0, axis=1))
         new = np.unique(nz[self._chunk[nz] < 0]).size
         if (int(np.sum(self._chunk >= 0)) + new) * self.shape[0] * 8 <= self.KEEP_BYTES:
             out = self._kept(v, nz)

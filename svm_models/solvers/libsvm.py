@@ -240,24 +240,29 @@ def solve_pairs(kernel, X: np.ndarray, y_index: np.ndarray, box: np.ndarray, opt
     pair ``i < j`` is ``max e'a - 1/2 a'G(K)a``, ``0 <= a <= box``, ``y'a = 0`` on the points
     of classes i and j, with ``y = +1`` for class j (the library's sign; libsvm's is the
     opposite, the same problem). Only the ``rbf`` kernel (its values in (0, 1]: nothing to
-    centre, libsvm's single-precision cache loses nothing that decides the optimum) and a box
-    positive everywhere (no point of weight 0): else None. ``gram``: the kernel's matrix on
-    ``X``, where the caller has it (cross-validation forms a fold's once for all its pairs
-    and Cs): handed over precomputed, libsvm evaluates no kernel; else libsvm evaluates the
-    kernel itself. Returns ``(MatrixResult, alphas)``: the status as :func:`solve` reports
+    centre, libsvm's single-precision cache loses nothing that decides the optimum) and the
+    linear kernel (on the points centred by their mean: every pair's dual is the same on
+    ``y'a = 0``, whatever the shift, see :func:`_centred`), and a box positive everywhere (no
+    point of weight 0): else None. ``gram``: the rbf kernel's matrix on ``X``, where the
+    caller has it (cross-validation forms a fold's once for all its pairs and Cs): handed
+    over precomputed, libsvm evaluates no kernel; else libsvm evaluates the kernel itself. Returns ``(MatrixResult, alphas)``: the status as :func:`solve` reports
     one, and -- optimal -- ``alphas(i, j)``, the pair's alpha on its points in their order in
     ``X``. Nothing is certified here: every pair's answer goes through the certificate as
     one solve's does."""
     from sklearn.svm import SVC
 
-    if getattr(kernel, "name", None) != "rbf" or not np.all(box > 0):
+    name = getattr(kernel, "name", None)
+    if name not in ("rbf", "linear") or not np.all(box > 0):
         return None
-    s = power_of_four(float(np.mean(kernel.diagonal(X))) if len(y_index) else 1.0)
-    if gram is not None:   # (rbf: s = 1, the matrix as it is)
-        data = gram if s == 1.0 else gram / s
-        native, interface = {"kernel": "precomputed"}, "libsvm-precomputed"
+    if name == "linear":   # (centred and scaled as solve hands a linear dual over)
+        Xc = X - X.mean(axis=0)
+        s = power_of_four(float(np.mean(np.einsum("ij,ij->i", Xc, Xc))) if len(y_index)
+                          else 1.0)
+        data, native, interface = Xc / math.sqrt(s), {"kernel": "linear"}, "libsvm-linear"
+    elif gram is not None:   # (rbf: its diagonal is 1, s = 1; the matrix as it is)
+        s, data, native, interface = 1.0, gram, {"kernel": "precomputed"}, "libsvm-precomputed"
     else:
-        data, native, interface = X, _native(kernel), "libsvm-rbf"
+        s, data, native, interface = 1.0, X, _native(kernel), "libsvm-rbf"
     cmax = float(np.max(box))
     weight = None if np.all(box == cmax) else box / cmax
     l = len(y_index)
