@@ -8,11 +8,13 @@ Not part of the test suite.
     python benchmarks/svc.py --sizes --multi-class ovr ovo --grid   # digits: both schemes,
                                                   # and GridSearchCV against GridSearchCV(SVC())
     python benchmarks/svc.py --no-digits --model-cost   # what the Pyomo model costs a fit
+    python benchmarks/svc.py --linear             # each also with the linear kernel
 
 Data: ``make_classification(l, 20 features, random_state=0)``, rbf kernel, ``gamma="scale"``,
-C = 1; digits: the 10 classes of ``load_digits``, the estimator's default multiclass scheme
-(one-vs-one since issue 48, as SVC; one-vs-rest before), and with ``--multi-class`` each
-scheme named. ``--grid``: ``GridSearchCV`` over C in {1, 10} and gamma in {1e-3, 1e-2}, 3
+C = 1 (``--linear``: each data set also with the linear kernel, ``SVMClassifier()``'s
+default, against ``SVC(kernel="linear")``); digits: the 10 classes of ``load_digits``, the
+estimator's default multiclass scheme (one-vs-one since issue 48, as SVC; one-vs-rest
+before), and with ``--multi-class`` each scheme named. ``--grid``: ``GridSearchCV`` over C in {1, 10} and gamma in {1e-3, 1e-2}, 3
 folds, on the digits as above (pixels / 16: issue 48's grid), of
 ``SVMClassifier(kernel="rbf")`` against ``SVC()`` (and ``SVC(tol=1e-8)``), then
 ``SVMClassifierCV`` over the same grid and folds (the refit included) against the same. Each
@@ -116,6 +118,9 @@ def main(argv=None) -> int:
                     help="digits also with these multiclass schemes")
     ap.add_argument("--grid", action="store_true",
                     help="GridSearchCV on digits against GridSearchCV(SVC())")
+    ap.add_argument("--linear", action="store_true",
+                    help="also each data set with the linear kernel (SVMClassifier()'s "
+                         "default) against SVC(kernel='linear')")
     ap.add_argument("--model-cost", action="store_true",
                     help="what building the Pyomo model costs at each size")
     ap.add_argument("--out", default=os.path.join(HERE, "svc_results.md"),
@@ -135,15 +140,19 @@ def main(argv=None) -> int:
         cases.append(("digits (10 classes, 1797)", d.data / 16.0, d.target))
         for mc in args.multi_class:
             cases.append((f"digits, multi_class={mc!r}", d.data / 16.0, d.target, mc))
+    if args.linear:   # (the estimator's default kernel; kernel "linear" marks the case)
+        cases += [(f"{c[0]}, linear kernel", *c[1:3], "linear") for c in cases if len(c) == 3]
     for name, X, y, *mc in cases:
-        kw = {"multi_class": mc[0]} if mc else {}
+        kernel = "linear" if mc == ["linear"] else "rbf"
+        kw = {"multi_class": mc[0]} if mc and kernel == "rbf" else {}
         before = machine()
-        t_svc3, _ = best(lambda: SVC(C=1.0, gamma="scale").fit(X, y), args.repeat)
-        t_svc8, _ = best(lambda: SVC(C=1.0, gamma="scale", tol=1e-8).fit(X, y), args.repeat)
-        t_ours, clf = best(lambda: sm.SVMClassifier(kernel="rbf", C=1.0, **kw).fit(X, y),
+        t_svc3, _ = best(lambda: SVC(C=1.0, kernel=kernel).fit(X, y), args.repeat)
+        t_svc8, _ = best(lambda: SVC(C=1.0, kernel=kernel, tol=1e-8).fit(X, y), args.repeat)
+        t_ours, clf = best(lambda: sm.SVMClassifier(kernel=kernel, C=1.0, **kw).fit(X, y),
                            args.repeat)
         if len(np.unique(y)) > 2:
-            agree = float(np.mean(clf.predict(X) == SVC(C=1.0, tol=1e-8).fit(X, y).predict(X)))
+            agree = float(np.mean(clf.predict(X) == SVC(C=1.0, kernel=kernel, tol=1e-8).fit(
+                X, y).predict(X)))
             name = f"{name} (predictions as SVC's: {agree:.1%})"
         sol = clf.solution_ if hasattr(clf, "solution_") else None
         used = "/".join(sorted({s.solver for s in clf._solutions()}))

@@ -833,8 +833,8 @@ class SVMClassifierCV(ClassifierMixin, BaseEstimator):
     cross-validation (as scikit-learn's ``LogisticRegressionCV``), then refitted on all data.
 
     Each (fold, setting of the other hyperparameters, binary problem) builds one model and
-    walks the path of C on it (warm re-solves) -- one-vs-one on libsvm (rbf) solves each
-    (fold, setting)'s pairs together instead, one call per C, as SVC trains them: see
+    walks the path of C on it (warm re-solves) -- one-vs-one on libsvm (rbf, linear) solves
+    each (fold, setting)'s pairs together instead, one call per C, as SVC trains them: see
     :func:`svm_models.methods.cv.cross_validate`, which this estimator calls. The tasks run
     serially, over processes (``n_jobs``) or on a Dask cluster (``client``), with the same
     results bit for bit. A grid point whose solve fails is recorded in ``cv_results_``

@@ -665,6 +665,21 @@ def test_ovo_pairs_solved_together_score_as_grid_search_over_svc(digits_part, mo
     assert len(calls) == 3
 
 
+def test_ovo_pairs_on_the_linear_kernel_score_as_grid_search_over_svc(digits_part,
+                                                                      monkeypatch):
+    """The linear kernel (the formulation's default) too: one libsvm call for all the pairs at
+    each C (libsvm evaluates the kernel: no matrix formed), and GridSearchCV(SVC(kernel=
+    "linear"))'s table."""
+    X, y = digits_part
+    calls = _counted_pairs(monkeypatch)
+    table = smcv.cross_validate(X, y, Cs=[0.01, 1.0], cv=3, multi_class="ovo")
+    ref = GridSearchCV(SVC(kernel="linear", tol=1e-8), {"C": [0.01, 1.0]}, cv=3).fit(
+        X, y).cv_results_
+    for col in scores(3)[:-1]:
+        np.testing.assert_array_equal(table[col], ref[col], err_msg=col)
+    assert calls == [(400, (0.01, 1.0), 2)] * 3
+
+
 def test_a_pair_the_call_does_not_answer_walks_its_own_path(digits_part, monkeypatch):
     """A pair that the one call leaves unanswered (here: planted) is fitted alone along its
     C path, as without the pairs task: the same table as every pair fitted alone, and as
@@ -712,14 +727,16 @@ def _job_of(X, y, *, multi_class="ovo", formulation="soft_l1_dual", solver="auto
 
 def test_the_pairs_are_solved_together_exactly_where_one_call_takes_them(digits_part):
     """pairs_apply: one-vs-one of three classes or more, soft_l1_dual over fewer than
-    PATH_MIN_CS Cs, the rbf kernel with only gamma besides, on libsvm (named or under auto);
-    anything else is each binary problem's own task."""
+    PATH_MIN_CS Cs, the rbf kernel with only gamma besides or the linear kernel alone, on
+    libsvm (named or under auto); anything else is each binary problem's own task."""
     X, y = digits_part
     rbf = dict(kernel="rbf", gamma=[0.01, 0.1])
     assert smcv.pairs_apply(_job_of(X, y, **rbf))
     three = y < 3
     assert smcv.pairs_apply(_job_of(X[three], y[three], solver="libsvm", kernel="rbf"))
     assert smcv.pairs_apply(_job_of(X, y, Cs=range(1, smcv.PATH_MIN_CS), **rbf))
+    assert smcv.pairs_apply(_job_of(X, y))   # (the linear kernel, the formulation's default)
+    assert smcv.pairs_apply(_job_of(X, y, kernel=["rbf", "linear"]))
     two = y < 2
     K = X @ X.T
     for job in [_job_of(X, y, multi_class="ovr", **rbf),
@@ -730,8 +747,9 @@ def test_the_pairs_are_solved_together_exactly_where_one_call_takes_them(digits_
                 _job_of(X, y, Cs=(), **rbf),
                 _job_of(X, y, Cs=range(1, smcv.PATH_MIN_CS + 1), **rbf),
                 _job_of(X, y, kernel="poly"),
-                _job_of(X, y, kernel=["rbf", "linear"]),
+                _job_of(X, y, kernel=["rbf", "poly"]),
                 _job_of(X, y, kernel="rbf", kernel_rank=20),
+                _job_of(X, y, kernel="linear", quad_form="dense"),
                 _job_of(X, y, solver="piqp", **rbf)]:
         assert not smcv.pairs_apply(job), (job.settings, job.fixed, job.solver, job.Cs)
 

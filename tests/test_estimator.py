@@ -4,6 +4,7 @@ formulations' learned values vs svm_models.fit, bad hyperparameters, clone and p
 
 from __future__ import annotations
 
+import functools
 import inspect
 import pickle
 
@@ -300,6 +301,34 @@ def test_multiclass_trains_as_svc_by_default_on_digits():
     np.testing.assert_allclose(ovo.decision_function(Xte), ref.decision_function(Xte),
                                atol=1e-6)
     np.testing.assert_array_equal(np.sort(ours.support_), np.sort(ref.support_))
+
+
+def test_the_default_estimator_on_digits_is_svcs_linear_one_vs_one_and_builds_no_model(
+        monkeypatch):
+    """SVMClassifier() (the linear kernel, the dual's factor form) on digits: all 45 pairs
+    in one libsvm call, no Pyomo model built (until one is read), each pair certified; the
+    predictions are SVC(kernel="linear")'s on training and held-out points, the decision
+    values to 1e-6."""
+    from sklearn.datasets import load_digits
+
+    f = sm.formulations.get("soft_l1_dual")
+    built = []
+    real = f.builder
+    monkeypatch.setattr(f, "builder", functools.wraps(real)(   # (its signature kept)
+        lambda *a, **k: built.append(1) or real(*a, **k)))
+    X, y = load_digits(return_X_y=True)
+    Xtr, ytr, Xte = X[::2] / 16, y[::2], X[1::2] / 16
+    ours = SVMClassifier(C=0.1).fit(Xtr, ytr)
+    assert built == []
+    assert {s.interface for s in ours.estimators_} == {"libsvm-linear, one-vs-one"}
+    assert all(s.classifier_certificate["certified"] for s in ours.estimators_)
+    ref = SVC(kernel="linear", C=0.1, tol=1e-8).fit(Xtr, ytr)
+    for Z in (Xtr, Xte):
+        np.testing.assert_array_equal(ours.predict(Z), ref.predict(Z))
+        np.testing.assert_allclose(ours.decision_function(Z), ref.decision_function(Z),
+                                   atol=1e-6)
+    ours.estimators_[3].model   # (read: built then, from the same data)
+    assert built == [1]
 
 
 def test_badly_scaled_multiclass_data_warn_once():

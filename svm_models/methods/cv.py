@@ -12,9 +12,9 @@ assembled from them in a fixed order, so it does not depend on where or in which
 tasks ran. Every task runs with one BLAS thread, in every mode, so that its arithmetic is the
 same everywhere: the tables of a serial, a joblib and a Dask run are equal bit for bit.
 
-One-vs-one on a backend that solves all the pairs in one call (libsvm, the rbf kernel:
-:func:`pairs_apply`) makes one task of a (fold, setting) instead (:func:`_pairs_task`), as
-``SVC`` trains: the fold's kernel matrix formed once for its pairs and its Cs, one backend call
+One-vs-one on a backend that solves all the pairs in one call (libsvm, the rbf or linear
+kernel: :func:`pairs_apply`) makes one task of a (fold, setting) instead (:func:`_pairs_task`),
+as ``SVC`` trains: the fold's rbf matrix formed once for its pairs and its Cs, one backend call
 per C for all the pairs, each pair's answer certified as one fit's; a pair that call does not
 answer walks its own path, as above.
 
@@ -288,30 +288,34 @@ def pairs_apply(job: Job) -> bool:
     """Whether each (fold, setting) of ``job`` is one task solving all its one-vs-one pairs
     together (:func:`_pairs_task`): more than two classes in one-vs-one, ``soft_l1_dual``
     over fewer than :data:`PATH_MIN_CS` Cs (from there each pair follows its exact path),
-    the rbf kernel and gamma the only other hyperparameters of every setting, on a backend
-    that declares ``pairs`` (:func:`~svm_models.api.pairs_backend`: libsvm, named or first
-    under ``"auto"``)."""
+    in every setting the rbf kernel (gamma the only other hyperparameter) or the linear one
+    (no other), on a backend that declares ``pairs`` (:func:`~svm_models.api.pairs_backend`:
+    libsvm, named or first under ``"auto"``)."""
     ovo = len(job.classes) > 2 and all(len(neg) == 1 for _, neg in job.problems)
-    if (not ovo or job.tuned_formulation is not None   # (precomputed: its kernel is not rbf)
+    if (not ovo or job.tuned_formulation is not None   # (precomputed: neither kernel)
             or job.path_formulation != "soft_l1_dual" or not job.Cs
             or len(job.Cs) >= PATH_MIN_CS):
         return False
+    default = lookup(job.path_formulation).defaults["kernel"]
     for setting in job.settings:
         hyper = {**job.fixed, **setting}
-        if hyper.get("kernel") != "rbf" or not set(hyper) <= {"kernel", "gamma"}:
+        kernel = hyper.get("kernel", default)
+        if not (kernel == "rbf" and set(hyper) <= {"kernel", "gamma"}
+                or kernel == "linear" and set(hyper) <= {"kernel"}):
             return False
     return pairs_backend(job.path_formulation, job.solver, job.solve_kw) is not None
 
 
 def _pairs_task(job: Job, key: tuple) -> dict:
     """One (fold, setting) of one-vs-one pairs (``key``'s problem None), solved as ``SVC``
-    trains them: the kernel's matrices of the training fold and of its test points against
-    them formed once, the pairs' problems made once, then at each C one backend call for all
-    the pairs (:func:`~svm_models.api.fit_pairs`, each pair's answer certified as one
-    fit's), each pair's decision values on the test fold read from the test matrix. A pair
-    the call does not answer at some C (not optimal, refused by its certificate, or the call
-    raising) walks its own path of fits, as without this task (:func:`_task`). Returns ``{"parts"}``: one result per pair,
-    as :func:`_task` returns them; the task's time shared equally by its pairs and Cs (as a
+    trains them: the kernel's matrix of the test points against the training fold formed
+    once (and the training fold's own, rbf), the pairs' problems made once, then at each C
+    one backend call for all the pairs (:func:`~svm_models.api.fit_pairs`, each pair's
+    answer certified as one fit's), every pair's decision values on the test fold one
+    product with the test matrix. A pair the call does not answer at some C (not optimal,
+    refused by its certificate, or the call raising) walks its own path of fits, as without
+    this task (:func:`_task`). Returns ``{"parts"}``: one result per pair, as :func:`_task`
+    returns them; the task's time shared equally by its pairs and Cs (as a
     path's by its Cs)."""
     f, s, _ = key
     train, test = job.folds[f]
@@ -327,8 +331,12 @@ def _pairs_task(job: Job, key: tuple) -> dict:
         t0 = time.perf_counter()
         hyper = _fold_hyperparameters(job, job.path_formulation, s, train)   # (gamma a number)
         Xtr = job.X[train]
-        kern = make_kernel("rbf", gamma=hyper["gamma"])
-        K, K_test = kern.gram(Xtr), kern.gram(job.X[test], Xtr)
+        if hyper.get("kernel", lookup(job.path_formulation).defaults["kernel"]) == "rbf":
+            kern = make_kernel("rbf", gamma=hyper["gamma"])
+            K = kern.gram(Xtr)
+        else:   # (linear: libsvm evaluates it, the certificates read X)
+            kern, K = make_kernel("linear"), None
+        K_test = kern.gram(job.X[test], Xtr)
         try:
             at = fit_pairs(Xtr, y_tr, local, job.path_formulation, job.solver, hyper, weight,
                            dict(job.solve_kw), gram=K, Cs=job.Cs)

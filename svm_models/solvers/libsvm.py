@@ -245,10 +245,11 @@ def solve_pairs(kernel, X: np.ndarray, y_index: np.ndarray, box: np.ndarray, opt
     ``y'a = 0``, whatever the shift, see :func:`_centred`), and a box positive everywhere (no
     point of weight 0): else None. ``gram``: the rbf kernel's matrix on ``X``, where the
     caller has it (cross-validation forms a fold's once for all its pairs and Cs): handed
-    over precomputed, libsvm evaluates no kernel; else libsvm evaluates the kernel itself. Returns ``(MatrixResult, alphas)``: the status as :func:`solve` reports
-    one, and -- optimal -- ``alphas(i, j)``, the pair's alpha on its points in their order in
-    ``X``. Nothing is certified here: every pair's answer goes through the certificate as
-    one solve's does."""
+    over precomputed, libsvm evaluates no kernel; else libsvm evaluates the kernel itself.
+    Returns ``(MatrixResult, alphas)``: the status as :func:`solve` reports one, and --
+    optimal -- ``alphas(i, j)``, the pair's alpha on its points in their order in ``X``.
+    Nothing is certified here: every pair's answer goes through the certificate as one
+    solve's does."""
     from sklearn.svm import SVC
 
     name = getattr(kernel, "name", None)
