@@ -7,9 +7,10 @@ machine with other busy processes OpenBLAS's threads then fight for the cores: a
 l = 2,000 on 2 cores beside three other busy processes took 0.94-1.02 s with OpenBLAS's
 default 2 threads and 0.47-0.69 s with one (``benchmarks/svc.py``; SVC took 0.29-0.50 s).
 Below :data:`ONE_THREAD_BELOW` points the library runs one BLAS thread; above, as many as
-there are cores free of other load (the 1-minute load average less this process), at most
-the number the process already allows (a user's ``OPENBLAS_NUM_THREADS`` or
-``threadpool_limits`` stays in force).
+there are cores free of load (the 1-minute load average, this process's own share counted as
+other load: the average lags by a minute, and a fit started beside a busy process would
+otherwise take that process's core for its own), at most the number the process already
+allows (a user's ``OPENBLAS_NUM_THREADS`` or ``threadpool_limits`` stays in force).
 """
 
 from __future__ import annotations
@@ -17,8 +18,12 @@ from __future__ import annotations
 import contextlib
 import os
 
-#: below this many points the library's linear algebra runs on one BLAS thread
-ONE_THREAD_BELOW = 5000
+#: below this many points the library's linear algebra runs on one BLAS thread. Measured
+#: (2 cores, rbf, ``SVMClassifier().fit``, 2026-11-28): a second thread gains nothing at
+#: l = 5,000 (0.133 s against 0.134 s) and 20,000 (6.12 s against 6.02 s) and 4% at 50,000
+#: (20.5 s against 21.3 s) on a quiet machine, and costs 25-40% beside one busy process at
+#: 5,000 (0.18-0.19 s against 0.14 s: the two threads fight the other process for a core)
+ONE_THREAD_BELOW = 50_000
 
 
 def blas_threads_for(n_points: int) -> int:
@@ -26,8 +31,8 @@ def blas_threads_for(n_points: int) -> int:
     if n_points < ONE_THREAD_BELOW:
         return 1
     cores = os.cpu_count() or 1
-    try:
-        others = max(0.0, os.getloadavg()[0] - 1.0)   # (the load of this process excluded)
+    try:   # (this process's own share included: see the module's note)
+        others = max(0.0, os.getloadavg()[0])
     except (AttributeError, OSError):
         others = 0.0
     return max(1, min(cores, int(cores - others + 0.5)))

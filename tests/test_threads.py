@@ -41,6 +41,10 @@ def test_the_threads_that_pay_never_exceed_the_cores_or_the_users_limit(monkeypa
     assert threads.blas_threads_for(10**6) == cores          # a quiet machine: every core
     monkeypatch.setattr(threads.os, "getloadavg", lambda: (1.0 + cores, 0.0, 0.0))
     assert threads.blas_threads_for(10**6) == 1              # every core busy: one
+    monkeypatch.setattr(threads.os, "getloadavg", lambda: (1.0, 0.0, 0.0))
+    # one process busy (this one or another: the load lags), one core fewer
+    assert threads.blas_threads_for(10**6) == max(1, cores - 1)
+    assert threads.blas_threads_for(49_999) == 1             # (measured: one pays below)
     with threadpool_limits(limits=1, user_api="blas"):       # a user's limit stays in force
         monkeypatch.setattr(threads.os, "getloadavg", lambda: (0.0, 0.0, 0.0))
         with threads.library_threads(10**6):
