@@ -54,11 +54,13 @@ from .base import Backend, MatrixResult
 #: the dense form the model's matrix, centred
 NATIVE = ("linear", "rbf")
 
-#: libsvm's kernel cache (MB) when it evaluates the kernel itself: twice SVC's default (200),
-#: so that a fit's peak memory stays within 2x SVC's (issue 48). 1000 before: at l = 20,000
-#: (rbf) the solve's peak was 851 MB with it, 633 MB with 400, its time the same within the
-#: noise of a loaded machine (66 s and 70 s at load 4)
-CACHE_MB = 400.0
+#: libsvm's kernel cache (MB) when it evaluates the kernel itself: SVC's default, so that
+#: libsvm's own time is SVC's. Measured with SVC(tol=1e-8) alone (rbf, 20 features, quiet
+#: machine, 2026-11-28): 200 against 400 MB -- l = 10,000 1.53 s both, 20,000 3.9 s against
+#: 4.9 s, 30,000 5.5 s against 6.2 s, 50,000 18.0 s against 15.7 s (the one size where the
+#: larger cache paid); 400 before (and 1000 before that: at l = 20,000 a peak of 851 MB
+#: against 633 MB with 400)
+CACHE_MB = 200.0
 
 #: libsvm's iterations when the user sets no ``iter_limit`` (it has no time limit: a hard
 #: margin on nearly touching classes could otherwise run for hours): ``max(MIN_ITER,
@@ -110,7 +112,7 @@ def solve(record, sf, opts, state=None) -> MatrixResult:
     limit = opts.seconds   # (the time left now: read before the solve)
     t0 = time.perf_counter()
     svc = _fit_svc(SVC, data, y_k, weight, cap, limit, opts.iter_limit is None,
-                   C=C, tol=opts.tolerance, cache_size=CACHE_MB if native else 200.0,
+                   C=C, tol=opts.tolerance, cache_size=CACHE_MB,
                    shrinking=True, **params)
     elapsed = time.perf_counter() - t0
     status, message = Status.optimal, "converged"
