@@ -220,6 +220,28 @@ def test_pairs_at_several_Cs_are_each_Cs_own_and_C_inf_goes_the_ordinary_way():
                      Cs=[1.0, np.inf]) == [[None] * 3] * 2
 
 
+@pytest.mark.parametrize("case", ["rbf", "weighted", "linear weighted"])
+def test_the_problem_taken_at_another_C_is_the_problem_made_at_that_C(case):
+    """UnbuiltDual.at(C) (cross-validation's Cs on a fold's pairs) is the problem unbuilt at
+    that C: its C, its standard form (the box C weight_i on alpha, z free), the data
+    shared."""
+    X, y, kw = _fit_args(case)
+    f = lookup("soft_l1_dual")
+    plan = f.unbuilt(X, y, **kw)
+    moved = plan.at(7.5)
+    made = f.unbuilt(X, y, **{**kw, "C": 7.5})
+    assert moved.C == made.C == 7.5 and plan.C == kw["C"]
+    for name in ("c", "lA", "uA", "lx", "ux"):
+        np.testing.assert_array_equal(getattr(moved.form, name), getattr(made.form, name),
+                                      err_msg=name)
+    assert (moved.form.A != made.form.A).nnz == 0
+    np.testing.assert_allclose(plan.form.ux[: len(y)], made.form.ux[: len(y)] * kw["C"] / 7.5,
+                               rtol=1e-15)   # (and the plan itself left at its C)
+    assert moved.svm is plan.svm   # (the data, the kernel, a held matrix shared)
+    x = np.random.default_rng(2).uniform(0.0, 1.0, made.form.n)
+    assert moved.form.objective(x) == pytest.approx(made.form.objective(x), rel=1e-14)
+
+
 @pytest.mark.parametrize("case", list(CASES))
 def test_the_problem_solved_unbuilt_is_the_standard_form_of_the_model(case):
     """What libsvm is handed without a model (its structure, the standard form) is what the
