@@ -51,13 +51,16 @@ CASES = {
     "linear": ({"kernel": "linear", "C": 0.5}, False),
     "linear weighted": ({"kernel": "linear", "C": 0.5}, True),
     "poly": ({"kernel": "poly", "degree": 2, "gamma": 0.5, "coef0": 1.0, "C": 0.5}, False),
+    "defaults": ({}, False),   # (the builder's defaults: the linear kernel, C = 1)
+    # a licence of 120 variables: the dense form, not the factor form's 122
+    "linear max_vars": ({"kernel": "linear", "C": 0.5, "max_vars": 120}, False),
 }
 
 
 def _fit_args(case):
     kw, weighted = CASES[case]
     X, y = MOONS
-    X = _gram(X) if kw["kernel"] == "precomputed" else X
+    X = _gram(X) if kw.get("kernel") == "precomputed" else X
     if weighted:
         kw = {**kw, "sample_weight": WEIGHTS}
     return X, y, kw
@@ -84,6 +87,7 @@ def test_fit_builds_the_model_only_when_it_is_read_and_it_is_the_model_solved(bu
     sol = sm.fit(X, y, **kw)
     assert builds[0] == 0, "fit on libsvm built a Pyomo model nobody asked for"
     assert sol.solver == "libsvm" and sol.path == "fast"
+    assert sol.formulation == "soft_l1_dual"
     assert sol.classifier_certificate["certified"]
     eager = sm.solve(sm.build("soft_l1_dual", X, y, **kw))   # the ordinary path
     assert builds[0] == 1
@@ -220,6 +224,16 @@ def test_pairs_at_several_Cs_are_each_Cs_own_and_C_inf_goes_the_ordinary_way():
                      Cs=[1.0, np.inf]) == [[None] * 3] * 2
 
 
+def test_only_the_1_norm_dual_of_an_exact_kernel_is_made_unbuilt():
+    """The hard margin, the 2-norm soft margin and a low-rank kernel are built (their
+    problems are not the box-constrained dual unbuilt_dual makes): None."""
+    X, y = MOONS
+    assert lookup("soft_l1_dual").unbuilt(X, y, kernel="rbf", C=1.0) is not None
+    assert lookup("hard_dual").unbuilt(X, y, kernel="rbf") is None
+    assert lookup("soft_l2_dual").unbuilt(X, y, kernel="rbf", C=1.0) is None
+    assert lookup("soft_l1_dual").unbuilt(X, y, kernel="rbf", C=1.0, kernel_rank=10) is None
+
+
 @pytest.mark.parametrize("case", ["rbf", "weighted", "linear weighted"])
 def test_the_problem_taken_at_another_C_is_the_problem_made_at_that_C(case):
     """UnbuiltDual.at(C) (cross-validation's Cs on a fold's pairs) is the problem unbuilt at
@@ -264,7 +278,8 @@ def test_the_problem_solved_unbuilt_is_the_standard_form_of_the_model(case):
     np.testing.assert_array_equal(a.y, b.y)
     assert a.kernel == b.kernel and a.C == b.C and a.margin is b.margin
     assert (a.weight is None) == (b.weight is None)
-    assert (a.z is None) == (b.z is None) == (case not in ("linear", "linear weighted", "poly"))
+    assert (a.z is None) == (b.z is None) == (case not in ("linear", "linear weighted", "poly",
+                                                           "defaults"))
     if a.z is not None:   # (the factor form: z's positions, the factor its rows are made of)
         np.testing.assert_array_equal(a.z, b.z)
         np.testing.assert_array_equal(a.L, b.L)

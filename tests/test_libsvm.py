@@ -295,3 +295,29 @@ def test_a_slow_smo_gets_more_iterations_within_the_time_left():
     ref = sm.fit(X, y, solver="clarabel", kernel="linear", C=C)
     assert sol.classifier_certificate["certified"]
     assert sol.objective == pytest.approx(ref.objective, rel=1e-6)
+
+
+def test_pairs_in_one_call_only_for_the_kernels_and_boxes_libsvm_takes_as_they_are():
+    """solve_pairs answers the rbf and linear kernels with every box positive; a poly kernel
+    (its matrix would have to be centred or factored first) or a point of box 0 (libsvm
+    would drop it and number the others) is refused with None: the pairs are then fitted
+    alone. Where it answers, a pair's alpha solves that pair (its balance y'a = 0, its box)."""
+    from svm_models.kernels import make_kernel
+    from svm_models.solvers.base import SolverOptions
+    from svm_models.solvers.libsvm import solve_pairs
+
+    X, y = make_blobs(90, 3, centers=3, random_state=1)
+    box = np.full(len(y), 0.5)
+    opts = SolverOptions.from_kwargs()
+    for name in ("rbf", "linear"):
+        res, alphas = solve_pairs(make_kernel(name, gamma=0.3), X, y, box, opts)
+        assert res.status is sm.Status.optimal
+        for i, j in ((0, 1), (0, 2), (1, 2)):
+            pts = np.flatnonzero((y == i) | (y == j))
+            a, t = alphas(i, j), np.where(y[pts] == j, 1.0, -1.0)
+            assert np.all((a >= 0) & (a <= 0.5)) and abs(t @ a) < 1e-8 and a.max() > 0
+    assert solve_pairs(make_kernel("poly", gamma=0.3, degree=2), X, y, box, opts) is None
+    held = box.copy()
+    held[5] = 0.0
+    for name in ("rbf", "linear"):
+        assert solve_pairs(make_kernel(name, gamma=0.3), X, y, held, opts) is None

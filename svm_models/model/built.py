@@ -201,17 +201,19 @@ class LazySignedGram:
         self._full = K * np.outer(self.y, self.y)   # (signs: exact, one pass)
 
     def _kernel_block(self, rows, cols) -> np.ndarray:
-        """``K[rows, cols]`` (unsigned; None: all the points), a new array: from the held
-        matrix (:meth:`hold` with ``idx``) or the kernel evaluated."""
+        """``K[rows, cols]`` (unsigned), a new array: from the held matrix (:meth:`hold` with
+        ``idx``) or the kernel evaluated. ``cols`` None: all the points; ``rows`` None (then
+        ``cols`` None too): the whole matrix."""
         if self._source is not None:
             K, idx = self._source
+            if rows is None:
+                return K[idx][:, idx]
             if cols is None:   # (whole rows: one gather of them, then the columns)
-                return K[idx if rows is None else idx[rows]][:, idx]
-            return K[np.ix_(idx if rows is None else idx[rows], idx[cols])]
-        if rows is None and cols is None:
+                return K[idx[rows]][:, idx]
+            return K[np.ix_(idx[rows], idx[cols])]
+        if rows is None:   # (the symmetric evaluation: exactly symmetric)
             return self.kernel.gram(self.X)
-        return self.kernel.gram(self.X if rows is None else self.X[rows],
-                                self.X if cols is None else self.X[cols])
+        return self.kernel.gram(self.X[rows], self.X if cols is None else self.X[cols])
 
     def __array__(self, dtype=None, copy=None):
         G = self.materialise()
