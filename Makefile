@@ -108,8 +108,11 @@ bench: setup
 # mutmut copies the package and the tests into mutants/ (git-ignored) and remembers results
 # there: a second run re-tests only what changed. `mutmut results` lists the survivors,
 # `mutmut show NAME` prints one as a diff. Exit status 0 whatever the score: read the summary.
+# (mutmut forks each mutant's run from a process that has run the tests: Clarabel's thread
+# pool (rayon) does not survive a fork, and a forked Clarabel solve waited for it forever --
+# the mutants whose tests reach Clarabel stalled. With one rayon thread it runs in the fork.)
 mutate: setup
-	$(VENV)/bin/mutmut run --max-children $(MUTATE_JOBS) $(foreach m,$(MUTANTS),'$(m)')
+	RAYON_NUM_THREADS=1 $(VENV)/bin/mutmut run --max-children $(MUTATE_JOBS) $(foreach m,$(MUTANTS),'$(m)')
 	@$(VENV)/bin/mutmut results
 
 # The PyNumero library built by `setup` lives in $PYOMO_CONFIG_DIR/lib (default ~/.pyomo/lib),

@@ -287,6 +287,12 @@ def test_a_held_larger_matrix_is_read_where_needed_as_the_kernel_would_be(monkey
     np.testing.assert_allclose(lazy @ v, G @ v, rtol=1e-13, atol=1e-14)
     assert 0 < sum(big.read) <= 3 * len(allX)   # (three columns' rows of the big matrix)
     np.testing.assert_allclose(lazy @ V, G @ V, rtol=1e-13, atol=1e-14)
+    # a matrix with most rows non-zero (then the whole block is copied), held afresh (not
+    # copied yet): the same product
+    lazy.hold(big, idx)
+    W = _vectors(rng, len(y), list(range(0, len(y) - 8)))[1]
+    assert not lazy.materialised
+    np.testing.assert_allclose(lazy @ W, G @ W, rtol=1e-13, atol=1e-14)
     rows, cols = np.array([1, 5]), np.array([2, 3, 9])
     np.testing.assert_allclose(lazy[np.ix_(rows, cols)], G[np.ix_(rows, cols)], rtol=1e-14)
     np.testing.assert_allclose(lazy[rows, rows], np.diag(G)[rows], rtol=1e-14)

@@ -317,6 +317,14 @@ def test_pairs_in_one_call_only_for_the_kernels_and_boxes_libsvm_takes_as_they_a
             a, t = alphas(i, j), np.where(y[pts] == j, 1.0, -1.0)
             assert np.all((a >= 0) & (a <= 0.5)) and abs(t @ a) < 1e-8 and a.max() > 0
     assert solve_pairs(make_kernel("poly", gamma=0.3, degree=2), X, y, box, opts) is None
+    # the user's limits: an iteration limit reached, a time limit passed (1,500 points take
+    # more than the least limit handed over, 1 ms) -- no alphas
+    Xb, yb = make_blobs(1500, 3, centers=3, cluster_std=3.0, random_state=1)
+    for kw, status in (({"iter_limit": 1}, sm.Status.iteration_limit),
+                       ({"time_limit": 1e-9}, sm.Status.time_limit)):
+        res, alphas = solve_pairs(make_kernel("rbf", gamma=0.3), Xb, yb, np.ones(len(yb)),
+                                  SolverOptions.from_kwargs(**kw))
+        assert res.status is status and alphas is None, (kw, res.status)
     held = box.copy()
     held[5] = 0.0
     for name in ("rbf", "linear"):

@@ -45,6 +45,16 @@ def test_the_threads_that_pay_never_exceed_the_cores_or_the_users_limit(monkeypa
     # one process busy (this one or another: the load lags), one core fewer
     assert threads.blas_threads_for(10**6) == max(1, cores - 1)
     assert threads.blas_threads_for(49_999) == 1             # (measured: one pays below)
+    monkeypatch.setattr(threads.os, "getloadavg", lambda: (0.0, 0.0, 0.0))
+    assert threads.blas_threads_for(threads.ONE_THREAD_BELOW) == cores   # (from there on)
+
+    def no_load():
+        raise OSError("no load average here")
+
+    monkeypatch.setattr(threads.os, "getloadavg", no_load)   # (unknown: the cores free)
+    assert threads.blas_threads_for(10**6) == cores
+    monkeypatch.setattr(threads.os, "cpu_count", lambda: None)   # (unknown: one core)
+    assert threads.blas_threads_for(10**6) == 1
     with threadpool_limits(limits=1, user_api="blas"):       # a user's limit stays in force
         monkeypatch.setattr(threads.os, "getloadavg", lambda: (0.0, 0.0, 0.0))
         with threads.library_threads(10**6):
