@@ -14,12 +14,11 @@ Data: ``make_classification(l, 20 features, random_state=0)``, rbf kernel, ``gam
 C = 1 (``--linear``: each data set also with the linear kernel, ``SVMClassifier()``'s
 default, against ``SVC(kernel="linear")``); digits: the 10 classes of ``load_digits``, the
 estimator's default multiclass scheme (one-vs-one since issue 48, as SVC; one-vs-rest
-before), and with ``--multi-class`` each scheme named. ``--grid``: ``GridSearchCV`` over C in {1, 10} and gamma in {1e-3, 1e-2}, 3
-folds, on the digits as above (pixels / 16: issue 48's grid), of
-``SVMClassifier(kernel="rbf")`` against ``SVC()`` (and ``SVC(tol=1e-8)``), then
+before), and with ``--multi-class`` each scheme named. ``--grid``: ``GridSearchCV`` over C in
+{1, 10} and gamma in {1e-3, 1e-2}, 3 folds, on the digits as above (pixels / 16: issue 48's
+grid), of ``SVMClassifier(kernel="rbf")`` against ``SVC()`` (and ``SVC(tol=1e-8)``), then
 ``SVMClassifierCV`` over the same grid and folds (the refit included) against the same. Each
-time is the
-best of ``--repeat`` runs of ``fit``. ``--model-cost``: at each size, ``build`` alone (the
+time is the best of ``--repeat`` runs of ``fit``. ``--model-cost``: at each size, ``build`` alone (the
 Pyomo model), ``build`` then ``solve`` (the path every fit took before issue 48), ``fit``
 (on libsvm it builds no model) and ``fit`` then ``Solution.model`` (the model built when
 read), in a second table. The library measured is the one Python imports

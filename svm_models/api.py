@@ -719,8 +719,7 @@ def fit_pairs(X, y_index: np.ndarray, points: list, formulation: str, solver: st
     them: where :func:`fit` would solve each unbuilt on a structured backend that declares
     ``pairs`` (libsvm: the 1-norm dual, the rbf or linear kernel, no weight 0), one call for
     all the pairs (:func:`~svm_models.solvers.libsvm.solve_pairs`: the fixed cost of a solve
-    paid once),
-    then each pair's answer read and certified as :func:`fit` certifies one. ``points``: each
+    paid once), then each pair's answer read and certified as :func:`fit` certifies one. ``points``: each
     pair's points (indices into ``X``; the pairs ``i < j`` of
     :func:`~svm_models.methods.cv.binary_problems`' order, class ``j`` the positive one);
     ``weight``: each point's factor of C (None: 1); ``gram``: the kernel's matrix on ``X``

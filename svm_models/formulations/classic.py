@@ -216,10 +216,10 @@ class UnbuiltDual:
     """A 1-norm soft-margin dual (dense, or the factor form of an exact feature map) as data,
     without its Pyomo model: what :func:`svm_models.fit` hands a structured backend (libsvm)
     when nobody has asked for the model (``Formulation.unbuilt``). ``svm`` is the
-    :class:`BuiltSVM` the builder would
-    leave (``block`` and the record's Pyomo parts None), ``record`` a record of the
-    structure only (``record.structure``), ``form`` the standard form of the same problem
-    (the box ``[0, C_i]`` in ``form.ux``), ``C`` the parameter's value. The model built
+    :class:`BuiltSVM` the builder would leave (``block`` and the record's Pyomo parts None),
+    ``record`` a record of the structure only (``record.structure``), ``form`` the standard
+    form of the same problem (the box ``[0, C_i]`` in ``form.ux``), ``C`` the parameter's
+    value. The model built
     later from the same data (:attr:`svm_models.Solution.model`) is this problem: the same
     variables in the same order, the same objective and rows."""
 
@@ -229,9 +229,9 @@ class UnbuiltDual:
     C: float
 
     def extract(self, ctx, x: np.ndarray) -> Solution:
-        """The Solution at the backend's point ``x`` (the record's order: alpha, then the factor
-        form's z), certified as
-        :func:`extract` certifies a model the record proves (``ctx.verified``)."""
+        """The Solution at the backend's point ``x`` (the record's order: alpha, then the
+        factor form's z), certified as :func:`extract` certifies a model the record proves
+        (``ctx.verified``)."""
         return _extract(self.svm, ctx, self.C,
                         raw=np.asarray(x, dtype=float)[self.record.structure.alpha])
 
@@ -270,8 +270,8 @@ def unbuilt_dual(X, y, margin: Margin, *, C=1.0, kernel="linear", gamma="scale",
     features than points, a poly kernel's monomials: the variables ``(alpha, z)``, the rows
     ``z = L'(y alpha)`` then ``y'alpha = 0``, as built). None where it is another problem (a
     low-rank kernel, a factor that is not exact, another margin): that one is built."""
-    from ..kernels import exact_factor_dim, kernel_factor
-    from ..model.pieces import check_C, dense_rows
+    from ..kernels import exact_factor_dim
+    from ..model.pieces import check_C, dense_rows, dual_factor
     from ..model.standard_form import StandardForm
 
     if margin is not SOFT_L1 or kernel_rank is not None:
@@ -296,9 +296,7 @@ def unbuilt_dual(X, y, margin: Margin, *, C=1.0, kernel="linear", gamma="scale",
     elif exact_factor_dim(kern, l, data.n_features) is not None:
         # add_signed_kernel_form's factor form: z = L'(y a), a'G a = |z|^2; rows z - F a = 0
         # (F = L' D_y), then the balance
-        Lf = kernel_factor(kern, data.X, K)
-        if not kern.is_linear:
-            L = Lf   # (what the post-processing reads: K = L L')
+        Lf, L = dual_factor(kern, data, K)
         r = Lf.shape[1]
         zpos = np.arange(l, l + r)
         rows = dense_rows(r, l + r, [(apos, Lf.T, -yv[None, :])], [(zpos, np.ones(r))])

@@ -296,14 +296,19 @@ def pairs_apply(job: Job) -> bool:
             or job.path_formulation != "soft_l1_dual" or not job.Cs
             or len(job.Cs) >= PATH_MIN_CS):
         return False
-    default = lookup(job.path_formulation).defaults["kernel"]
     for setting in job.settings:
         hyper = {**job.fixed, **setting}
-        kernel = hyper.get("kernel", default)
+        kernel = _kernel_name(job, hyper)
         if not (kernel == "rbf" and set(hyper) <= {"kernel", "gamma"}
                 or kernel == "linear" and set(hyper) <= {"kernel"}):
             return False
     return pairs_backend(job.path_formulation, job.solver, job.solve_kw) is not None
+
+
+def _kernel_name(job: Job, hyper: dict):
+    """The kernel of a setting's hyperparameters ``hyper``: given, or the path formulation's
+    default."""
+    return hyper.get("kernel", lookup(job.path_formulation).defaults["kernel"])
 
 
 def _pairs_task(job: Job, key: tuple) -> dict:
@@ -315,8 +320,8 @@ def _pairs_task(job: Job, key: tuple) -> dict:
     product with the test matrix. A pair the call does not answer at some C (not optimal,
     refused by its certificate, or the call raising) walks its own path of fits, as without
     this task (:func:`_task`). Returns ``{"parts"}``: one result per pair, as :func:`_task`
-    returns them; the task's time shared equally by its pairs and Cs (as a
-    path's by its Cs)."""
+    returns them; the task's time shared equally by its pairs and Cs (as a path's by its
+    Cs)."""
     f, s, _ = key
     train, test = job.folds[f]
     n, P = len(job.Cs), len(job.problems)
@@ -331,7 +336,7 @@ def _pairs_task(job: Job, key: tuple) -> dict:
         t0 = time.perf_counter()
         hyper = _fold_hyperparameters(job, job.path_formulation, s, train)   # (gamma a number)
         Xtr = job.X[train]
-        if hyper.get("kernel", lookup(job.path_formulation).defaults["kernel"]) == "rbf":
+        if _kernel_name(job, hyper) == "rbf":
             kern = make_kernel("rbf", gamma=hyper["gamma"])
             K = kern.gram(Xtr)
         else:   # (linear: libsvm evaluates it, the certificates read X)

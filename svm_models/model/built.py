@@ -198,7 +198,7 @@ class LazySignedGram:
             return
         if K.shape != self.shape:
             raise ValueError(f"a kernel matrix of shape {self.shape} is needed; got {K.shape}")
-        self._full = K * np.outer(self.y, self.y)   # (signs: exact, one pass)
+        self._full, self._source = K * np.outer(self.y, self.y), None   # (signs: exact)
 
     def _kernel_block(self, rows, cols) -> np.ndarray:
         """``K[rows, cols]`` (unsigned), a new array: from the held matrix (:meth:`hold` with

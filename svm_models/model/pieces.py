@@ -475,14 +475,21 @@ def add_signed_kernel_form(b, layout: Layout, alpha, data: Dataset, kern: Kernel
     yv = data.y
     doc = "alpha' G(K) alpha with G_ij = y_i y_j K_ij"
     if form == "factor":
-        Lf = kernel_factor(kern, data.X, K) if L is None else L
-        if not kern.is_linear:
-            L = Lf   # (kept: K = L L' is what post-processing reads, K itself not formed)
+        Lf, L = dual_factor(kern, data, K, L)
         declare_factor(b, Lf.shape[1])
         layout.add(b.z)
         return add_quadratic_form(b, layout, "quad", alpha, L=Lf, y=yv, doc=doc), K, L, Lf
     G, K = signed_gram(data, kern, K)
     return add_quadratic_form(b, layout, "quad", alpha, M=G, doc=doc), K, L, None
+
+
+def dual_factor(kern: Kernel, data: Dataset, K, L: np.ndarray | None = None) -> tuple:
+    """A factor-form dual's ``(Lf, L)``: ``Lf`` the factor its rows ``z = Lf'(y alpha)`` are
+    made of (``L`` as given, else :func:`~svm_models.kernels.kernel_factor`: ``X`` for the
+    linear kernel, a poly kernel's monomials), ``L`` the factor the post-processing reads
+    (``Lf`` itself, kept, K never formed; None for the linear kernel, whose factor is X)."""
+    Lf = kernel_factor(kern, data.X, K) if L is None else L
+    return Lf, (L if kern.is_linear else Lf)
 
 
 def signed_gram(data: Dataset, kern: Kernel, K) -> tuple:

@@ -54,12 +54,11 @@ from .base import Backend, MatrixResult
 #: the dense form the model's matrix, centred
 NATIVE = ("linear", "rbf")
 
-#: libsvm's kernel cache (MB) when it evaluates the kernel itself: SVC's default, so that
-#: libsvm's own time is SVC's. Measured with SVC(tol=1e-8) alone (rbf, 20 features, quiet
-#: machine, 2026-11-28): 200 against 400 MB -- l = 10,000 1.53 s both, 20,000 3.9 s against
-#: 4.9 s, 30,000 5.5 s against 6.2 s, 50,000 18.0 s against 15.7 s (the one size where the
-#: larger cache paid); 400 before (and 1000 before that: at l = 20,000 a peak of 851 MB
-#: against 633 MB with 400)
+#: libsvm's kernel cache (MB): SVC's default, so that libsvm's own time is SVC's. Measured
+#: with SVC(tol=1e-8) alone (rbf, 20 features, quiet machine, 2026-11-28): 200 against 400
+#: MB -- l = 10,000 1.53 s both, 20,000 3.9 s against 4.9 s, 30,000 5.5 s against 6.2 s,
+#: 50,000 18.0 s against 15.7 s (the one size where the larger cache paid); 400 before (and
+#: 1000 before that: at l = 20,000 a peak of 851 MB against 633 MB with 400)
 CACHE_MB = 200.0
 
 #: along a path of solves on one model (``state`` given: a C path, cross-validation) of at most
@@ -98,7 +97,7 @@ def solve(record, sf, opts, state=None) -> MatrixResult:
                                                            else st.weight)
         ridge = ratio(np.ones(len(y)), Ci)
         box = np.where(box > 0, np.inf, 0.0)
-    params, data, s, interface, native = _svc_problem(st, ridge, state)
+    params, data, s, interface = _svc_problem(st, ridge, state)
     # the points of weight 0 (box 0: alpha_i = 0) are left out (libsvm would drop them and
     # number its support vectors among the others)
     keep = np.flatnonzero(box > 0)
@@ -111,21 +110,7 @@ def solve(record, sf, opts, state=None) -> MatrixResult:
     else:   # C_i = C * weight_i
         C = cmax * s
         weight = None if np.all(box_k == cmax) else box_k / cmax
-    cap = max(MIN_ITER, ITER_PER_POINT * len(y)) if opts.iter_limit is None else opts.iter_limit
-    limit = opts.seconds   # (the time left now: read before the solve)
-    t0 = time.perf_counter()
-    svc = _fit_svc(SVC, data, y_k, weight, cap, limit, opts.iter_limit is None,
-                   C=C, tol=opts.tolerance, cache_size=CACHE_MB,
-                   shrinking=True, **params)
-    elapsed = time.perf_counter() - t0
-    status, message = Status.optimal, "converged"
-    if svc.fit_status_ != 0 and opts.iter_limit is not None:
-        status, message = Status.iteration_limit, f"max_iter={opts.iter_limit} reached"
-    elif svc.fit_status_ != 0:   # (the retry: a looser tolerance)
-        status, message = (Status.numerical_error,
-                           f"no convergence in {svc.max_iter} iterations{_others()}")
-    if limit is not None and elapsed > limit:
-        status, message = Status.time_limit, f"{message} after the time limit ({limit:g} s)"
+    svc, status, message = _fitted(SVC, data, y_k, weight, len(y), opts, C=C, **params)
     res = MatrixResult(status=status, message=message, interface=interface)
     if status is Status.optimal:
         alpha = np.zeros(len(y))
@@ -139,6 +124,28 @@ def solve(record, sf, opts, state=None) -> MatrixResult:
         res.objective = sf.objective(x)
         res.iterations = int(np.sum(svc.n_iter_))
     return res
+
+
+def _fitted(SVC, data, y, weight, l: int, opts, **params) -> tuple:
+    """``(svc, status, message)``: SVC fitted on ``data`` (:func:`_fit_svc`, at most the
+    user's ``iter_limit`` iterations or ``max(MIN_ITER, ITER_PER_POINT * l)``), with the status
+    of what is known -- optimal, the iteration limit reached, no convergence (the backends
+    that take the dual named), or the time limit (the time left when it started) passed."""
+    cap = max(MIN_ITER, ITER_PER_POINT * l) if opts.iter_limit is None else opts.iter_limit
+    limit = opts.seconds   # (the time left now: read before the solve)
+    t0 = time.perf_counter()
+    svc = _fit_svc(SVC, data, y, weight, cap, limit, opts.iter_limit is None,
+                   tol=opts.tolerance, cache_size=CACHE_MB, shrinking=True, **params)
+    elapsed = time.perf_counter() - t0
+    status, message = Status.optimal, "converged"
+    if svc.fit_status_ != 0 and opts.iter_limit is not None:
+        status, message = Status.iteration_limit, f"max_iter={opts.iter_limit} reached"
+    elif svc.fit_status_ != 0:
+        status, message = (Status.numerical_error,
+                           f"no convergence in {svc.max_iter} iterations{_others()}")
+    if limit is not None and elapsed > limit:
+        status, message = Status.time_limit, f"{message} after the time limit ({limit:g} s)"
+    return svc, status, message
 
 
 def _fit_svc(SVC, data, y, weight, cap: int, limit, more: bool, **params):
@@ -175,9 +182,9 @@ def _others() -> str:
 
 
 def _svc_problem(st, ridge, state):
-    """What SVC is given for the dual ``st``: ``(params, data, s, interface, native)`` -- the
-    kernel libsvm evaluates itself (``native``: the linear kernel on the centred features, a
-    poly kernel's monomials, or its own rbf/poly/sigmoid) or the precomputed centred Gram
+    """What SVC is given for the dual ``st``: ``(params, data, s, interface)`` -- the kernel
+    libsvm evaluates itself (the linear kernel on the centred features, a poly kernel's
+    monomials, or its own rbf/poly/sigmoid) or the precomputed centred Gram
     matrix (with the 2-norm's ``ridge`` on its diagonal), scaled by ``s``, a power of four."""
     kern, X, y = st.kernel, st.X, st.y
     along_a_path = state is not None and len(y) <= PATH_PRECOMPUTED_MAX
@@ -188,16 +195,14 @@ def _svc_problem(st, ridge, state):
     native = (np.all(ridge == 0.0) and not along_a_path
               and (features is not None or getattr(kern, "name", None) in NATIVE))
     if native:
-        if features is not None:   # centred: the same dual on y'a = 0 (see _centred)
-            X = features - features.mean(axis=0)
-            s = power_of_four(float(np.mean(np.einsum("ij,ij->i", X, X))) if len(y) else 1.0)
-            params, data = {"kernel": "linear"}, X / math.sqrt(s)
+        if features is not None:
+            params, (data, s) = {"kernel": "linear"}, _centred_features(features)
         else:
             s = power_of_four(float(np.mean(kern.diagonal(X))) if len(y) else 1.0)
             params, data = _native(kern), X
         interface = ("libsvm-linear, on the poly kernel's monomials" if kern.name == "poly"
                      else f"libsvm-{kern.name}")
-        return params, data, s, interface, True
+        return params, data, s, interface
     kept = state.get("libsvm_gram") if state is not None else None
     if kept is not None and kept[0] is st:
         K = kept[1]
@@ -209,7 +214,7 @@ def _svc_problem(st, ridge, state):
     if np.any(ridge):
         K = K + np.diag(np.broadcast_to(ridge, (len(y),)))
     s = power_of_four(float(np.mean(np.diag(K))) if len(y) else 1.0)
-    return {"kernel": "precomputed"}, K / s, s, "libsvm-precomputed", False
+    return {"kernel": "precomputed"}, K / s, s, "libsvm-precomputed"
 
 
 def _centred(K: np.ndarray) -> np.ndarray:
@@ -222,6 +227,15 @@ def _centred(K: np.ndarray) -> np.ndarray:
     differences."""
     r = K.mean(axis=1)
     return K - r[:, None] - r[None, :] + r.mean()
+
+
+def _centred_features(F: np.ndarray) -> tuple:
+    """``(F centred / sqrt(s), s)``: features handed over under the linear kernel, centred by
+    their mean (the same dual on ``y'a = 0``, see :func:`_centred`) and scaled by ``s``, a
+    power of four near their mean squared norm (1 for no points)."""
+    Fc = F - F.mean(axis=0)
+    s = power_of_four(float(np.mean(np.einsum("ij,ij->i", Fc, Fc)))) if len(F) else 1.0
+    return Fc / math.sqrt(s), s
 
 
 def _native(kern) -> dict:
@@ -261,32 +275,15 @@ def solve_pairs(kernel, X: np.ndarray, y_index: np.ndarray, box: np.ndarray, opt
     if name not in ("rbf", "linear") or not np.all(box > 0):
         return None
     if name == "linear":   # (centred and scaled as solve hands a linear dual over)
-        Xc = X - X.mean(axis=0)
-        s = power_of_four(float(np.mean(np.einsum("ij,ij->i", Xc, Xc))) if len(y_index)
-                          else 1.0)
-        data, native, interface = Xc / math.sqrt(s), {"kernel": "linear"}, "libsvm-linear"
+        (data, s), params, interface = _centred_features(X), {"kernel": "linear"}, "libsvm-linear"
     elif gram is not None:   # (rbf: its diagonal is 1, s = 1; the matrix as it is)
-        s, data, native, interface = 1.0, gram, {"kernel": "precomputed"}, "libsvm-precomputed"
+        s, data, params, interface = 1.0, gram, {"kernel": "precomputed"}, "libsvm-precomputed"
     else:
-        s, data, native, interface = 1.0, X, _native(kernel), "libsvm-rbf"
+        s, data, params, interface = 1.0, X, _native(kernel), "libsvm-rbf"
     cmax = float(np.max(box))
     weight = None if np.all(box == cmax) else box / cmax
     l = len(y_index)
-    cap = max(MIN_ITER, ITER_PER_POINT * l) if opts.iter_limit is None else opts.iter_limit
-    limit = opts.seconds
-    t0 = time.perf_counter()
-    svc = _fit_svc(SVC, data, y_index, weight, cap, limit, opts.iter_limit is None,
-                   C=cmax * s, tol=opts.tolerance, cache_size=CACHE_MB, shrinking=True,
-                   **native)
-    elapsed = time.perf_counter() - t0
-    status, message = Status.optimal, "converged"
-    if svc.fit_status_ != 0:
-        status, message = ((Status.iteration_limit, f"max_iter={opts.iter_limit} reached")
-                           if opts.iter_limit is not None else
-                           (Status.numerical_error, f"no convergence in {svc.max_iter} "
-                                                    "iterations"))
-    if limit is not None and elapsed > limit:
-        status, message = Status.time_limit, f"{message} after the time limit ({limit:g} s)"
+    svc, status, message = _fitted(SVC, data, y_index, weight, l, opts, C=cmax * s, **params)
     res = MatrixResult(status=status, message=message, interface=f"{interface}, one-vs-one")
     if status is not Status.optimal:
         return res, None
