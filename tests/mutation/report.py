@@ -461,7 +461,7 @@ RULES += [
     (r"x__fold_scores__", r"np\.full\(len\(cs\), None\)",
      "the scores of a test fold of weight zero as None instead of NaN: stored into the "
      "table's float array they are NaN"),
-    (r"x__pairs_task__", r"dict\(job\.solve_kw\), (gram=None, )?Cs=job\.Cs\)",
+    (r"x__pairs_task__", r"dict\(job\.solve_kw\), (gram=None, )?Cs=job\.Cs\)|^\+\s*K = None$",
      "the fold's matrix not handed over: fit_pairs forms the same one itself (the rbf kernel "
      "on the same points, up to PAIRS_GRAM_MAX; beyond, libsvm evaluates it): speed only, "
      "each pair's answer certified either way"),
