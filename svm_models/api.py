@@ -17,6 +17,7 @@ import numpy as np
 from pyomo.common.gc_manager import PauseGC
 
 from .formulations import get as lookup, names as formulation_names
+from .data import as_matrix, rows_of
 from .progress import Countdown
 from .errors import (BadScaleWarning, FallbackWarning, InfeasibleError, LicenseLimitError,
                      NotSeparableError, ParameterError, SolveFailedError, SolverError, SVMError,
@@ -740,15 +741,17 @@ def fit_pairs(X, y_index: np.ndarray, points: list, formulation: str, solver: st
     k = int(y_index.max()) + 1 if len(y_index) else 0
     first = {**params, "C": at[0]} if at[0] is not None else dict(params)
     if (b is None or len(points) != k * (k - 1) // 2 or not at or "sample_weight" in params
+            or params.get("kernel") == "precomputed"   # (its pairs are blocks, not rows)
             or any(_hard_margin_at_infinite_C(f, {**first, "C": C}) is not f for C in at)):
         return none if Cs is None else [none] * len(at)
     plans = []
+    A = as_matrix(X)   # (checked once: each pair's points are rows of it, not checked again)
     with warnings.catch_warnings():   # (the estimator said the data's scale once)
         warnings.simplefilter("ignore", BadScaleWarning)
         for pts in points:
             kw = {} if weight is None else {"sample_weight": weight[pts]}
-            t = np.where(y_index[pts] == y_index[pts].max(), 1, -1)
-            plans.append(f.unbuilt(X[pts], t, **first, **kw))
+            part = rows_of(A, pts, np.where(y_index[pts] == y_index[pts].max(), 1, -1))
+            plans.append(f.unbuilt(part, part.y, **first, **kw))
     if any(p is None for p in plans) or opts.expired():
         return none if Cs is None else [none] * len(at)
     if gram is None and len(y_index) <= PAIRS_GRAM_MAX and plans[0].svm.kernel.name == "rbf":

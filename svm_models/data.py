@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .errors import BadScaleWarning, DataError, plain
+from .errors import BadScaleWarning, DataError, ParameterError, plain
 from .tolerances import SCALE_COLUMN_SPREAD, SCALE_HIGH, SCALE_LOW
 
 
@@ -194,6 +194,10 @@ def validate(X, y, *, precomputed: bool = False) -> Dataset:
         naming the problem: shape, NaN/inf, a single class, more than two classes,
         mismatched lengths.
     """
+    if isinstance(X, Dataset):   # (checked already: rows_of)
+        if y is not X.y:
+            raise ParameterError("a Dataset comes with its own labels: pass its y")
+        return X
     A = as_matrix(X, name="X")
     yy, classes = encode_labels(y)
     if A.shape[0] != yy.shape[0]:
@@ -222,6 +226,22 @@ def validate(X, y, *, precomputed: bool = False) -> Dataset:
     if not precomputed:
         check_scale(A, name="X")
     return Dataset(X=A, y=yy, classes=classes, shared_crc=crc)
+
+
+def rows_of(A: np.ndarray, idx: np.ndarray, y) -> Dataset:
+    """The points ``idx`` of features ``A`` that :func:`as_matrix` returned, with the labels
+    ``y`` (two classes, checked as :func:`validate` checks them), as a Dataset that
+    :func:`validate` takes as it is: rows of checked features are finite and their scale
+    was said once -- one-vs-one's pairs, each of which :func:`validate` checked again (a
+    copy, the labels, the features' scale: a tenth of the pairs' time on digits). A frozen
+    copy; not for a precomputed kernel's matrix (its rows are not its points)."""
+    X = A[np.asarray(idx, dtype=np.intp)]
+    yy, classes = encode_labels(y)
+    if X.shape[0] != yy.shape[0]:
+        raise DataError(f"{X.shape[0]} points but {yy.shape[0]} labels; they must match")
+    X.setflags(write=False)
+    yy.setflags(write=False)
+    return Dataset(X=X, y=yy, classes=classes)
 
 
 #: the size above which a caller's contiguous X is referred to (a checked read-only view)

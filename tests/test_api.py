@@ -204,6 +204,7 @@ def test_pairs_at_several_Cs_are_each_Cs_own_and_C_inf_goes_the_ordinary_way():
     from sklearn.datasets import load_digits
 
     from svm_models.api import fit_pairs
+    from svm_models.kernels import make_kernel
     from svm_models.methods.cv import binary_problems, problem_points
 
     X, y = load_digits(return_X_y=True)
@@ -222,6 +223,35 @@ def test_pairs_at_several_Cs_are_each_Cs_own_and_C_inf_goes_the_ordinary_way():
             assert a.b == pytest.approx(b.b, rel=1e-12, abs=1e-13)
     assert fit_pairs(X, y, points, "soft_l1_dual", "auto", params, None, {},
                      Cs=[1.0, np.inf]) == [[None] * 3] * 2
+    # a precomputed matrix: each pair's problem is a block of it, not its rows -- left to
+    # each pair's own fit
+    K = make_kernel("rbf", gamma=0.02).gram(X)
+    assert fit_pairs(K, y, points, "soft_l1_dual", "auto", {"kernel": "precomputed"}, None,
+                     {}) == [None] * 3
+
+
+def test_the_rows_of_checked_data_are_the_data_validate_makes_of_them():
+    """rows_of (one-vs-one's pairs: rows of features checked once) gives the Dataset validate
+    gives the same rows and labels -- the features, the encoded labels, the classes, frozen
+    -- and validate takes it as it is, with its own labels only."""
+    from svm_models.data import as_matrix, rows_of, validate
+    from svm_models.errors import DataError, ParameterError
+
+    X, y = MOONS
+    idx = np.flatnonzero(np.arange(len(y)) % 3 != 0)
+    labels = np.where(y[idx] > 0, "b", "a")
+    ours, ref = rows_of(as_matrix(X), idx, labels), validate(X[idx], labels)
+    np.testing.assert_array_equal(ours.X, ref.X)
+    np.testing.assert_array_equal(ours.y, ref.y)
+    np.testing.assert_array_equal(ours.classes, ref.classes)
+    assert not ours.X.flags.writeable and not ours.y.flags.writeable
+    assert validate(ours, ours.y) is ours
+    with pytest.raises(ParameterError, match="its own labels"):
+        validate(ours, ref.y)
+    with pytest.raises(DataError, match="4 points but 3 labels"):
+        rows_of(as_matrix(X), idx[:4], labels[:3])
+    with pytest.raises(DataError, match="two classes"):
+        rows_of(as_matrix(X), idx, np.zeros(len(idx)))
 
 
 def test_only_the_1_norm_dual_of_an_exact_kernel_is_made_unbuilt():
@@ -234,14 +264,18 @@ def test_only_the_1_norm_dual_of_an_exact_kernel_is_made_unbuilt():
     assert lookup("soft_l1_dual").unbuilt(X, y, kernel="rbf", C=1.0, kernel_rank=10) is None
 
 
+@pytest.mark.parametrize("read_first", [False, True])
 @pytest.mark.parametrize("case", ["rbf", "weighted", "linear weighted"])
-def test_the_problem_taken_at_another_C_is_the_problem_made_at_that_C(case):
+def test_the_problem_taken_at_another_C_is_the_problem_made_at_that_C(case, read_first):
     """UnbuiltDual.at(C) (cross-validation's Cs on a fold's pairs) is the problem unbuilt at
     that C: its C, its standard form (the box C weight_i on alpha, z free), the data
     shared."""
     X, y, kw = _fit_args(case)
     f = lookup("soft_l1_dual")
     plan = f.unbuilt(X, y, **kw)
+    if read_first:   # (the standard form made before the move, or only when read after it)
+        assert plan.form.ux[0] == kw["C"] * (plan.svm.weight[0] if plan.svm.weight is not None
+                                             else 1.0)
     moved = plan.at(7.5)
     made = f.unbuilt(X, y, **{**kw, "C": 7.5})
     assert moved.C == made.C == 7.5 and plan.C == kw["C"]

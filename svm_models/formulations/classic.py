@@ -22,7 +22,7 @@ References: Cristianini & Shawe-Taylor (2000), ch. 6; ``formulations/classic.md`
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pyomo.environ as pyo
@@ -217,16 +217,27 @@ class UnbuiltDual:
     without its Pyomo model: what :func:`svm_models.fit` hands a structured backend (libsvm)
     when nobody has asked for the model (``Formulation.unbuilt``). ``svm`` is the
     :class:`BuiltSVM` the builder would leave (``block`` and the record's Pyomo parts None),
-    ``record`` a record of the structure only (``record.structure``), ``form`` the standard
-    form of the same problem (the box ``[0, C_i]`` in ``form.ux``), ``C`` the parameter's
-    value. The model built
-    later from the same data (:attr:`svm_models.Solution.model`) is this problem: the same
-    variables in the same order, the same objective and rows."""
+    ``record`` a record of the structure only (``record.structure``), ``box`` alpha's upper
+    bounds ``C_i``, ``C`` the parameter's value; :attr:`form` the standard form of the same
+    problem (the box in ``form.ux``), made when first read -- one-vs-one's pairs, handed to
+    the backend as the points and their labels, never read it (its sparse rows were most of
+    the time the pairs of a linear fit spent here). The model built later from the same data
+    (:attr:`svm_models.Solution.model`) is this problem: the same variables in the same
+    order, the same objective and rows."""
 
     svm: BuiltSVM
     record: Record
-    form: object
+    box: np.ndarray
     C: float
+    _form: object = field(default=None, repr=False)
+
+    @property
+    def form(self):
+        """The standard form (:class:`~svm_models.model.standard_form.StandardForm`),
+        made on first read and kept."""
+        if self._form is None:
+            self._form = _unbuilt_form(self.svm, self.box)
+        return self._form
 
     def extract(self, ctx, x: np.ndarray) -> Solution:
         """The Solution at the backend's point ``x`` (the record's order: alpha, then the
@@ -238,8 +249,9 @@ class UnbuiltDual:
     def point(self, alpha: np.ndarray) -> np.ndarray:
         """The backend's point in the record's order from the dual's ``alpha`` (the factor
         form's ``z = L'(y alpha)`` after it)."""
-        x = np.zeros(self.form.n)
-        self.record.structure.complete(x, alpha)
+        st = self.record.structure
+        x = np.zeros(st.alpha.size + (0 if st.z is None else st.z.size))
+        st.complete(x, alpha)
         return x
 
     def at(self, C) -> "UnbuiltDual":
@@ -249,16 +261,21 @@ class UnbuiltDual:
 
         C = check_C(C)
         w = self.svm.weight
-        box = self.form.ux.copy()   # (the factor form's z: free)
-        box[self.record.structure.alpha] = C if w is None else C * w
-        return replace(self, form=replace(self.form, ux=box), C=C)
+        box = np.full(self.box.shape, C) if w is None else C * w
+        form = None
+        if self._form is not None:   # (the factor form's z: free)
+            ux = self._form.ux.copy()
+            ux[self.record.structure.alpha] = box
+            form = replace(self._form, ux=ux)
+        return replace(self, box=box, C=C, _form=form)
 
     def hold_gram(self, K: np.ndarray, idx: np.ndarray | None = None) -> None:
         """``K``: the kernel's matrix formed by the caller from the same kernel, on these
         points, or (``idx``) on more points of which ``idx`` are these (one-vs-one's pairs
-        in the matrix of all the training points): the post-processing reads it instead of
-        evaluating the kernel again (:meth:`~svm_models.model.built.LazySignedGram.hold`)."""
-        self.form.quad[0].base.hold(K, idx)
+        in the matrix of all the training points): the post-processing and the dense form's
+        quadratic block read it instead of evaluating the kernel again
+        (:meth:`~svm_models.model.built.LazySignedGram.hold`). The dense form only."""
+        self.svm.K.G.hold(K, idx)
 
 
 def unbuilt_dual(X, y, margin: Margin, *, C=1.0, kernel="linear", gamma="scale", degree=3,
@@ -271,8 +288,7 @@ def unbuilt_dual(X, y, margin: Margin, *, C=1.0, kernel="linear", gamma="scale",
     ``z = L'(y alpha)`` then ``y'alpha = 0``, as built). None where it is another problem (a
     low-rank kernel, a factor that is not exact, another margin): that one is built."""
     from ..kernels import exact_factor_dim
-    from ..model.pieces import check_C, dense_rows, dual_factor
-    from ..model.standard_form import StandardForm
+    from ..model.pieces import check_C, dual_factor
 
     if margin is not SOFT_L1 or kernel_rank is not None:
         return None
@@ -283,40 +299,53 @@ def unbuilt_dual(X, y, margin: Margin, *, C=1.0, kernel="linear", gamma="scale",
     C = check_C(C)   # (after the data, as build_dual's add_C)
     l, yv = data.n_points, data.y
     apos = np.arange(l)
-    box = np.full(l, C) if weight is None else C * weight
-    balance = sp.csr_matrix((yv.astype(float), apos, [0, l]), shape=(1, l))
     if form == "dense":
-        G, K = signed_gram(data, kern, K)
+        _, K = signed_gram(data, kern, K)
         st = DualSVM(margin=margin, alpha=apos, y=yv, kernel=kern, X=data.X, gram=K, C="C",
                      weight=weight)
-        # the standard form assemble() gives the built model: max e'a - 1/2 a'Ga as a minimum
-        sf = StandardForm(sense=-1, c=-np.ones(l), const=0.0, quad=[QuadBlock(apos, G, scale=0.5)],
-                          A=balance, lA=np.zeros(1), uA=np.zeros(1), lx=np.zeros(l), ux=box,
-                          qrows=[], var_datas=[], row_datas=[])
     elif exact_factor_dim(kern, l, data.n_features) is not None:
-        # add_signed_kernel_form's factor form: z = L'(y a), a'G a = |z|^2; rows z - F a = 0
-        # (F = L' D_y), then the balance
         Lf, L = dual_factor(kern, data, K)
-        r = Lf.shape[1]
-        zpos = np.arange(l, l + r)
-        rows = dense_rows(r, l + r, [(apos, Lf.T, -yv[None, :])], [(zpos, np.ones(r))])
-        st = DualSVM(margin=margin, alpha=apos, y=yv, kernel=kern, X=data.X, gram=K, z=zpos,
-                     L=Lf, C="C", weight=weight)
-        sf = StandardForm(sense=-1, c=np.concatenate([-np.ones(l), np.zeros(r)]), const=0.0,
-                          quad=[QuadBlock(zpos, diag=np.ones(r), scale=0.5)],
-                          A=sp.vstack([rows, sp.hstack([balance, sp.csr_matrix((1, r))])],
-                                      format="csr"),
-                          lA=np.zeros(r + 1), uA=np.zeros(r + 1),
-                          lx=np.concatenate([np.zeros(l), np.full(r, -np.inf)]),
-                          ux=np.concatenate([box, np.full(r, np.inf)]),
-                          qrows=[], var_datas=[], row_datas=[])
+        st = DualSVM(margin=margin, alpha=apos, y=yv, kernel=kern, X=data.X, gram=K,
+                     z=np.arange(l, l + Lf.shape[1]), L=Lf, C="C", weight=weight)
     else:
         return None
     record = Record(block=None, variables=[], objective=None, sense=-1, structure=st)
     svm = BuiltSVM(formulation=f"{margin.name}_dual", data=data, kernel=kern, block=None,
                    record=record, K=K, L=L, facts=ClassicFacts(margin, "dual", form, report),
                    weight=weight)
-    return UnbuiltDual(svm=svm, record=record, form=sf, C=C)
+    return UnbuiltDual(svm=svm, record=record, box=np.full(l, C) if weight is None
+                       else C * weight, C=C)
+
+
+def _unbuilt_form(svm: BuiltSVM, box: np.ndarray):
+    """The standard form of :func:`unbuilt_dual`'s problem, the box ``box`` on alpha: the one
+    ``assemble()`` gives the built model -- ``max e'a - 1/2 a'Ga`` as a minimum; the dense
+    form's quadratic block the model's signed matrix (``svm.K``'s, one matrix held for
+    both), the factor form's ``|z|^2`` with the rows ``z - F a = 0`` (``F = L' D_y``, as
+    ``add_signed_kernel_form`` writes them), then the balance ``y'a = 0``."""
+    from ..model.pieces import dense_rows
+    from ..model.standard_form import StandardForm
+
+    st = svm.record.structure
+    l, yv = st.alpha.size, st.y
+    apos = st.alpha
+    balance = sp.csr_matrix((yv.astype(float), apos, [0, l]), shape=(1, l))
+    if st.z is None:   # (a precomputed matrix: signed here, exactly)
+        G = svm.K.G if isinstance(svm.K, SignedGram) else svm.K * np.outer(yv, yv)
+        return StandardForm(sense=-1, c=-np.ones(l), const=0.0,
+                            quad=[QuadBlock(apos, G, scale=0.5)], A=balance,
+                            lA=np.zeros(1), uA=np.zeros(1), lx=np.zeros(l), ux=box.copy(),
+                            qrows=[], var_datas=[], row_datas=[])
+    r, zpos = st.z.size, st.z
+    rows = dense_rows(r, l + r, [(apos, st.L.T, -yv[None, :])], [(zpos, np.ones(r))])
+    return StandardForm(sense=-1, c=np.concatenate([-np.ones(l), np.zeros(r)]), const=0.0,
+                        quad=[QuadBlock(zpos, diag=np.ones(r), scale=0.5)],
+                        A=sp.vstack([rows, sp.hstack([balance, sp.csr_matrix((1, r))])],
+                                    format="csr"),
+                        lA=np.zeros(r + 1), uA=np.zeros(r + 1),
+                        lx=np.concatenate([np.zeros(l), np.full(r, -np.inf)]),
+                        ux=np.concatenate([box, np.full(r, np.inf)]),
+                        qrows=[], var_datas=[], row_datas=[])
 
 
 def _weighted_box(m, i):

@@ -93,7 +93,8 @@ def problem_points(y_index: np.ndarray, idx: np.ndarray, problem) -> tuple:
     positive class, -1 for the negative ones)."""
     pos, neg = problem
     yi = y_index[idx]
-    keep = (yi == pos) | np.isin(yi, neg)
+    keep = (yi == pos) | (yi == neg[0] if len(neg) == 1 else np.isin(yi, neg))   # (a pair:
+    # one comparison, not isin's set machinery -- one-vs-one's 45 pairs on digits)
     return idx[keep], np.where(yi[keep] == pos, 1, -1)
 
 
