@@ -209,7 +209,9 @@ def validate(X, y, *, precomputed: bool = False) -> Dataset:
             f"a precomputed kernel must be a square l x l matrix; got shape {A.shape}"
         )
     crc = None
-    if isinstance(X, np.ndarray) and np.may_share_memory(A, X):
+    if A is X or not A.flags.owndata:
+        # (A is the caller's memory: their array, a view of it, or a view of a buffer they
+        # hold -- a memoryview, a data frame's block -- whose later changes A followed)
         # a solution is read against the data (w, b, support vectors), so they must not
         # follow later changes to the caller's array: a frozen copy -- or, for a contiguous
         # array above SHARE_ABOVE_BYTES, where a copy would cost as much as the data (160 MB
@@ -235,7 +237,7 @@ def rows_of(A: np.ndarray, idx: np.ndarray, y) -> Dataset:
     was said once -- one-vs-one's pairs, each of which :func:`validate` checked again (a
     copy, the labels, the features' scale: a tenth of the pairs' time on digits). A frozen
     copy; not for a precomputed kernel's matrix (its rows are not its points)."""
-    X = A[np.asarray(idx, dtype=np.intp)]
+    X = A[idx]
     yy, classes = encode_labels(y)
     if X.shape[0] != yy.shape[0]:
         raise DataError(f"{X.shape[0]} points but {yy.shape[0]} labels; they must match")

@@ -189,6 +189,7 @@ def test_one_vs_one_pairs_solved_together_are_each_pairs_own_optimum(weighted, g
         t = np.where(y[pts] == pos, 1, -1)
         kw = {} if weight is None else {"sample_weight": weight[pts]}
         ref = sm.fit(X[pts], t, solver="clarabel", **params, **kw)
+        np.testing.assert_array_equal(sol.classes, ref.classes)   # (-1 and +1, as t's)
         assert sol.objective == pytest.approx(ref.objective, rel=1e-7)
         assert sol.b == pytest.approx(ref.b, abs=1e-5)
         np.testing.assert_allclose(sol.alpha, ref.alpha, atol=1e-5 * params["C"])
@@ -288,6 +289,14 @@ def test_the_problem_taken_at_another_C_is_the_problem_made_at_that_C(case, read
     assert moved.svm is plan.svm   # (the data, the kernel, a held matrix shared)
     x = np.random.default_rng(2).uniform(0.0, 1.0, made.form.n)
     assert moved.form.objective(x) == pytest.approx(made.form.objective(x), rel=1e-14)
+    # the backend's point of an alpha: the form's variables, alpha then the factor's z
+    a = x[: len(y)]
+    point = moved.point(a)
+    assert point.shape == (made.form.n,)
+    np.testing.assert_array_equal(point[: len(y)], a)
+    if made.record.structure.z is not None:
+        np.testing.assert_allclose(point[len(y):], made.record.structure.L.T @ (made.svm.data.y * a),
+                                   rtol=1e-14)
 
 
 @pytest.mark.parametrize("case", list(CASES))

@@ -242,6 +242,45 @@ def test_fit_leaves_the_callers_array_writable_and_a_built_model_does_not_follow
         pytest.approx(before, rel=1e-3)
 
 
+@pytest.mark.parametrize("given", ["array", "view", "memoryview", "int array", "list"])
+def test_the_data_kept_do_not_follow_the_callers_memory(given):
+    """A model's data are a frozen copy of the caller's memory, whatever holds it: an array,
+    a view of one, a buffer (a memoryview: a model built from one followed the caller's
+    later changes, its data checked once and its objective no longer the data's); an array
+    converted to floats, or a list, is copied by the conversion itself."""
+    from svm_models.data import validate
+
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(30, 2)) if given != "int array" else rng.integers(-5, 5, (30, 2))
+    y = np.where(X[:, 0] + 0.3 * X[:, 1] > 0, 1, -1)
+    held = {"array": X, "view": X[:, :], "memoryview": memoryview(X), "int array": X,
+            "list": X.tolist()}[given]
+    data = validate(held, y)
+    before = data.X.copy()
+    assert not data.X.flags.writeable and not np.shares_memory(data.X, X)
+    assert not data.y.flags.writeable
+    X *= 3   # the user reuses the array
+    np.testing.assert_array_equal(data.X, before)
+
+
+def test_badly_scaled_features_warn_and_a_kernel_matrix_does_not():
+    """validate says once when the features are badly scaled (the feature scaled by 1e9);
+    a precomputed kernel's matrix is not features: its scale is the kernel's."""
+    import warnings
+
+    from svm_models.data import validate
+
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(20, 2))
+    y = np.where(X[:, 0] > 0, 1, -1)
+    with pytest.warns(sm.BadScaleWarning):
+        validate(X * np.array([1e9, 1.0]), y)
+    K = X @ X.T * 1e9
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", sm.BadScaleWarning)
+        validate(K, y, precomputed=True)
+
+
 @pytest.mark.parametrize("solver", ["highs", "piqp", "clarabel", "gurobi", "ipopt"])
 def test_hard_dual_on_alternating_toy_labels_is_refused_quickly(solver):
     """Issue 14 review: HiGHS's QP solver iterated on (up to the time limit) on the hard-margin

@@ -262,12 +262,7 @@ class UnbuiltDual:
         C = check_C(C)
         w = self.svm.weight
         box = np.full(self.box.shape, C) if w is None else C * w
-        form = None
-        if self._form is not None:   # (the factor form's z: free)
-            ux = self._form.ux.copy()
-            ux[self.record.structure.alpha] = box
-            form = replace(self._form, ux=ux)
-        return replace(self, box=box, C=C, _form=form)
+        return replace(self, box=box, C=C, _form=None)   # (its form made from the box)
 
     def hold_gram(self, K: np.ndarray, idx: np.ndarray | None = None) -> None:
         """``K``: the kernel's matrix formed by the caller from the same kernel, on these
