@@ -21,6 +21,7 @@ from .data import as_matrix
 from .errors import DataError, SVMError
 from .kernels import Kernel, kernel_from_dict
 from .status import Status
+from .threads import library_threads
 
 _ARRAYS = ("w", "alpha", "dual_coef", "xi", "support", "support_vectors", "classes")
 
@@ -485,12 +486,14 @@ class Solution:
             if Kt.shape[1] != self.dual_coef.shape[0]:
                 raise DataError(f"a precomputed test kernel needs {self.dual_coef.shape[0]} "
                                 f"columns (one per training point); got {Kt.shape[1]}")
-            return Kt[:, idx] @ self.dual_coef[idx] + self.b
+            with library_threads(Kt.shape[0]):
+                return Kt[:, idx] @ self.dual_coef[idx] + self.b
         d = self.w.shape[0] if self.w is not None else self.support_vectors.shape[1]
         Xt = as_matrix(X, name="X", n_features=d)
-        if self.w is not None:
-            return Xt @ self.w + self.b
-        return self.kernel.gram(Xt, self.support_vectors) @ self.dual_coef[idx] + self.b
+        with library_threads(Xt.shape[0]):   # (BLAS threads as a fit's: svm_models/threads.py)
+            if self.w is not None:
+                return Xt @ self.w + self.b
+            return self.kernel.gram(Xt, self.support_vectors) @ self.dual_coef[idx] + self.b
 
     def predict(self, X) -> np.ndarray:
         """Predicted labels, in the original label values."""

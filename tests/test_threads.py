@@ -34,6 +34,38 @@ def test_a_small_fit_runs_its_linear_algebra_on_one_thread_and_restores_the_rest
     np.testing.assert_allclose(clf.decision_function(X), lin.decision_function(X), atol=1e-6)
 
 
+def test_predictions_run_their_linear_algebra_on_the_threads_of_a_fit(monkeypatch):
+    """The kernel between test points and the support vectors, and its product with the
+    dual coefficients, run on the fit's threads (one for a small problem): two BLAS threads
+    beside a busy process left OpenBLAS's second thread spinning into the next fit
+    (``GridSearchCV(SVMClassifier())`` on digits 1.0 s -> 1.45 s). One kernel for all of
+    one-vs-one's pairs (the estimator's), each binary problem's own (two classes, and a
+    Solution's ``decision_function``); the values as with the process's threads."""
+    from svm_models.kernels import Kernel
+
+    seen, real = [], Kernel.gram
+
+    def spy(self, *a, **k):
+        seen.append(_blas_threads())
+        return real(self, *a, **k)
+
+    X, y = make_classification(90, 4, n_informative=3, n_redundant=0, n_classes=3,
+                               random_state=1)
+    multi = sm.SVMClassifier(kernel="rbf").fit(X, y)
+    two = sm.SVMClassifier(kernel="rbf").fit(X, y > 0)
+    with threadpool_limits(2):   # (the process allows two, whatever the machine's cores)
+        before = _blas_threads()
+        ref = [multi.decision_function(X), two.decision_function(X),
+               two.solution_.decision_function(X)]
+        monkeypatch.setattr(Kernel, "gram", spy)
+        got = [multi.decision_function(X), two.decision_function(X),
+               two.solution_.decision_function(X), multi.predict(X)]
+        assert _blas_threads() == before and max(before) == 2
+    assert len(seen) == 4 and all(t == [1] * len(t) for t in seen), seen
+    for a, b in zip(got, ref):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
+
+
 def test_the_threads_that_pay_never_exceed_the_cores_or_the_users_limit(monkeypatch):
     cores = __import__("os").cpu_count()
     assert threads.blas_threads_for(threads.ONE_THREAD_BELOW - 1) == 1
