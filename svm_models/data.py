@@ -238,6 +238,8 @@ def rows_of(A: np.ndarray, idx: np.ndarray, y) -> Dataset:
     copy, the labels, the features' scale: a tenth of the pairs' time on digits). A frozen
     copy; not for a precomputed kernel's matrix (its rows are not its points)."""
     X = A[idx]
+    if not X.flags.owndata:   # (a slice: a view of A, which may be the caller's memory)
+        X = X.copy()
     yy, classes = encode_labels(y)
     if X.shape[0] != yy.shape[0]:
         raise DataError(f"{X.shape[0]} points but {yy.shape[0]} labels; they must match")

@@ -247,6 +247,10 @@ def test_the_rows_of_checked_data_are_the_data_validate_makes_of_them():
     np.testing.assert_array_equal(ours.classes, ref.classes)
     assert not ours.X.flags.writeable and not ours.y.flags.writeable
     assert validate(ours, ours.y) is ours
+    # rows given as a slice: a copy too, never a view of the caller's features
+    A = as_matrix(X)
+    part = rows_of(A, slice(None), y)
+    assert not np.shares_memory(part.X, A) and not part.X.flags.writeable
     with pytest.raises(ParameterError, match="its own labels"):
         validate(ours, ref.y)
     with pytest.raises(DataError, match="4 points but 3 labels"):
