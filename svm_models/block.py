@@ -45,9 +45,7 @@ from . import api
 from .errors import ParameterError
 from .model.lazy import is_lazy_indexed
 from .model.pyomo_compat import VAR_BOUND_SLOTS, held_expression
-from .model.record import attribute
-
-_MISSING = object()
+from .model.record import _MISSING, attribute, recorded_token
 
 
 def _same_bound(now, built) -> bool:
@@ -83,7 +81,7 @@ class _Portable:
         for comp in record.components.values():
             if comp.ctype in (Constraint, Expression, Objective) and not is_lazy_indexed(comp):
                 for d in comp.values():
-                    token = record.tokens.get(id(d), _MISSING)
+                    token = recorded_token(record, d)
                     if token is not _MISSING and held_expression(d) is token:
                         as_built.append((d, token))
         # a shallow copy: the original record keeps its own proofs
@@ -94,7 +92,7 @@ class _Portable:
     def restore(self):
         built = self.built
         record = built.record
-        record.tokens = {id(d): token for d, token in self.as_built}
+        record.tokens = {id(d): (d, token) for d, token in self.as_built}
         vds = record.var_datas()
         record.bound_tokens = [
             [now if _same_bound(now, b) else b for now, b in zip(attribute(vds, slot), kept)]

@@ -110,3 +110,30 @@ def test_every_form_pickles_and_its_copy_is_still_the_recorded_problem(variant):
     record = loaded.svm._svm.record
     assert verify(record) is None and record.extension_reason() is None
     same_problem(assemble(record), from_pyomo(loaded))
+
+
+@pytest.mark.parametrize("copy_of", ["pickle", "clone"])
+def test_a_model_of_its_own_copied_is_still_proved_and_its_members_are_its_own(copy_of):
+    """A model built without a block, whose objective is not lazy (C tuning's general form),
+    unpickled or cloned: its record keys the copy's own members (their addresses are new), so
+    the copy is proved unchanged and solves on the fast path as the original; an entry found
+    at a reused address belongs to another object and is not read as this one's (an
+    unpickled objective's address was an old member's: its entry was read as the
+    objective's, a TypeError)."""
+    from svm_models.model.record import _MISSING, recorded_token
+
+    name, params = next(c for c in _cases() if c[0] == "c_tuning_general_nonneg")
+    m = sm.build(name, X, Y, **params)
+    assert not hasattr(m._svm.record.objective, "is_pristine")   # (a recorded token)
+    copy = pickle.loads(pickle.dumps(m)) if copy_of == "pickle" else m.clone()
+    record = copy._svm.record
+    assert verify(record) is None and verify(m._svm.record) is None
+    ref, sol = sm.solve(m, SOLVER), sm.solve(copy, SOLVER)
+    assert ref.path == sol.path == "fast"
+    assert sol.objective == pytest.approx(ref.objective, rel=1e-9)
+    # the entry at the objective's address, were it another object's, is not its own
+    od = record.objective
+    other = next(d for d, _ in record.tokens.values() if d is not od)
+    record.tokens[id(od)] = record.tokens[id(other)]
+    assert recorded_token(record, od) is _MISSING
+    assert verify(record) is not None   # (then not proved: the general path, never a guess)

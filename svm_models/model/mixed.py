@@ -49,7 +49,8 @@ from .lazy import first_changed, is_lazy_indexed
 from .pyomo_compat import VAR_DOMAIN, VAR_FIXED, VAR_VALUE
 from .reader import (NotQuadratic, _linear_matrix, _objective, _quadratic_rows, _read_rows,
                      _Variables)
-from .record import (INERT_TYPES, _check_sizes, _unchanged, attribute)
+from .record import (_MISSING, INERT_TYPES, _check_sizes, _unchanged, attribute,
+                     recorded_token)
 from .standard_form import StandardForm, assemble, bounds
 
 INF = float("inf")
@@ -182,8 +183,8 @@ def _recorded_expression(record):
     if hasattr(od, "is_pristine"):
         built = od._built
         return None if built is None else built[0]
-    tok = record.tokens.get(id(od))
-    return None if tok is None else tok[0]
+    tok = recorded_token(record, od)
+    return None if tok is _MISSING else tok[0]
 
 
 def objective_scale(record) -> float | None:

@@ -146,6 +146,12 @@ class Record:
     #: only ones :func:`verify` accepts as not continuous
     integers: list = field(default_factory=list)
 
+    def __setstate__(self, state: dict) -> None:
+        """Unpickled (or deep-copied, as Pyomo's ``clone`` does): the members recorded in
+        :attr:`tokens` are the copy's own objects, at new addresses -- keyed by them again."""
+        self.__dict__.update(state)
+        self.tokens = {id(d): (d, tok) for d, tok in self.tokens.values()}
+
     # -- building ---------------------------------------------------------------------
     def seal(self) -> "Record":
         """Take stock when the builder is done: every component it added to the block, the
@@ -158,7 +164,7 @@ class Record:
             if ctype in (Constraint, Expression, Objective) and not is_lazy_indexed(comp):
                 for d in comp.values():
                     if not hasattr(d, "is_pristine"):
-                        self.tokens[id(d)] = _token(d)
+                        self.tokens[id(d)] = (d, _token(d))
             elif ctype is Set:
                 self.set_sizes[comp.local_name] = len(comp)
         self.n_var_datas = n = sum(len(v) for v in self.variables)
@@ -285,8 +291,18 @@ def _unchanged(record: Record, data) -> bool:
     pristine = getattr(data, "is_pristine", None)
     if pristine is not None:
         return pristine
-    tok = record.tokens.get(id(data), _MISSING)
-    return tok is not _MISSING and _token(data) is tok
+    return _token(data) is recorded_token(record, data)
+
+
+def recorded_token(record: Record, data):
+    """The expression object the recorded member ``data`` held when the builder was done, or
+    a marker that nothing else is (``data`` not recorded). The record keys its members by
+    ``id``, and an ``id`` is an address the interpreter reuses: the entry holds the member
+    itself and is taken only for that very object (an unpickled model's members have new
+    addresses -- :meth:`Record.__setstate__` keys them again -- and a new object at an old
+    address is another member: its entry was read as the objective's, a TypeError)."""
+    entry = record.tokens.get(id(data))
+    return entry[1] if entry is not None and entry[0] is data else _MISSING
 
 
 _MISSING = object()
