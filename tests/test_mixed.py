@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 import pyomo.environ as pyo
 import pytest
-from conftest import blobs, require
+from conftest import blobs, require, separable
 
 import svm_models as sm
 from svm_models.model.mixed import Edits, assemble_edited, edits
@@ -275,3 +275,41 @@ def test_a_backends_own_error_on_the_general_path_is_the_librarys():
     m.o = pyo.Objective(expr=(m.x - 0.5) ** 2)
     with pytest.raises(sm.SolverError, match="raw backend options"):
         sm.optimize(m, require("piqp"), options={"bogus_opt": 1})
+
+
+def test_a_changed_model_whose_objective_is_not_lazy_reads_its_duals_at_their_scale():
+    """C tuning's objective is a plain Pyomo expression (not lazy): the record keeps the
+    expression it was built with, and a changed model's duals are read divided by the factor
+    with which the user's objective holds it -- 2E, or -E in the other sense, give the balance
+    multiplier of E itself (read wrong, or not at all, without that expression)."""
+    require("clarabel")
+    X, y = separable(2, l=16, d=2)
+    ref = sm.solve(sm.build("c_tuning_general_nonneg", X, y), "clarabel")
+    for factor, flip in ((2.0, False), (-1.0, True)):
+        m = sm.build("c_tuning_general_nonneg", X, y)
+        E, sense = m.objective.expr, m.objective.sense
+        m.objective.deactivate()
+        other = pyo.maximize if sense == pyo.minimize else pyo.minimize
+        m.o = pyo.Objective(expr=factor * E, sense=other if flip else sense)
+        sol = sm.solve(m, "clarabel")
+        assert sol.path != "fast" and sol.status == "optimal"
+        assert sol.extra["b_multiplier"] == pytest.approx(ref.extra["b_multiplier"], rel=1e-4)
+
+
+def test_a_copy_of_a_block_whose_objective_was_changed_before_it_still_solves():
+    """A block whose objective (not lazy: C tuning's) was rewritten before the model was
+    cloned: the copy carries no record of that member (it no longer held the builder's
+    expression), so the copy's objective is not the formulation's -- solved on the general
+    path, its duals not read at a scale that cannot be known (no error, no guess)."""
+    require("clarabel")
+    X, y = separable(2, l=16, d=2)
+    m = pyo.ConcreteModel()
+    m.svm = sm.SVMBlock()
+    m.svm.build("c_tuning_general_nonneg", X, y)
+    ref = sm.solve(m, "clarabel")
+    m.svm.objective.expr = 2 * m.svm.objective.expr
+    copy = m.clone()
+    sol = sm.solve(copy, "clarabel")
+    assert sol.status == "optimal" and sol.path != "fast"
+    assert sol.extra.get("b_multiplier") is None   # (the scale of its duals unknown)
+    np.testing.assert_allclose(sol.alpha, ref.alpha, atol=1e-5 * max(1.0, ref.alpha.max()))
