@@ -680,15 +680,16 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
         each problem's Solution evaluates its own."""
         sols = self._solutions()
         k0 = sols[0].kernel
-        if (len(sols) > 1 and not self._precomputed and type(k0) is Kernel
-                and all(s.w is None and s.kernel == k0 for s in sols)):
-            with library_threads(X.shape[0]):   # (as a fit's: two threads beside a busy
-                # process left OpenBLAS's second thread spinning into the next fit)
+        # (BLAS threads as a fit's, set once here: two beside a busy process left OpenBLAS's
+        # second thread spinning into the next fit; each Solution's own then finds them set)
+        with library_threads(X.shape[0]):
+            if (len(sols) > 1 and not self._precomputed and type(k0) is Kernel
+                    and all(s.w is None and s.kernel == k0 for s in sols)):
                 values = k0.gram(X, self.support_vectors_) @ self.dual_coef_.T
-            return list((values + self.intercept_).T)
-        return [s.decision_function(X if p is None or not self._precomputed
-                                    else X[:, p])
-                for p, s in zip(self._points, sols)]
+                return list((values + self.intercept_).T)
+            return [s.decision_function(X if p is None or not self._precomputed
+                                        else X[:, p])
+                    for p, s in zip(self._points, sols)]
 
     # probabilities (Platt scaling, as SVC) -------------------------------------------------
     def _fit_probability(self, X, y_index, weight, problems, params, solve_kw) -> None:

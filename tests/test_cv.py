@@ -680,6 +680,31 @@ def test_ovo_pairs_on_the_linear_kernel_score_as_grid_search_over_svc(digits_par
     assert calls == [(400, (0.01, 1.0), 2)] * 3
 
 
+@pytest.mark.parametrize("kernel", ["rbf", "linear"])
+def test_a_pairs_tasks_values_are_each_certified_pairs_own(digits_part, monkeypatch, kernel):
+    """Every pair's decision values on the test fold, read in one product for all the pairs,
+    are those of the classifier its certificate describes: the pair's Solution's own
+    ``decision_function`` (the expansion over its support vectors, or the linear kernel's w
+    and b) -- at each C, for every pair."""
+    X, y = digits_part
+    X, y = X[y < 4], y[y < 4]
+    seen = []
+    real = smcv.fit_pairs
+    monkeypatch.setattr(smcv, "fit_pairs", lambda *a, **k: seen.append(real(*a, **k)) or seen[-1])
+    params = {"kernel": kernel} if kernel == "linear" else {"kernel": kernel, "gamma": 0.02}
+    job = _job_of(X, y, Cs=(0.05, 2.0), **params)
+    assert smcv.pairs_apply(job)
+    parts = smcv._pairs_task(job, (1, 0, None))["parts"]
+    test = job.folds[1][1]
+    (at,) = seen
+    for k, sols in enumerate(at):
+        for p, sol in enumerate(sols):
+            assert sol is not None and sol.classifier_certificate["certified"]
+            assert (sol.w is not None) == (kernel == "linear")
+            np.testing.assert_allclose(parts[p]["values"][k], sol.decision_function(X[test]),
+                                       rtol=1e-12, atol=1e-12)
+
+
 def test_a_pair_the_call_does_not_answer_walks_its_own_path(digits_part, monkeypatch):
     """A pair that the one call leaves unanswered (here: planted) is fitted alone along its
     C path, as without the pairs task: the same table as every pair fitted alone, and as

@@ -316,9 +316,10 @@ def _unbuilt_form(svm: BuiltSVM, box: np.ndarray):
     """The standard form of :func:`unbuilt_dual`'s problem, the box ``box`` on alpha: the one
     ``assemble()`` gives the built model -- ``max e'a - 1/2 a'Ga`` as a minimum; the dense
     form's quadratic block the model's signed matrix (``svm.K``'s, one matrix held for
-    both), the factor form's ``|z|^2`` with the rows ``z - F a = 0`` (``F = L' D_y``, as
-    ``add_signed_kernel_form`` writes them), then the balance ``y'a = 0``."""
-    from ..model.pieces import dense_rows
+    both), the factor form's ``|z|^2`` with the rows ``z - F a = 0`` (``F = L' D_y``,
+    :func:`~svm_models.model.pieces.factor_rows`, as the builder writes them), then the
+    balance ``y'a = 0``."""
+    from ..model.pieces import factor_rows
     from ..model.standard_form import StandardForm
 
     st = svm.record.structure
@@ -332,7 +333,7 @@ def _unbuilt_form(svm: BuiltSVM, box: np.ndarray):
                             lA=np.zeros(1), uA=np.zeros(1), lx=np.zeros(l), ux=box.copy(),
                             qrows=[], var_datas=[], row_datas=[])
     r, zpos = st.z.size, st.z
-    rows = dense_rows(r, l + r, [(apos, st.L.T, -yv[None, :])], [(zpos, np.ones(r))])
+    rows = factor_rows(l + r, apos, zpos, st.L, yv)
     return StandardForm(sense=-1, c=np.concatenate([-np.ones(l), np.zeros(r)]), const=0.0,
                         quad=[QuadBlock(zpos, diag=np.ones(r), scale=0.5)],
                         A=sp.vstack([rows, sp.hstack([balance, sp.csr_matrix((1, r))])],

@@ -314,15 +314,16 @@ def _kernel_name(job: Job, hyper: dict):
 
 def _pairs_task(job: Job, key: tuple) -> dict:
     """One (fold, setting) of one-vs-one pairs (``key``'s problem None), solved as ``SVC``
-    trains them: the kernel's matrix of the test points against the training fold formed
-    once (and the training fold's own, rbf), the pairs' problems made once, then at each C
-    one backend call for all the pairs (:func:`~svm_models.api.fit_pairs`, each pair's
-    answer certified as one fit's), every pair's decision values on the test fold one
-    product with the test matrix. A pair the call does not answer at some C (not optimal,
-    refused by its certificate, or the call raising) walks its own path of fits, as without
-    this task (:func:`_task`). Returns ``{"parts"}``: one result per pair, as :func:`_task`
-    returns them; the task's time shared equally by its pairs and Cs (as a path's by its
-    Cs)."""
+    trains them: the rbf kernel's matrices of the training fold and of the test points
+    against it formed once, the pairs' problems made once, then at each C one backend call
+    for all the pairs (:func:`~svm_models.api.fit_pairs`, each pair's answer certified as
+    one fit's), every pair's decision values on the test fold one product -- with the test
+    matrix, or for the linear kernel of the test points with the pairs' ``w``, the
+    classifiers their certificates describe. A pair the call does not answer at some C (not
+    optimal, refused by its certificate, or the call raising) walks its own path of fits, as
+    without this task (:func:`_task`). Returns ``{"parts"}``: one result per pair, as
+    :func:`_task` returns them; the task's time shared equally by its pairs and Cs (as a
+    path's by its Cs)."""
     f, s, _ = key
     train, test = job.folds[f]
     n, P = len(job.Cs), len(job.problems)
@@ -336,13 +337,12 @@ def _pairs_task(job: Job, key: tuple) -> dict:
     with one_thread():
         t0 = time.perf_counter()
         hyper = _fold_hyperparameters(job, job.path_formulation, s, train)   # (gamma a number)
-        Xtr = job.X[train]
+        Xtr, Xte = job.X[train], job.X[test]
         if _kernel_name(job, hyper) == "rbf":
             kern = make_kernel("rbf", gamma=hyper["gamma"])
-            K = kern.gram(Xtr)
-        else:   # (linear: libsvm evaluates it, the certificates read X)
-            kern, K = make_kernel("linear"), None
-        K_test = kern.gram(job.X[test], Xtr)
+            K, K_test = kern.gram(Xtr), kern.gram(Xte, Xtr)
+        else:   # (linear: libsvm evaluates it, the certificates read X, each pair is its w)
+            K = K_test = None
         try:
             at = fit_pairs(Xtr, y_tr, local, job.path_formulation, job.solver, hyper, weight,
                            dict(job.solve_kw), gram=K, Cs=job.Cs)
@@ -350,14 +350,17 @@ def _pairs_task(job: Job, key: tuple) -> dict:
             at = [[None] * P] * n
         share = (time.perf_counter() - t0) / (n * P)   # (the task's time, shared equally)
         for k, sols in enumerate(at):
-            t1 = time.perf_counter()   # (every pair's decision values: one product)
-            coef = np.zeros((len(train), P))
+            t1 = time.perf_counter()   # (every pair's decision values: one product, of
+            # the classifier each certified: the expansion, or the linear kernel's w)
+            coef = np.zeros((Xtr.shape[1] if K_test is None else len(train), P))
             for p, sol in enumerate(sols):
                 if sol is None:
                     alone.add(p)
+                elif K_test is None:
+                    coef[:, p] = sol.w
                 else:
                     coef[local[p][sol.support], p] = sol.dual_coef[sol.support]
-            values = K_test @ coef
+            values = (Xte if K_test is None else K_test) @ coef
             each = (time.perf_counter() - t1) / P
             for p, sol in enumerate(sols):
                 if sol is not None:

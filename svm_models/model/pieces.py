@@ -516,7 +516,7 @@ def add_factor_rows(b, layout: Layout, var, L: np.ndarray, y: np.ndarray) -> Row
     (:class:`FrozenRows`)."""
     r = L.shape[1]
     vpos = layout.pos[var.local_name]
-    A = dense_rows(r, layout.n, [(vpos, L.T, -y[None, :])], [(layout.pos["z"], np.ones(r))])
+    A = factor_rows(layout.n, vpos, layout.pos["z"], L, y)
     group = RowGroup(None, [], A, np.zeros(r), np.zeros(r))
     rows, var_list = FrozenRows(group, vpos, -1.0), members(var)   # F_k = -(row k on v)
     b.Fv = LazyExpression(b.R, recipe=lambda k: (_row_recipe, (rows, var_list, k)),
@@ -524,6 +524,14 @@ def add_factor_rows(b, layout: Layout, var, L: np.ndarray, y: np.ndarray) -> Row
     b.factor = pyo.Constraint(b.R, rule=_factor_rule, doc="factor: z_k = (F v)_k")
     group.component, group.datas = b.factor, members(b.factor)
     return group
+
+
+def factor_rows(n: int, vpos: np.ndarray, zpos: np.ndarray, L: np.ndarray,
+                y: np.ndarray) -> sp.csr_matrix:
+    """The rows ``z_k - (F v)_k`` (``F = L' D_y``) over ``n`` variables, ``v`` at ``vpos``
+    and ``z`` at ``zpos``: the factor form's rows as :func:`add_factor_rows` records them and
+    an unbuilt dual's standard form holds them."""
+    return dense_rows(L.shape[1], n, [(vpos, L.T, -y[None, :])], [(zpos, np.ones(L.shape[1]))])
 
 
 def _factor_rule(m, k):
