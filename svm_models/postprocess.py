@@ -500,11 +500,11 @@ def _solve_free_system(A: np.ndarray, rhs: np.ndarray, borders: int = 1) -> np.n
         return sol if float(np.abs(A @ sol - rhs).max(initial=0.0)) <= POLISH_SOLVED * scale \
             * max(1.0, float(np.abs(sol).max(initial=0.0))) else None
 
-    from scipy.linalg import lu_factor, lu_solve   # (one factorisation for the refinement)
-    from scipy.linalg.lapack import dgecon
-
     sol = refined(_bordered_solver(A, borders)) if A.shape[0] > borders else None
     if sol is None:
+        from scipy.linalg import lu_factor, lu_solve   # (one factorisation for the refinement)
+        from scipy.linalg.lapack import dgecon
+
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")   # (a singular matrix: the least squares below)

@@ -302,3 +302,23 @@ def test_a_held_larger_matrix_is_read_where_needed_as_the_kernel_would_be(monkey
         lazy.hold(np.zeros((40, 39)), idx)
     with pytest.raises(ValueError, match="indices"):
         lazy.hold(np.asarray(big), idx[:-1])
+
+
+def test_a_product_that_needs_one_more_column_evaluates_it():
+    """Kept columns are K's, the signs applied to the vectors: products, and the columns read
+    back, equal ``G``'s -- a product whose vector has one entry (one column to evaluate), then
+    one that needs exactly one more beside the kept ones, then mixed signs on both sides."""
+    X, y, kern, G = _problem(17, seed=11)
+    lazy = LazySignedGram(kern, X, y)
+    one = np.zeros(len(y))
+    one[5] = -2.5
+    np.testing.assert_allclose(lazy @ one, G @ one, rtol=0, atol=1e-14)
+    more = np.zeros(len(y))
+    more[[5, 12]] = [0.7, 1.3]   # (5 kept, 12 the one to evaluate)
+    np.testing.assert_allclose(lazy @ more, G @ more, rtol=0, atol=1e-14)
+    assert sorted(np.flatnonzero(lazy._chunk >= 0)) == [5, 12]
+    V = np.zeros((len(y), 2))
+    V[[5, 12, 3]] = [[1.0, -1.0], [2.0, 0.5], [-0.3, 4.0]]
+    np.testing.assert_allclose(lazy @ V, G @ V, rtol=0, atol=1e-14)
+    np.testing.assert_allclose(lazy._columns(np.array([12, 3, 5])), G[:, [12, 3, 5]],
+                               rtol=0, atol=1e-14)

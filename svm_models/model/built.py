@@ -226,10 +226,8 @@ class LazySignedGram:
             return
         for s in range(0, missing.size, self.COLUMN_BLOCK):
             part = missing[s:s + self.COLUMN_BLOCK]
-            R = self._kernel_block(part, None)   # G[:, part]' (the kernel is symmetric)
-            R *= self.y[part][:, None]
-            R *= self.y[None, :]
-            self._chunk[part] = len(self._chunks)
+            R = self._kernel_block(part, None)   # K[:, part]' (the kernel is symmetric;
+            self._chunk[part] = len(self._chunks)   # kept unsigned: the signs go on vectors)
             self._row[part] = np.arange(part.size)
             self._chunks.append(R)
             self._chunk_cols.append(part)
@@ -243,6 +241,8 @@ class LazySignedGram:
         for c in np.unique(which):
             at = np.flatnonzero(which == c)
             out[:, at] = self._chunks[c][self._row[idx[at]]].T
+        out *= self.y[:, None]
+        out *= self.y[idx][None, :]
         return out
 
     def __matmul__(self, v: np.ndarray) -> np.ndarray:
@@ -290,13 +290,18 @@ class LazySignedGram:
         return product + self._streamed(d, np.flatnonzero(d))
 
     def _kept(self, v: np.ndarray, nz: np.ndarray) -> np.ndarray:
-        """``G v`` from the kept columns ``nz`` (those missing evaluated and kept)."""
+        """``G v = D_y K D_y v`` from the kept columns ``nz`` of K (those missing evaluated
+        and kept): the signs applied to the vectors, exactly (each term the same number as
+        with the signs in the matrix)."""
         self._ensure(nz)
+        ys = self.y if v.ndim == 1 else self.y[:, None]
+        yv = ys * v
         out = np.zeros((self.shape[0],) + v.shape[1:])
         used = np.zeros(len(self._chunks), dtype=bool)
         used[self._chunk[nz]] = True
-        for c in np.flatnonzero(used):   # G[:, cols] v[cols] = chunk' v[cols]
-            out += self._chunks[c].T @ v[self._chunk_cols[c]]
+        for c in np.flatnonzero(used):   # K[:, cols] (y v)[cols] = chunk' (y v)[cols]
+            out += self._chunks[c].T @ yv[self._chunk_cols[c]]
+        out *= ys
         return out
 
     def _streamed(self, v: np.ndarray, nz: np.ndarray) -> np.ndarray:
