@@ -329,3 +329,90 @@ def test_pairs_in_one_call_only_for_the_kernels_and_boxes_libsvm_takes_as_they_a
     held[5] = 0.0
     for name in ("rbf", "linear"):
         assert solve_pairs(make_kernel(name, gamma=0.3), X, y, held, opts) is None
+
+
+@pytest.mark.parametrize("case", ["rbf", "precomputed", "linear weighted", "three classes",
+                                  "stopped"])
+def test_libsvm_called_directly_is_svc_fit_array_for_array(monkeypatch, capfd, case):
+    """The backend calls libsvm's training as ``SVC.fit`` calls it, without SVC's validation;
+    the reference is ``SVC.fit`` itself (the backend's fallback where scikit-learn's module
+    is not the one expected): the same support, coefficients, intercepts, counts, status and
+    iterations, exactly -- two classes (SVC's sign) and three (one-vs-one's layout), weights,
+    a fit stopped at its iteration limit."""
+    from sklearn.svm import SVC
+
+    from svm_models.solvers import libsvm
+
+    X, y = MOONS
+    weight = None
+    params = {"kernel": "rbf", "gamma": 0.7, "C": 3.0}
+    if case == "precomputed":
+        X, params = np.exp(-0.4 * ((X[:, None] - X[None]) ** 2).sum(-1)), {
+            "kernel": "precomputed", "C": 0.5}
+    elif case == "linear weighted":
+        params = {"kernel": "linear", "C": 2.0}
+        weight = np.linspace(0.2, 1.0, len(y))
+    elif case == "three classes":
+        X, y = make_blobs(90, centers=3, cluster_std=2.0, random_state=5)
+        y = np.array([7, -2, 4])[y]
+    common = {"tol": 1e-8, "cache_size": 200.0, "shrinking": True,
+              "max_iter": 15 if case == "stopped" else 10**6}
+    class NotCalled:   # (the direct call is the one made: SVC is never constructed)
+        def __init__(self, **kw):
+            raise AssertionError("SVC.fit called: the direct call was not made")
+
+    monkeypatch.delitem(libsvm._DIRECT, "lib", raising=False)   # (looked up afresh)
+    capfd.readouterr()
+    direct = libsvm._svc_fit(NotCalled, X, y, weight, **params, **common)
+    assert capfd.readouterr().out == ""   # (libsvm's log off, as SVC(verbose=False))
+    monkeypatch.setitem(libsvm._DIRECT, "lib", None)
+    ref = libsvm._svc_fit(SVC, X, y, weight, **params, **common)
+    for name in ("support_", "n_support_", "dual_coef_", "intercept_", "n_iter_"):
+        np.testing.assert_array_equal(getattr(direct, name), getattr(ref, name), err_msg=name)
+    assert direct.fit_status_ == ref.fit_status_ == (1 if case == "stopped" else 0)
+    assert direct.max_iter == ref.max_iter
+    if case != "stopped":   # (and the coefficients are SVC's: its decision function)
+        svc = SVC(**params, **common).fit(X, y, sample_weight=weight)
+        np.testing.assert_array_equal(direct.dual_coef_, svc.dual_coef_)
+        np.testing.assert_array_equal(direct.intercept_, svc.intercept_)
+
+
+def test_libsvm_of_another_signature_is_left_for_svc_fit(monkeypatch):
+    """A libsvm module whose ``fit`` takes other arguments (another scikit-learn) is not
+    called again: that fit and every later one are ``SVC.fit``'s, the same answer."""
+    from sklearn.svm import SVC
+
+    from svm_models.solvers import libsvm
+
+    class Other:
+        calls = 0
+
+        @staticmethod
+        def set_verbosity_wrap(v):
+            pass
+
+        @classmethod
+        def fit(cls, *args, **kw):
+            cls.calls += 1
+            raise TypeError("fit() got an unexpected keyword argument 'svm_type'")
+
+    X, y = MOONS
+    params = {"kernel": "rbf", "gamma": 0.7, "C": 3.0, "tol": 1e-8, "cache_size": 200.0,
+              "shrinking": True, "max_iter": 10**6}
+    monkeypatch.setitem(libsvm._DIRECT, "lib", Other)
+    got = libsvm._svc_fit(SVC, X, y, None, **params)
+    assert libsvm._DIRECT["lib"] is None and Other.calls == 1
+    again = libsvm._svc_fit(SVC, X, y, None, **params)
+    assert Other.calls == 1
+    svc = SVC(**params).fit(X, y)
+    for fitted in (got, again):
+        np.testing.assert_array_equal(fitted.dual_coef_, svc.dual_coef_)
+        np.testing.assert_array_equal(fitted.support_, svc.support_)
+    # a whole fit on libsvm through SVC.fit: the fit made through the direct call
+    ref = sm.fit(X, y, solver="libsvm", kernel="rbf", gamma=0.7, C=3.0)
+    monkeypatch.delitem(libsvm._DIRECT, "lib")
+    direct = sm.fit(X, y, solver="libsvm", kernel="rbf", gamma=0.7, C=3.0)
+    assert libsvm._DIRECT["lib"] is not None
+    assert ref.solver == direct.solver == "libsvm"
+    np.testing.assert_allclose(ref.alpha, direct.alpha, rtol=0, atol=1e-12)
+    assert abs(ref.b - direct.b) <= 1e-12

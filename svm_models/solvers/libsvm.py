@@ -1,6 +1,7 @@
-"""libsvm, through scikit-learn's public ``sklearn.svm.SVC``: Platt's sequential minimal
-optimisation with second-order working-set selection (Fan, Chen and Lin 2005), the solver of
-scikit-learn's ``SVC``. A *structured* backend: it takes exactly the problem its algorithm
+"""libsvm, as scikit-learn's ``SVC`` trains it (its compiled ``sklearn.svm._libsvm`` called
+as ``SVC.fit`` calls it, ``SVC.fit`` itself where that module is not the one expected):
+Platt's sequential minimal optimisation with second-order working-set selection (Fan, Chen
+and Lin 2005), the solver of scikit-learn's ``SVC``. A *structured* backend: it takes exactly the problem its algorithm
 solves -- a classic SVM dual as its builder made it, proved unchanged by the record
 (:class:`~svm_models.model.forms.DualSVM`):
 
@@ -41,6 +42,7 @@ from __future__ import annotations
 import math
 import time
 import warnings
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -154,21 +156,91 @@ def _fit_svc(SVC, data, y, weight, cap: int, limit, more: bool, **params):
     as many times over, fits in half of what is left of ``limit`` (seconds; None: no limit). One
     round, bounded in time: SMO is not warm-started, so the second fit starts afresh (a
     linear kernel on features of scales 1e-4 to 1e4, C = 21.3: 1e6 iterations not enough,
-    1e7 converged, 2 s)."""
+    1e7 converged, 2 s). Each fit is :func:`_svc_fit`'s."""
     t0 = time.perf_counter()
-    svc = SVC(max_iter=cap, **params)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        svc.fit(data, y, sample_weight=weight)
+        svc = _svc_fit(SVC, data, y, weight, max_iter=cap, **params)
         took = time.perf_counter() - t0
         # (the longer fit may take at most half of what is left: the rest is for the retry
         # ladder and, under solver="auto", the next backend -- on a machine running two
         # test workers the whole default limit went to it and nothing was left)
         if svc.fit_status_ != 0 and more and (limit is None
                                                or took * (2 * MORE_ITER + 1) < limit):
-            svc = SVC(max_iter=cap * MORE_ITER, **params)
-            svc.fit(data, y, sample_weight=weight)
+            svc = _svc_fit(SVC, data, y, weight, max_iter=cap * MORE_ITER, **params)
     return svc
+
+
+@dataclass
+class _Fitted:
+    """What the backend reads of a fitted ``SVC``, under SVC's names and conventions
+    (:func:`_svc_fit`)."""
+
+    support_: np.ndarray
+    n_support_: np.ndarray
+    dual_coef_: np.ndarray
+    intercept_: np.ndarray
+    fit_status_: int
+    n_iter_: np.ndarray
+    max_iter: int
+
+
+def _svc_fit(SVC, data, y, weight, **params):
+    """``SVC(**params).fit(data, y, sample_weight=weight)`` as :class:`_Fitted`: libsvm's
+    training called as ``SVC.fit`` calls it (``sklearn.svm._libsvm.fit``, the arguments
+    ``SVC.fit`` hands it for these parameters: ``y`` the classes' indices, each class's
+    weight 1, no probabilities), without ``SVC.fit``'s validation of what this backend
+    made (its data are float arrays it formed; a millisecond of a 10 ms fit at l = 1,000);
+    where that module or its signature is not the one expected, ``SVC.fit`` itself. The
+    two are tested equal, array for array (``tests/test_libsvm.py``)."""
+    lib = _direct_libsvm()
+    classes, y_index = np.unique(y, return_inverse=True)
+    if lib is not None and classes.size > 1:
+        p = {"kernel": "rbf", "degree": 3, "gamma": 0.0, "coef0": 0.0, **params}
+        try:
+            X = np.ascontiguousarray(data, dtype=np.float64)
+            lib.set_verbosity_wrap(0)   # (a process-wide setting: an SVC may have set it)
+            (support, _, n_support, coef, intercept, _, _, status,
+             n_iter) = lib.fit(X, y_index.astype(np.float64), svm_type=0,
+                           sample_weight=np.asarray([] if weight is None else weight,
+                                                    dtype=np.float64),
+                           class_weight=np.ones(classes.size), kernel=p["kernel"],
+                           C=float(p["C"]), nu=0.0, probability=False, degree=int(p["degree"]),
+                           shrinking=bool(p["shrinking"]), tol=float(p["tol"]),
+                           cache_size=float(p["cache_size"]), coef0=float(p["coef0"]),
+                           gamma=float(p["gamma"]), epsilon=0.0, max_iter=int(p["max_iter"]),
+                           random_seed=0)
+        except TypeError:   # (another signature: SVC.fit from now on)
+            _DIRECT["lib"] = None
+        else:
+            if classes.size == 2:   # (SVC's sign: the decision positive for classes_[1])
+                coef, intercept = -coef, -intercept
+            return _Fitted(support_=support, n_support_=n_support, dual_coef_=coef,
+                           intercept_=intercept, fit_status_=int(status), n_iter_=n_iter,
+                           max_iter=int(p["max_iter"]))
+    svc = SVC(**params)
+    svc.fit(data, y, sample_weight=weight)
+    return _Fitted(support_=svc.support_, n_support_=svc.n_support_,
+                   dual_coef_=svc.dual_coef_, intercept_=svc.intercept_,
+                   fit_status_=int(svc.fit_status_), n_iter_=svc.n_iter_,
+                   max_iter=int(svc.max_iter))
+
+
+#: scikit-learn's libsvm module, looked up once (``"lib"``: it, or None: ``SVC.fit``)
+_DIRECT: dict = {}
+
+
+def _direct_libsvm():
+    """``sklearn.svm._libsvm`` (its ``fit`` and ``set_verbosity_wrap``), or None where it
+    is missing or has neither."""
+    if "lib" not in _DIRECT:
+        try:
+            from sklearn.svm import _libsvm
+        except ImportError:
+            _libsvm = None
+        ok = all(callable(getattr(_libsvm, n, None)) for n in ("fit", "set_verbosity_wrap"))
+        _DIRECT["lib"] = _libsvm if ok else None
+    return _DIRECT["lib"]
 
 
 def _others() -> str:
