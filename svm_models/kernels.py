@@ -52,6 +52,8 @@ class Kernel:
         Zm = X if Z is None else Z
         if self.name == "linear":
             return X @ Zm.T
+        if self.name == "rbf" and Z is not None:
+            return self._rbf_blocks(X, Z)
         # in place, row block by row block: one array of the result's size, no temporaries
         D = X @ Zm.T
         if self.name == "poly":
@@ -70,6 +72,38 @@ class Kernel:
             np.fill_diagonal(D, 0.0)
         np.multiply(D, -self.gamma, out=D)
         return np.exp(D, out=D)
+
+    #: :meth:`gram` of the rbf kernel on two sets of points goes this many rows at a time
+    #: through all its steps, each block while it is in the cache (one pass over memory, not
+    #: five: 15-25% of the time of the support vectors' columns)
+    RBF_ROWS = 128
+
+    def _rbf_blocks(self, X: np.ndarray, Z: np.ndarray) -> np.ndarray:
+        """The rbf kernel's ``k(X[i], Z[j])``, :attr:`RBF_ROWS` rows at a time: ``exp(min(0,
+        (2 gamma x).z - gamma |x|^2 - gamma |z|^2))`` (the distance clipped at 0 against
+        round-off), four passes over each block; each entry the same number whichever rows
+        are asked with it (the kept and the streamed columns of a product). (The whole
+        symmetric matrix stays :meth:`gram`'s: one product of ``X`` with itself, exactly
+        symmetric.)"""
+        g = self.gamma
+        gx = g * np.einsum("ij,ij->i", X, X)
+        gz = g * np.einsum("ij,ij->i", Z, Z)
+        X2 = (2.0 * g) * X
+        n = X.shape[0]
+        out = np.empty((n, Z.shape[0]))
+        step, r = self.RBF_ROWS, 0
+        while r < n:
+            # (no block of one row after others: its product would be BLAS's matrix-vector
+            # one, another sum than a block's)
+            e = n if n - (r + step) == 1 else min(n, r + step)
+            D = out[r:e]
+            np.matmul(X2[r:e], Z.T, out=D)
+            D -= gx[r:e, None]
+            D -= gz[None, :]
+            np.minimum(D, 0.0, out=D)
+            np.exp(D, out=D)
+            r = e
+        return out
 
     def diagonal(self, X: np.ndarray) -> np.ndarray:
         """``k(x_i, x_i)`` for the rows of ``X`` (the diagonal of the Gram matrix, without it)."""

@@ -322,3 +322,22 @@ def test_a_product_that_needs_one_more_column_evaluates_it():
     np.testing.assert_allclose(lazy @ V, G @ V, rtol=0, atol=1e-14)
     np.testing.assert_allclose(lazy._columns(np.array([12, 3, 5])), G[:, [12, 3, 5]],
                                rtol=0, atol=1e-14)
+
+
+@pytest.mark.parametrize("rows", [1, 127, 128, 129, 300])
+def test_the_rbf_columns_are_scikit_learns_and_the_same_whichever_rows(rows):
+    """The rbf kernel on two sets of points (the support vectors' columns), computed in
+    blocks of rows: scikit-learn's ``rbf_kernel`` to round-off, on both sides of a block's
+    end; each entry the same number whichever rows are asked with it (kept columns and
+    streamed chunks read the same K); no entry above 1 (a distance below 0 clipped)."""
+    from sklearn.metrics.pairwise import rbf_kernel
+
+    rng = np.random.default_rng(rows)
+    X = rng.normal(size=(rows, 6)) * 3.0
+    Z = np.vstack([rng.normal(size=(211, 6)), X[:5]])
+    kern = make_kernel("rbf", gamma=0.37, X=X)
+    K = kern.gram(X, Z)
+    np.testing.assert_allclose(K, rbf_kernel(X, Z, gamma=0.37), rtol=0, atol=1e-14)
+    for part in (np.arange(rows)[::-2], np.arange(min(rows, 3))):
+        np.testing.assert_array_equal(kern.gram(X[part], Z), K[part])
+    assert np.all(K <= 1.0)   # (a distance below 0 by round-off clipped: never above 1)
