@@ -60,16 +60,14 @@ class Kernel:
             D *= self.gamma
             D += self.coef0
             return np.power(D, self.degree, out=D)
-        # rbf: ||x - z||^2 = (|x|^2 + |z|^2) - 2 x.z (exactly symmetric for Z = X), clipped at
-        # 0 against round-off
+        # rbf on X itself: ||x - z||^2 = (|x|^2 + |z|^2) - 2 x.z (exactly symmetric: X X'
+        # one symmetric product, |x|^2 + |z|^2 summed first), clipped at 0 against round-off
         xx = np.einsum("ij,ij->i", X, X)
-        zz = xx if Z is None else np.einsum("ij,ij->i", Zm, Zm)
         D *= -2.0
         for r in range(0, D.shape[0], 256):
-            D[r:r + 256] += xx[r:r + 256, None] + zz[None, :]
+            D[r:r + 256] += xx[r:r + 256, None] + xx[None, :]
         np.maximum(D, 0.0, out=D)
-        if Z is None:
-            np.fill_diagonal(D, 0.0)
+        np.fill_diagonal(D, 0.0)
         np.multiply(D, -self.gamma, out=D)
         return np.exp(D, out=D)
 

@@ -341,3 +341,27 @@ def test_the_rbf_columns_are_scikit_learns_and_the_same_whichever_rows(rows):
     for part in (np.arange(rows)[::-2], np.arange(min(rows, 3))):
         np.testing.assert_array_equal(kern.gram(X[part], Z), K[part])
     assert np.all(K <= 1.0)   # (a distance below 0 by round-off clipped: never above 1)
+
+
+@pytest.mark.parametrize("name", ["linear", "poly", "rbf"])
+def test_a_kernel_on_two_sets_of_points_and_on_one_is_scikit_learns(name):
+    """Each kernel's matrix between two sets of points and on one set: scikit-learn's
+    pairwise kernels to round-off; on one set exactly symmetric, the rbf kernel's diagonal
+    exactly 1."""
+    from sklearn.metrics.pairwise import pairwise_kernels
+
+    rng = np.random.default_rng(3)
+    X, Z = rng.normal(size=(300, 5)), rng.normal(size=(40, 5))   # (beyond 256: two blocks)
+    kw = {"gamma": 0.3, "degree": 3, "coef0": 1.5} if name == "poly" else (
+        {"gamma": 0.3} if name == "rbf" else {})
+    kern = make_kernel(name, X=X, **kw)
+    ref = {k: v for k, v in kw.items()} if name != "linear" else {}
+    for A, B in ((X, Z), (Z, X)):
+        np.testing.assert_allclose(kern.gram(A, B), pairwise_kernels(A, B, metric=name, **ref),
+                                   rtol=1e-13, atol=1e-13)
+    K = kern.gram(X)
+    np.testing.assert_allclose(K, pairwise_kernels(X, metric=name, **ref), rtol=1e-13,
+                               atol=1e-13)
+    np.testing.assert_array_equal(K, K.T)
+    if name == "rbf":
+        assert np.all(np.diag(K) == 1.0)
