@@ -154,9 +154,10 @@ class LazySignedGram:
         self.dtype = np.dtype(float)
         self.ndim = 2
         self._full = None
-        # the columns evaluated so far, in chunks (each column stored as a row of its chunk:
-        # a chunk is written once and never copied again, however many are added), and
-        # where each column sits: its chunk (-1: not yet) and row
+        # the columns of K evaluated so far (K's, unsigned: a product puts the labels' signs
+        # on its vectors), in chunks (each column stored as a row of its chunk: a chunk is
+        # written once and never copied again, however many are added), and where each
+        # column sits: its chunk (-1: not yet) and row
         self._chunks: list = []
         self._chunk_cols: list = []
         self._chunk = np.full(X.shape[0], -1)
