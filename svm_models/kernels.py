@@ -49,6 +49,8 @@ class Kernel:
         """
         if self.name == "precomputed":
             return np.asarray(X, dtype=float)
+        X = np.asarray(X, dtype=float)   # (float32 points computed in double, as libsvm)
+        Z = None if Z is None else np.asarray(Z, dtype=float)
         Zm = X if Z is None else Z
         if self.name == "linear":
             return X @ Zm.T

@@ -347,7 +347,7 @@ def test_the_rbf_columns_are_scikit_learns_and_the_same_whichever_rows(rows):
 def test_a_kernel_on_two_sets_of_points_and_on_one_is_scikit_learns(name):
     """Each kernel's matrix between two sets of points and on one set: scikit-learn's
     pairwise kernels to round-off; on one set exactly symmetric, the rbf kernel's diagonal
-    exactly 1."""
+    exactly 1; points in single precision computed in double."""
     from sklearn.metrics.pairwise import pairwise_kernels
 
     rng = np.random.default_rng(3)
@@ -365,3 +365,10 @@ def test_a_kernel_on_two_sets_of_points_and_on_one_is_scikit_learns(name):
     np.testing.assert_array_equal(K, K.T)
     if name == "rbf":
         assert np.all(np.diag(K) == 1.0)
+    # single-precision points: computed in double (as libsvm computes them), not in single
+    X32, Z32 = X.astype(np.float32), Z.astype(np.float32)
+    for got, want in ((kern.gram(X32, Z32), pairwise_kernels(X32.astype(float), Z32.astype(
+            float), metric=name, **ref)), (kern.gram(X32), pairwise_kernels(
+            X32.astype(float), metric=name, **ref))):
+        assert got.dtype == np.float64
+        np.testing.assert_allclose(got, want, rtol=1e-13, atol=1e-13)
