@@ -45,7 +45,7 @@ from . import api
 from .errors import ParameterError
 from .model.lazy import is_lazy_indexed
 from .model.pyomo_compat import VAR_BOUND_SLOTS, held_expression
-from .model.record import _MISSING, attribute, recorded_token
+from .model.record import NOT_RECORDED, attribute, recorded_token
 
 
 def _same_bound(now, built) -> bool:
@@ -82,7 +82,7 @@ class _Portable:
             if comp.ctype in (Constraint, Expression, Objective) and not is_lazy_indexed(comp):
                 for d in comp.values():
                     token = recorded_token(record, d)
-                    if token is not _MISSING and held_expression(d) is token:
+                    if token is not NOT_RECORDED and held_expression(d) is token:
                         as_built.append((d, token))
         # a shallow copy: the original record keeps its own proofs
         portable = copy.copy(record)

@@ -199,11 +199,7 @@ def validate(X, y, *, precomputed: bool = False) -> Dataset:
             raise ParameterError("a Dataset comes with its own labels: pass its y")
         return X
     A = as_matrix(X, name="X")
-    yy, classes = encode_labels(y)
-    if A.shape[0] != yy.shape[0]:
-        raise DataError(
-            f"X has {A.shape[0]} rows but y has {yy.shape[0]} labels; they must match"
-        )
+    yy, classes = _labels_of(A, y)
     if precomputed and A.shape[0] != A.shape[1]:
         raise DataError(
             f"a precomputed kernel must be a square l x l matrix; got shape {A.shape}"
@@ -230,6 +226,16 @@ def validate(X, y, *, precomputed: bool = False) -> Dataset:
     return Dataset(X=A, y=yy, classes=classes, shared_crc=crc)
 
 
+def _labels_of(A: np.ndarray, y) -> tuple:
+    """``y`` encoded (:func:`encode_labels`) as the labels of the rows of ``A``, one each."""
+    yy, classes = encode_labels(y)
+    if A.shape[0] != yy.shape[0]:
+        raise DataError(
+            f"X has {A.shape[0]} rows but y has {yy.shape[0]} labels; they must match"
+        )
+    return yy, classes
+
+
 def rows_of(A: np.ndarray, idx: np.ndarray, y) -> Dataset:
     """The points ``idx`` of features ``A`` that :func:`as_matrix` returned, with the labels
     ``y`` (two classes, checked as :func:`validate` checks them), as a Dataset that
@@ -240,9 +246,7 @@ def rows_of(A: np.ndarray, idx: np.ndarray, y) -> Dataset:
     X = A[idx]
     if not X.flags.owndata:   # (a slice: a view of A, which may be the caller's memory)
         X = X.copy()
-    yy, classes = encode_labels(y)
-    if X.shape[0] != yy.shape[0]:
-        raise DataError(f"{X.shape[0]} points but {yy.shape[0]} labels; they must match")
+    yy, classes = _labels_of(X, y)
     X.setflags(write=False)
     yy.setflags(write=False)
     return Dataset(X=X, y=yy, classes=classes)

@@ -29,6 +29,11 @@ KERNELS = ("linear", "poly", "rbf", "precomputed")
 POLY_FEATURES_MAX = 256
 
 
+#: ``gamma (max |x|^2 + max |z|^2)`` below which the rbf kernel's columns fold gamma into
+#: their product and norms (``Kernel._rbf_blocks``: no sum of those terms can overflow)
+RBF_FUSED_MAX = 1e300
+
+
 @dataclass(frozen=True)
 class Kernel:
     """A kernel with its parameters resolved to numbers (``gamma`` is a float here)."""
@@ -70,7 +75,8 @@ class Kernel:
             D[r:r + 256] += xx[r:r + 256, None] + xx[None, :]
         np.maximum(D, 0.0, out=D)
         np.fill_diagonal(D, 0.0)
-        np.multiply(D, -self.gamma, out=D)
+        with np.errstate(over="ignore"):   # (a huge gamma: -inf, an entry of 0)
+            np.multiply(D, -self.gamma, out=D)
         return np.exp(D, out=D)
 
     #: :meth:`gram` of the rbf kernel on two sets of points goes this many rows at a time
@@ -85,10 +91,14 @@ class Kernel:
         are asked with it (the kept and the streamed columns of a product). (The whole
         symmetric matrix stays :meth:`gram`'s: one product of ``X`` with itself, exactly
         symmetric.)"""
-        g = self.gamma
-        gx = g * np.einsum("ij,ij->i", X, X)
-        gz = g * np.einsum("ij,ij->i", Z, Z)
-        X2 = (2.0 * g) * X
+        g = float(self.gamma)
+        xx, zz = np.einsum("ij,ij->i", X, X), np.einsum("ij,ij->i", Z, Z)
+        # gamma folded into the product and the norms -- unless that overflows (gamma 1e300:
+        # inf - inf, NaN): then the distance first, times gamma after the clip (-inf: 0)
+        fused = g * (float(np.max(xx, initial=0.0)) + float(np.max(zz, initial=0.0))) \
+            < RBF_FUSED_MAX
+        f = g if fused else 1.0
+        gx, gz, X2 = f * xx, f * zz, (2.0 * f) * X
         n = X.shape[0]
         out = np.empty((n, Z.shape[0]))
         step, r = self.RBF_ROWS, 0
@@ -101,6 +111,9 @@ class Kernel:
             D -= gx[r:e, None]
             D -= gz[None, :]
             np.minimum(D, 0.0, out=D)
+            if not fused:
+                with np.errstate(over="ignore"):   # (-inf: an entry of 0)
+                    D *= g
             np.exp(D, out=D)
             r = e
         return out

@@ -253,7 +253,7 @@ def test_the_rows_of_checked_data_are_the_data_validate_makes_of_them():
     assert not np.shares_memory(part.X, A) and not part.X.flags.writeable
     with pytest.raises(ParameterError, match="its own labels"):
         validate(ours, ref.y)
-    with pytest.raises(DataError, match="4 points but 3 labels"):
+    with pytest.raises(DataError, match="X has 4 rows but y has 3 labels"):
         rows_of(as_matrix(X), idx[:4], labels[:3])
     with pytest.raises(DataError, match="two classes"):
         rows_of(as_matrix(X), idx, np.zeros(len(idx)))

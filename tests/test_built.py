@@ -372,3 +372,36 @@ def test_a_kernel_on_two_sets_of_points_and_on_one_is_scikit_learns(name):
             X32.astype(float), metric=name, **ref))):
         assert got.dtype == np.float64
         np.testing.assert_allclose(got, want, rtol=1e-13, atol=1e-13)
+
+
+@pytest.mark.parametrize("gamma", [1e290, 1e300, np.finfo(float).max])
+def test_the_rbf_kernel_of_a_huge_gamma_is_zero_between_distinct_points(gamma):
+    """gamma so large that gamma |x|^2 overflows: the kernel between distinct points is 0
+    (exp of -inf), never NaN (inf - inf), on two sets of points as on one, and no overflow
+    is reported; the diagonal of the matrix on one set stays 1."""
+    import warnings
+
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(7, 3)) * 1e5
+    kern = make_kernel("rbf", gamma=gamma, X=X)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        cols, K = kern.gram(X, X[:4] + 1.0), kern.gram(X)
+        mirrored = kern.gram(X, -X)   # (the same largest norm on both sides)
+    np.testing.assert_array_equal(cols, np.zeros((7, 4)))
+    np.testing.assert_array_equal(mirrored, np.zeros((7, 7)))
+    np.testing.assert_array_equal(K, np.eye(7))
+
+
+def test_the_rbf_columns_of_gamma_taken_after_the_distance_are_scikit_learns(monkeypatch):
+    """The order the columns take where gamma folded in would overflow (the distance first,
+    gamma after), forced on ordinary data: scikit-learn's ``rbf_kernel`` to round-off."""
+    from sklearn.metrics.pairwise import rbf_kernel
+
+    import svm_models.kernels as kernels
+
+    monkeypatch.setattr(kernels, "RBF_FUSED_MAX", 0.0)
+    rng = np.random.default_rng(8)
+    X, Z = rng.normal(size=(130, 4)), rng.normal(size=(9, 4))
+    np.testing.assert_allclose(make_kernel("rbf", gamma=0.6, X=X).gram(X, Z),
+                               rbf_kernel(X, Z, gamma=0.6), rtol=0, atol=1e-14)

@@ -416,3 +416,35 @@ def test_libsvm_of_another_signature_is_left_for_svc_fit(monkeypatch):
     assert ref.solver == direct.solver == "libsvm"
     np.testing.assert_allclose(ref.alpha, direct.alpha, rtol=0, atol=1e-12)
     assert abs(ref.b - direct.b) <= 1e-12
+
+
+def test_libsvm_refusing_the_arrays_leaves_that_fit_to_svc_fit(monkeypatch):
+    """A libsvm module that refuses the arrays it is handed (a ValueError: another buffer
+    type, say) leaves that fit to ``SVC.fit`` -- the same answer -- and is called again for
+    the next (a refusal is about those arrays, not the module)."""
+    from sklearn.svm import SVC
+
+    from svm_models.solvers import libsvm
+
+    class Refusing:
+        calls = 0
+
+        @staticmethod
+        def set_verbosity_wrap(v):
+            pass
+
+        @classmethod
+        def fit(cls, *args, **kw):
+            cls.calls += 1
+            raise ValueError("Buffer dtype mismatch, expected 'float64_t' but got 'float'")
+
+    X, y = MOONS
+    params = {"kernel": "rbf", "gamma": 0.7, "C": 3.0, "tol": 1e-8, "cache_size": 200.0,
+              "shrinking": True, "max_iter": 10**6}
+    monkeypatch.setitem(libsvm._DIRECT, "lib", Refusing)
+    got = libsvm._svc_fit(SVC, X, y, None, **params)
+    libsvm._svc_fit(SVC, X, y, None, **params)
+    assert libsvm._DIRECT["lib"] is Refusing and Refusing.calls == 2
+    svc = SVC(**params).fit(X, y)
+    np.testing.assert_array_equal(got.dual_coef_, svc.dual_coef_)
+    np.testing.assert_array_equal(got.support_, svc.support_)

@@ -120,7 +120,7 @@ def test_a_model_of_its_own_copied_is_still_proved_and_its_members_are_its_own(c
     at a reused address belongs to another object and is not read as this one's (an
     unpickled objective's address was an old member's: its entry was read as the
     objective's, a TypeError)."""
-    from svm_models.model.record import _MISSING, recorded_token
+    from svm_models.model.record import NOT_RECORDED, recorded_token
 
     name, params = next(c for c in _cases() if c[0] == "c_tuning_general_nonneg")
     m = sm.build(name, X, Y, **params)
@@ -135,5 +135,5 @@ def test_a_model_of_its_own_copied_is_still_proved_and_its_members_are_its_own(c
     od = record.objective
     other = next(d for d, _ in record.tokens.values() if d is not od)
     record.tokens[id(od)] = record.tokens[id(other)]
-    assert recorded_token(record, od) is _MISSING
+    assert recorded_token(record, od) is NOT_RECORDED
     assert verify(record) is not None   # (then not proved: the general path, never a guess)

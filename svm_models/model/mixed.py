@@ -49,7 +49,7 @@ from .lazy import first_changed, is_lazy_indexed
 from .pyomo_compat import VAR_DOMAIN, VAR_FIXED, VAR_VALUE
 from .reader import (NotQuadratic, _linear_matrix, _objective, _quadratic_rows, _read_rows,
                      _Variables)
-from .record import (_MISSING, INERT_TYPES, _check_sizes, _unchanged, attribute,
+from .record import (INERT_TYPES, NOT_RECORDED, _check_sizes, _unchanged, attribute,
                      recorded_token)
 from .standard_form import StandardForm, assemble, bounds
 
@@ -184,7 +184,7 @@ def _recorded_expression(record):
         built = od._built
         return None if built is None else built[0]
     tok = recorded_token(record, od)
-    return None if tok is _MISSING else tok[0]
+    return None if tok is NOT_RECORDED else tok[0]
 
 
 def objective_scale(record) -> float | None:

@@ -296,16 +296,17 @@ def _unchanged(record: Record, data) -> bool:
 
 def recorded_token(record: Record, data):
     """The expression object the recorded member ``data`` held when the builder was done, or
-    a marker that nothing else is (``data`` not recorded). The record keys its members by
+    :data:`NOT_RECORDED` (``data`` not recorded). The record keys its members by
     ``id``, and an ``id`` is an address the interpreter reuses: the entry holds the member
     itself and is taken only for that very object (an unpickled model's members have new
     addresses -- :meth:`Record.__setstate__` keys them again -- and a new object at an old
     address is another member: its entry was read as the objective's, a TypeError)."""
     entry = record.tokens.get(id(data))
-    return entry[1] if entry is not None and entry[0] is data else _MISSING
+    return entry[1] if entry is not None and entry[0] is data else NOT_RECORDED
 
 
-_MISSING = object()
+#: what :func:`recorded_token` returns for a member the record does not hold
+NOT_RECORDED = object()
 
 
 def _modelling_components(model):

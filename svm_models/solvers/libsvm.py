@@ -212,6 +212,8 @@ def _svc_fit(SVC, data, y, weight, **params):
                            random_seed=0)
         except TypeError:   # (another signature: SVC.fit from now on)
             _DIRECT["lib"] = None
+        except ValueError:   # (arrays it takes otherwise, or what it refuses: SVC.fit says
+            pass             # what, in SVC's words, or takes them)
         else:
             if classes.size == 2:   # (SVC's sign: the decision positive for classes_[1])
                 coef, intercept = -coef, -intercept
