@@ -405,3 +405,26 @@ def test_the_rbf_columns_of_gamma_taken_after_the_distance_are_scikit_learns(mon
     X, Z = rng.normal(size=(130, 4)), rng.normal(size=(9, 4))
     np.testing.assert_allclose(make_kernel("rbf", gamma=0.6, X=X).gram(X, Z),
                                rbf_kernel(X, Z, gamma=0.6), rtol=0, atol=1e-14)
+
+
+def test_a_point_against_itself_is_the_kernels_diagonal_in_every_block():
+    """Where a block of columns pairs a point with itself, its entry is the kernel's diagonal
+    ``k(x, x)`` -- as in the whole symmetric matrix and the elementwise diagonal -- not
+    ``exp(-gamma (|x|^2 - 2 x.x + |x|^2))``, round-off times gamma (data of scale 1e3,
+    gamma 1e6: 0.9998 and less): kept columns, streamed chunks and blocks alike."""
+    rng = np.random.default_rng(9)
+    X = rng.normal(size=(40, 3)) * 1e3
+    y = np.where(rng.random(40) < 0.5, -1.0, 1.0)
+    kern = make_kernel("rbf", gamma=1e6, X=X)
+    G = kern.gram(X) * np.outer(y, y)   # (the identity, signed: the points are distinct)
+    np.testing.assert_array_equal(G, np.eye(40))
+    lazy = LazySignedGram(kern, X, y)
+    v = rng.normal(size=40)
+    np.testing.assert_array_equal(lazy @ v, v)
+    np.testing.assert_array_equal(lazy._columns(np.array([3, 17, 5])), np.eye(40)[:, [3, 17, 5]])
+    F = np.array([30, 2, 11])
+    np.testing.assert_array_equal(lazy[np.ix_(F, np.array([11, 30, 7]))],
+                                  np.eye(40)[np.ix_(F, [11, 30, 7])])
+    streamed = LazySignedGram(kern, X, y)
+    streamed.KEEP_BYTES, streamed.CHUNK_BYTES = 0, 8 * 7 * 3   # (nothing kept, small chunks)
+    np.testing.assert_array_equal(streamed @ v, v)

@@ -448,3 +448,21 @@ def test_libsvm_refusing_the_arrays_leaves_that_fit_to_svc_fit(monkeypatch):
     svc = SVC(**params).fit(X, y)
     np.testing.assert_array_equal(got.dual_coef_, svc.dual_coef_)
     np.testing.assert_array_equal(got.support_, svc.support_)
+
+
+@pytest.mark.parametrize("gamma", [1e6, 1e300])
+@pytest.mark.parametrize("C", [1.0, 1e15])
+def test_a_kernel_of_distinct_points_certified_on_the_problem_solved(gamma, C):
+    """rbf with a gamma so large that every two distinct points are orthogonal (data of scale
+    1e3): the kernel matrix is the identity, and with 30 points of each class the optimum is
+    alpha = 1 everywhere, the dual objective 60 - 30 = 30 (worked by hand) -- what the fit
+    on libsvm reports, certified, and what Clarabel finds. (The certificate had read its
+    kernel columns with a point against itself below 1 -- round-off times gamma -- and
+    certified 32.5 at gamma 1e300, 30.0018 at 1e6.)"""
+    X, y = make_moons(60, noise=0.2, random_state=1)
+    sol = sm.fit(X * 1e3, y, kernel="rbf", gamma=gamma, C=C)
+    assert sol.solver == "libsvm" and sol.classifier_certificate["certified"]
+    assert sol.objective == pytest.approx(30.0, rel=1e-12)
+    np.testing.assert_allclose(sol.alpha, 1.0, rtol=1e-12)
+    ref = sm.fit(X * 1e3, y, kernel="rbf", gamma=gamma, C=C, solver="clarabel")
+    assert ref.objective == pytest.approx(30.0, rel=1e-8)

@@ -214,7 +214,26 @@ class LazySignedGram:
             return K[np.ix_(idx[rows], idx[cols])]
         if rows is None:   # (the symmetric evaluation: exactly symmetric)
             return self.kernel.gram(self.X)
-        return self.kernel.gram(self.X[rows], self.X if cols is None else self.X[cols])
+        B = self.kernel.gram(self.X[rows], self.X if cols is None else self.X[cols])
+        self._own_diagonal(B, np.asarray(rows), cols)
+        return B
+
+    def _own_diagonal(self, B: np.ndarray, rows: np.ndarray, cols) -> None:
+        """The entries of ``B = K[rows, cols]`` that pair a point with itself set to the
+        kernel's diagonal ``k(x, x)`` (as the elementwise diagonal and the whole symmetric
+        matrix have it): the rbf kernel of a point with itself between two sets, ``|x|^2 -
+        2 x.x + |x|^2``, is round-off times gamma -- 0 instead of 1 at gamma 1e300, 0.9998
+        at 1e6 on data of scale 1e3 -- and the certificate then read another problem than
+        the solver's (a dual objective 32.5 certified where the optimum is 30)."""
+        diagonal = getattr(self.kernel, "diagonal", None)
+        if diagonal is None:
+            return
+        if cols is None:   # (whole rows: row i's own column is rows[i])
+            at, own = np.arange(rows.size), rows
+        else:
+            _, at, own = np.intersect1d(rows, np.asarray(cols), return_indices=True)
+        if at.size:
+            B[at, own] = diagonal(self.X[rows[at]])
 
     def __array__(self, dtype=None, copy=None):
         G = self.materialise()
