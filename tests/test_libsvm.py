@@ -377,14 +377,16 @@ def test_libsvm_called_directly_is_svc_fit_array_for_array(monkeypatch, capfd, c
         np.testing.assert_array_equal(direct.intercept_, svc.intercept_)
 
 
-def test_libsvm_of_another_signature_is_left_for_svc_fit(monkeypatch):
-    """A libsvm module whose ``fit`` takes other arguments (another scikit-learn) is not
-    called again: that fit and every later one are ``SVC.fit``'s, the same answer."""
-    from sklearn.svm import SVC
+#: an SVC fit's parameters, as the backend hands them over
+_SVC_PARAMS = {"kernel": "rbf", "gamma": 0.7, "C": 3.0, "tol": 1e-8, "cache_size": 200.0,
+               "shrinking": True, "max_iter": 10**6}
 
-    from svm_models.solvers import libsvm
 
-    class Other:
+def _stand_in_libsvm(error: Exception):
+    """A libsvm module whose ``fit`` raises ``error`` (another scikit-learn's), counting its
+    calls."""
+
+    class StandIn:
         calls = 0
 
         @staticmethod
@@ -394,20 +396,36 @@ def test_libsvm_of_another_signature_is_left_for_svc_fit(monkeypatch):
         @classmethod
         def fit(cls, *args, **kw):
             cls.calls += 1
-            raise TypeError("fit() got an unexpected keyword argument 'svm_type'")
+            raise error
+
+    return StandIn
+
+
+@pytest.mark.parametrize("error,kept", [
+    (TypeError("fit() got an unexpected keyword argument 'svm_type'"), False),
+    (ValueError("Buffer dtype mismatch, expected 'float64_t' but got 'float'"), True)],
+    ids=["another signature", "arrays refused"])
+def test_libsvm_that_does_not_take_the_call_leaves_it_to_svc_fit(monkeypatch, error, kept):
+    """A libsvm module whose ``fit`` takes other arguments (another scikit-learn) is not
+    called again: that fit and every later one are ``SVC.fit``'s; one that refuses the arrays
+    it is handed (a ValueError: another buffer type, say) leaves that fit to ``SVC.fit`` and
+    is called again for the next (a refusal is about those arrays). The same answer as
+    ``SVC.fit``'s either way."""
+    from sklearn.svm import SVC
+
+    from svm_models.solvers import libsvm
 
     X, y = MOONS
-    params = {"kernel": "rbf", "gamma": 0.7, "C": 3.0, "tol": 1e-8, "cache_size": 200.0,
-              "shrinking": True, "max_iter": 10**6}
-    monkeypatch.setitem(libsvm._DIRECT, "lib", Other)
-    got = libsvm._svc_fit(SVC, X, y, None, **params)
-    assert libsvm._DIRECT["lib"] is None and Other.calls == 1
-    again = libsvm._svc_fit(SVC, X, y, None, **params)
-    assert Other.calls == 1
-    svc = SVC(**params).fit(X, y)
-    for fitted in (got, again):
+    lib = _stand_in_libsvm(error)
+    monkeypatch.setitem(libsvm._DIRECT, "lib", lib)
+    got = [libsvm._svc_fit(SVC, X, y, None, **_SVC_PARAMS) for _ in range(2)]
+    assert (libsvm._DIRECT["lib"] is lib) == kept and lib.calls == (2 if kept else 1)
+    svc = SVC(**_SVC_PARAMS).fit(X, y)
+    for fitted in got:
         np.testing.assert_array_equal(fitted.dual_coef_, svc.dual_coef_)
         np.testing.assert_array_equal(fitted.support_, svc.support_)
+    if kept:
+        return
     # a whole fit on libsvm through SVC.fit: the fit made through the direct call
     ref = sm.fit(X, y, solver="libsvm", kernel="rbf", gamma=0.7, C=3.0)
     monkeypatch.delitem(libsvm._DIRECT, "lib")
@@ -416,38 +434,6 @@ def test_libsvm_of_another_signature_is_left_for_svc_fit(monkeypatch):
     assert ref.solver == direct.solver == "libsvm"
     np.testing.assert_allclose(ref.alpha, direct.alpha, rtol=0, atol=1e-12)
     assert abs(ref.b - direct.b) <= 1e-12
-
-
-def test_libsvm_refusing_the_arrays_leaves_that_fit_to_svc_fit(monkeypatch):
-    """A libsvm module that refuses the arrays it is handed (a ValueError: another buffer
-    type, say) leaves that fit to ``SVC.fit`` -- the same answer -- and is called again for
-    the next (a refusal is about those arrays, not the module)."""
-    from sklearn.svm import SVC
-
-    from svm_models.solvers import libsvm
-
-    class Refusing:
-        calls = 0
-
-        @staticmethod
-        def set_verbosity_wrap(v):
-            pass
-
-        @classmethod
-        def fit(cls, *args, **kw):
-            cls.calls += 1
-            raise ValueError("Buffer dtype mismatch, expected 'float64_t' but got 'float'")
-
-    X, y = MOONS
-    params = {"kernel": "rbf", "gamma": 0.7, "C": 3.0, "tol": 1e-8, "cache_size": 200.0,
-              "shrinking": True, "max_iter": 10**6}
-    monkeypatch.setitem(libsvm._DIRECT, "lib", Refusing)
-    got = libsvm._svc_fit(SVC, X, y, None, **params)
-    libsvm._svc_fit(SVC, X, y, None, **params)
-    assert libsvm._DIRECT["lib"] is Refusing and Refusing.calls == 2
-    svc = SVC(**params).fit(X, y)
-    np.testing.assert_array_equal(got.dual_coef_, svc.dual_coef_)
-    np.testing.assert_array_equal(got.support_, svc.support_)
 
 
 @pytest.mark.parametrize("gamma", [1e6, 1e300])
