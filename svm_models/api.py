@@ -669,29 +669,52 @@ def _fit_unbuilt(X, y, f, solver: str, params: dict, opts: SolverOptions):
     if plan is None or opts.expired() or b.structure_check(plan.record) is not None:
         return None, True, None
     t0 = time.perf_counter()
-    with drained_output(opts.verbose), preserved_fpu():
-        res = b.structured(plan.record, plan.form, opts, None)
-    if res.status is not Status.optimal or res.x is None:
-        return None, True, (b.name, f"{res.status.value} ({res.message})")
-    sol, why = _certified_unbuilt(plan, f, b, solver, params, opts, res, res.x,
-                                  time.perf_counter() - t0,
-                                  objective=plan.form.sense * res.objective)
-    if why is not None:
-        return None, True, (b.name, f"optimal, but {why}")
-    return sol, True, None
+    for o in _passes(b, opts, plan.svm.kernel):
+        with drained_output(opts.verbose), preserved_fpu():
+            res = b.structured(plan.record, plan.form, o, None)
+        if res.status is not Status.optimal or res.x is None:
+            ended = (b.name, f"{res.status.value} ({res.message})")
+        else:
+            sol, why = _certified_unbuilt(plan, f, b, solver, params, opts, res, res.x,
+                                          time.perf_counter() - t0,
+                                          objective=plan.form.sense * res.objective,
+                                          polished_only=o is not opts)
+            if why is None:
+                return sol, True, None
+            ended = (b.name, f"optimal, but {why}")
+        if opts.expired():
+            break
+    return None, True, ended
+
+
+def _passes(b, opts: SolverOptions, kernel) -> list:
+    """The options of a structured backend's solves of one problem on ``kernel``: first at
+    its ``first_tol`` where that is looser than the tolerance asked (and no iteration limit
+    is set: the user's limit counts the iterations of the solve asked), its answer kept only
+    where the polish finishes it; then at the tolerance asked."""
+    t = None if b.first_tol is None else b.first_tol(kernel)
+    if t is None or opts.iter_limit is not None or opts.tolerance >= t:
+        return [opts]
+    return [replace(opts, tol=t), opts]
 
 
 def _certified_unbuilt(plan, f, b, solver: str, params: dict, opts: SolverOptions, res, x,
-                       seconds: float, objective=None) -> tuple:
+                       seconds: float, objective=None, *, polished_only: bool) -> tuple:
     """``(Solution, None)`` of an unbuilt ``plan`` at the backend's optimal point ``x`` (its
     result ``res``; ``objective`` the model's objective there, as the backend reported it, or
     None), read and certified as :func:`solve` reads and certifies a model the record
     proves -- the Solution's objective is the certificate's, at what it returns -- its model
-    a recipe (:func:`_model_of`); or ``(None, why)`` when the certificate refuses it."""
+    a recipe (:func:`_model_of`); or ``(None, why)`` when the certificate refuses it, or
+    (``polished_only``: ``x`` from a first solve at a looser tolerance than ``opts``', see
+    :func:`_passes`) takes another classifier than the polished one -- whose alpha is then
+    the model's values, not the first solve's. The thresholds and the certificate are those
+    of ``opts``, the tolerance asked."""
     ctx = Context(solver=b.name, interface=res.interface, path="fast", time=seconds,
                   status=Status.optimal, tol=opts.tol, verified=True, objective=objective,
                   certify_tol=opts.tolerance)
     sol = plan.extract(ctx, x)
+    if polished_only and not sol.polished:
+        return None, "the polish did not finish the first solve's answer"
     said = {k: res.extra[k] for k in ("scaling", "bounds") if res.extra.get(k) is not None}
     if said:
         sol = replace(sol, **said)
@@ -702,6 +725,8 @@ def _certified_unbuilt(plan, f, b, solver: str, params: dict, opts: SolverOption
         object.__setattr__(sol, "solver_choice", {
             "asked": "auto", "used": b.name,
             "why": f"the model is a classic SVM dual as built: {b.note}, the fastest"})
+    if polished_only:   # (the model read holds the alpha certified, not the first solve's)
+        x = plan.point(sol.alpha)
     recipe = (_model_of, (f.name, plan.svm.data, params, np.asarray(x, dtype=float)))
     return keep_model(sol, KeptModel(recipe=recipe)), None
 
@@ -771,27 +796,34 @@ def _pairs_at(X, y_index, points, f, b, solver: str, plans: list, params: dict, 
               opts: SolverOptions, gram) -> list:
     """:func:`fit_pairs` at one C: the pairs' problems ``plans`` (at that C) in one call of
     the backend ``b``, each answer certified (None where it is not)."""
-    none = [None] * len(points)
-    if opts.expired():
-        return none
+    out = [None] * len(points)
     C = float(plans[0].C)
     box = np.full(len(y_index), C) if weight is None else C * np.asarray(weight, dtype=float)
-    t0 = time.perf_counter()
-    with library_threads(len(y_index)), drained_output(opts.verbose), preserved_fpu():
-        got = b.pairs(plans[0].svm.kernel, np.asarray(X, dtype=float), y_index, box, opts,
-                      gram=gram)
-    if got is None or got[1] is None:   # (a kernel or box it does not take; not optimal)
-        return none
-    res, alphas = got
-    share = (time.perf_counter() - t0) / len(plans)
     k = int(y_index.max()) + 1
     pairs = [(i, j) for i in range(k) for j in range(i + 1, k)]
-    out = []
-    for (i, j), plan, pts in zip(pairs, plans, points):
-        kw = params if weight is None else {**params, "sample_weight": weight[pts]}
-        sol, _ = _certified_unbuilt(plan, f, b, solver, kw, opts, res,
-                                    plan.point(alphas(i, j)), share)
-        out.append(sol)
+    todo = list(range(len(points)))
+    for o in _passes(b, opts, plans[0].svm.kernel):   # (first at the backend's first_tol)
+        if opts.expired():
+            break
+        t0 = time.perf_counter()
+        with library_threads(len(y_index)), drained_output(opts.verbose), preserved_fpu():
+            got = b.pairs(plans[0].svm.kernel, np.asarray(X, dtype=float), y_index, box, o,
+                          gram=gram)
+        if got is None:   # (a kernel or box it does not take)
+            break
+        if got[1] is None:   # (not optimal)
+            continue
+        res, alphas = got
+        share = (time.perf_counter() - t0) / len(plans)
+        for n in todo:
+            (i, j), plan, pts = pairs[n], plans[n], points[n]
+            kw = params if weight is None else {**params, "sample_weight": weight[pts]}
+            out[n], _ = _certified_unbuilt(plan, f, b, solver, kw, opts, res,
+                                           plan.point(alphas(i, j)), share,
+                                           polished_only=o is not opts)
+        todo = [n for n in todo if out[n] is None]
+        if not todo:
+            break
     return out
 
 

@@ -98,8 +98,16 @@ def test_fit_builds_the_model_only_when_it_is_read_and_it_is_the_model_solved(bu
     model = sol.model
     assert builds[0] == 2 and sol.model is model   # built once, on the first read
     assert _counts(model) == _counts(eager.model)
-    # the solver's values are in its variables, as in the model the ordinary path solved
-    assert [v.value for v in model.alpha.values()] == [v.value for v in eager.model.alpha.values()]
+    # the solver's values are in its variables, as in the model the ordinary path solved --
+    # but after a first solve at SVC's tolerance (rbf), the alpha it was polished into, the
+    # ordinary path's certified alpha (libsvm's own at 1e-9 is 1e-5 off it here)
+    values = np.array([v.value for v in model.alpha.values()])
+    solved = np.array([v.value for v in eager.model.alpha.values()])
+    if kw.get("kernel") == "rbf":
+        assert np.array_equal(values, sol.alpha) and np.array_equal(values, eager.alpha)
+        assert not np.array_equal(values, solved)
+    else:
+        assert np.array_equal(values, solved)
     # Pyomo's value of its objective at the alpha returned is the Solution's objective
     _set_alpha(model, sol.alpha)
     assert pyo.value(model.objective) == pytest.approx(sol.objective, rel=1e-12)

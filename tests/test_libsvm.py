@@ -7,6 +7,7 @@ point methods, not SMO), and the certificate recomputed at the classifier return
 from __future__ import annotations
 
 import math
+import time
 
 import numpy as np
 import pyomo.environ as pyo
@@ -452,3 +453,161 @@ def test_a_kernel_of_distinct_points_certified_on_the_problem_solved(gamma, C):
     np.testing.assert_allclose(sol.alpha, 1.0, rtol=1e-12)
     ref = sm.fit(X * 1e3, y, kernel="rbf", gamma=gamma, C=C, solver="clarabel")
     assert ref.objective == pytest.approx(30.0, rel=1e-8)
+
+
+def _tolerances(monkeypatch) -> list:
+    """The tolerance of each libsvm solve from now on (the solves themselves run as ever)."""
+    import svm_models.solvers.libsvm as L
+
+    seen, fitted = [], L._fitted
+
+    def spy(SVC, data, y, weight, l, opts, **params):
+        seen.append(opts.tolerance)
+        return fitted(SVC, data, y, weight, l, opts, **params)
+
+    monkeypatch.setattr(L, "_fitted", spy)
+    return seen
+
+
+def _one_solve(monkeypatch) -> None:
+    """libsvm without its first solve at SVC's tolerance: one solve, at the tolerance asked."""
+    from dataclasses import replace
+
+    from svm_models.solvers import table
+
+    monkeypatch.setitem(table.BACKENDS, "libsvm", replace(table.BACKENDS["libsvm"],
+                                                          first_tol=None))
+
+
+@pytest.mark.parametrize("kind", ["one problem", "pairs"])
+def test_a_first_solve_at_svcs_tolerance_polished_is_the_answer_asked(monkeypatch, kind):
+    """A fit on libsvm solves at 1e-3 first (SVC's default) and keeps that answer where the
+    polish finishes it: the same alpha and b, bit for bit, as the one solve at the tolerance
+    asked (the polish solves the KKT equations on the same active set), certified, and the
+    optimum Clarabel finds. A user's iteration limit counts the iterations of the solve
+    asked: then one solve."""
+    X, y = make_moons(300, noise=0.3, random_state=0)
+    if kind == "pairs":
+        X, y = make_blobs(240, 2, centers=3, cluster_std=2.0, random_state=2)
+    kw = {"kernel": "rbf", "gamma": 0.5, "C": 10.0}
+    seen = _tolerances(monkeypatch)
+    t0 = time.perf_counter()
+    got = sm.SVMClassifier(**kw).fit(X, y)
+    elapsed = time.perf_counter() - t0
+    assert seen == [1e-3]
+    with monkeypatch.context() as m:
+        _one_solve(m)
+        seen.clear()
+        ref = sm.SVMClassifier(**kw).fit(X, y)
+        assert seen == [1e-9]
+    sols = got.estimators_ if kind == "pairs" else [got.solution_]
+    refs = ref.estimators_ if kind == "pairs" else [ref.solution_]
+    assert len(sols) == (3 if kind == "pairs" else 1)
+    for s, r in zip(sols, refs):
+        assert s.polished and s.classifier_certificate["certified"]
+        assert s.solver_choice["used"] == "libsvm"
+        assert 0 < s.time < elapsed   # (each pair: its share of the call)
+        assert np.array_equal(s.alpha, r.alpha) and s.b == r.b and s.objective == r.objective
+    clar = sm.fit(X[:300] if kind == "one problem" else X[y < 2], y[:300] if kind ==
+                  "one problem" else y[y < 2], solver="clarabel", **kw)
+    assert sols[0].objective == pytest.approx(clar.objective, rel=1e-7)
+    seen.clear()
+    sm.SVMClassifier(**kw, solver_options={"iter_limit": 10**6}).fit(X, y)
+    assert seen == [1e-9]
+    seen.clear()   # (a kernel of low rank: one solve, as asked)
+    sm.SVMClassifier(kernel="linear").fit(X, y)
+    assert seen == [1e-9]
+
+
+@pytest.mark.parametrize("sizes", [(800, 800), (800, 800, 10)], ids=["one problem", "pairs"])
+def test_a_first_solve_the_polish_does_not_finish_is_solved_again_as_asked(monkeypatch, sizes):
+    """Where the polish does not finish the first solve's answer -- here it is not tried:
+    1,600 free points, more than POLISH_MAX_FREE -- the solve is repeated at the tolerance
+    asked (for the pairs: one more call, its answer read for the pair refused). The rbf
+    kernel at a gamma that makes distinct points orthogonal is the identity: a pair of
+    classes of n and m points has the optimum alpha = 2m / (n + m) on the n, 2n / (n + m)
+    on the m, the dual objective 2nm / (n + m) (worked by hand): 800 for 800 and 800, 19.75
+    for 800 and 10."""
+    from svm_models.postprocess import POLISH_MAX_FREE
+
+    assert sum(sizes[:2]) > POLISH_MAX_FREE
+    centers = [(0, 0), (5, 5), (0, 5)][:len(sizes)]
+    X, y = make_blobs(list(sizes), centers=centers, random_state=1)
+    seen = _tolerances(monkeypatch)
+    got = sm.SVMClassifier(kernel="rbf", gamma=1e6, C=1e15).fit(X * 1e3, y)
+    assert seen == [1e-3, 1e-9]
+    sols = got.estimators_ if len(sizes) > 2 else [got.solution_]
+    pairs = [(i, j) for i in range(len(sizes)) for j in range(i + 1, len(sizes))]
+    assert [s.polished for s in sols] == [(sizes[i] + sizes[j]) <= POLISH_MAX_FREE
+                                          for i, j in pairs]
+    for s, (i, j) in zip(sols, pairs):
+        n, m = sizes[i], sizes[j]
+        assert s.classifier_certificate["certified"]
+        assert s.objective == pytest.approx(2 * n * m / (n + m), rel=1e-12)
+        pts = np.flatnonzero((y == i) | (y == j))
+        want = np.where(y[pts] == i, 2 * m / (n + m), 2 * n / (n + m))
+        np.testing.assert_allclose(s.alpha, want, rtol=1e-12)
+    seen.clear()   # (asked at SVC's tolerance itself: one solve)
+    sm.SVMClassifier(kernel="rbf", gamma=1e6, C=1e15, solver_options={"tol": 1e-3}).fit(
+        X * 1e3, y)
+    assert seen == [1e-3]
+
+
+def test_a_deadline_passed_in_the_first_solve_ends_the_fit():
+    """A time limit that ends during the first solve (5,000 points, 20 ms: libsvm alone
+    takes longer) is the fit's: no second solve, the time limit reported -- for one problem
+    and for one-vs-one's pairs."""
+    from sklearn.datasets import make_classification
+
+    X, y = make_classification(5000, 20, random_state=0)
+    with pytest.raises(sm.SolveFailedError, match="time limit"):
+        sm.fit(X, y, kernel="rbf", time_limit=0.02)
+    X, y = make_blobs(3000, 5, centers=3, cluster_std=4.0, random_state=0)
+    with pytest.raises(sm.SolveFailedError, match="time limit"):
+        sm.SVMClassifier(kernel="rbf", solver_options={"time_limit": 0.02}).fit(X, y)
+
+
+def test_pairs_weighted_and_a_point_of_weight_zero():
+    """One-vs-one's pairs under sample weights: in one call, each pair's model read with its
+    weights (alpha_i <= C w_i, as a model built with them); a point of weight 0 (libsvm would
+    drop it and number the others) leaves the pairs to be fitted alone -- each pair the
+    optimum Clarabel finds with the same weights."""
+    X, y = make_blobs(150, 2, centers=3, cluster_std=2.0, random_state=2)
+    w = np.random.default_rng(0).uniform(0.5, 2.0, len(y))
+    for zero in (False, True):
+        if zero:
+            w[7] = 0.0
+        est = sm.SVMClassifier(kernel="rbf", gamma=0.5, C=2.0).fit(X, y, sample_weight=w)
+        for s, (i, j) in zip(est.estimators_, [(0, 1), (0, 2), (1, 2)]):
+            pts = np.flatnonzero((y == i) | (y == j))
+            ref = sm.fit(X[pts], y[pts], kernel="rbf", gamma=0.5, C=2.0,
+                         sample_weight=w[pts], solver="clarabel")
+            assert s.objective == pytest.approx(ref.objective, rel=1e-7)
+            assert s.interface.endswith("one-vs-one") != zero
+            if not zero:
+                ub = [v.ub for v in s.model.alpha.values()]
+                np.testing.assert_allclose(ub, 2.0 * w[pts], rtol=1e-15)
+
+
+def test_an_answer_the_certificate_refuses_is_not_returned():
+    """The unbuilt fit's last word is the certificate: a point 1% off the optimum (the
+    identity kernel's alpha = 1, 1,600 free points: past the polish's limit, nothing mends
+    it) is refused with the certificate's reason, the same point exact is taken."""
+    from svm_models import api
+    from svm_models.solvers import SolverOptions, backend
+    from svm_models.solvers.base import MatrixResult
+
+    X, y = make_blobs([800, 800], centers=[(0, 0), (5, 5)], random_state=1)
+    f = sm.formulations.get("soft_l1_dual")
+    plan = f.unbuilt(X * 1e3, y, kernel="rbf", gamma=1e6, C=1e15)
+    off = 1.0 + 0.01 * np.random.default_rng(0).uniform(-1, 1, len(y))
+    opts = SolverOptions.from_kwargs()
+    for alpha, taken in ((np.ones(len(y)), True), (off, False)):
+        res = MatrixResult(status=sm.Status.optimal, x=plan.point(alpha), interface="test")
+        sol, why = api._certified_unbuilt(plan, f, backend("libsvm"), "libsvm", {}, opts,
+                                          res, res.x, 0.0, polished_only=False)
+        assert (sol is not None) == taken and (why is None) == taken, why
+        if taken:
+            assert sol.objective == pytest.approx(800.0, rel=1e-12)
+        else:
+            assert "gap" in why or "certif" in why, why

@@ -160,6 +160,13 @@ class Backend:
     call (``gram``: the kernel's matrix on ``X``, where the caller holds it), ``alphas(i,
     j)`` each pair's answer, to be certified as one solve's (None returned: it does not take
     that kernel or box; None: each pair is solved alone);
+    first_tol : ``kernel -> float or None``, a structured backend's tolerance for a first
+    solve whose answer the polish finishes, on that kernel (libsvm: SVC's default, for the
+    rbf kernel): where looser than the tolerance asked, the unbuilt fit
+    (:func:`svm_models.fit`, one-vs-one's pairs) solves at it first and keeps the answer
+    only where the certificate takes the polished classifier -- the exact KKT point of the
+    active set the solve found, the same the solve at the asked tolerance gives -- and else
+    solves again at the tolerance asked (None: one solve, at the tolerance asked);
     matrix_when : ``Record -> str or None``, why ``path="auto"`` takes the Pyomo plugin
     rather than the matrix adapter for a model the record proves unchanged (None: the
     matrices; SCIP: its plugin for a small model with a small dense block, its matrices
@@ -201,6 +208,7 @@ class Backend:
     structured: Callable | None = None
     structure_check: Callable | None = None
     pairs: Callable | None = None
+    first_tol: Callable | None = None
     matrix_when: Callable | None = None
     install: str = ""
     note: str = ""
