@@ -351,7 +351,7 @@ def test_a_kernel_on_two_sets_of_points_and_on_one_is_scikit_learns(name):
     from sklearn.metrics.pairwise import pairwise_kernels
 
     rng = np.random.default_rng(3)
-    X, Z = rng.normal(size=(300, 5)), rng.normal(size=(40, 5))   # (beyond 256: two blocks)
+    X, Z = rng.normal(size=(300, 5)), rng.normal(size=(40, 5))   # (several blocks of rows)
     kw = {"gamma": 0.3, "degree": 3, "coef0": 1.5} if name == "poly" else (
         {"gamma": 0.3} if name == "rbf" else {})
     kern = make_kernel(name, X=X, **kw)
@@ -382,15 +382,15 @@ def test_the_rbf_kernel_of_a_huge_gamma_is_zero_between_distinct_points(gamma):
     import warnings
 
     rng = np.random.default_rng(4)
-    X = rng.normal(size=(7, 3)) * 1e5
+    X = rng.normal(size=(70, 3)) * 1e5   # (the matrix on one set: two blocks of rows)
     kern = make_kernel("rbf", gamma=gamma, X=X)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         cols, K = kern.gram(X, X[:4] + 1.0), kern.gram(X)
         mirrored = kern.gram(X, -X)   # (the same largest norm on both sides)
-    np.testing.assert_array_equal(cols, np.zeros((7, 4)))
-    np.testing.assert_array_equal(mirrored, np.zeros((7, 7)))
-    np.testing.assert_array_equal(K, np.eye(7))
+    np.testing.assert_array_equal(cols, np.zeros((70, 4)))
+    np.testing.assert_array_equal(mirrored, np.zeros((70, 70)))
+    np.testing.assert_array_equal(K, np.eye(70))
 
 
 def test_the_rbf_columns_of_gamma_taken_after_the_distance_are_scikit_learns(monkeypatch):
