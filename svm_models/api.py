@@ -678,11 +678,15 @@ def _fit_unbuilt(X, y, f, solver: str, params: dict, opts: SolverOptions):
             sol, why = _certified_unbuilt(plan, f, b, solver, params, opts, res, res.x,
                                           time.perf_counter() - t0,
                                           objective=plan.form.sense * res.objective,
-                                          polished_only=o is not opts)
+                                          first_tol=None if o is opts else o.tolerance)
             if why is None:
                 return sol, True, None
             ended = (b.name, f"optimal, but {why}")
         if opts.expired():
+            if o is not opts:   # (the solve at the tolerance asked never ran)
+                ended = (b.name, f"{Status.time_limit.value} (its first solve at "
+                         f"tol={o.tolerance:g} ended {ended[1]}; no time was left to solve at "
+                         f"tol={opts.tolerance:g})")
             break
     return None, True, ended
 
@@ -699,22 +703,24 @@ def _passes(b, opts: SolverOptions, kernel) -> list:
 
 
 def _certified_unbuilt(plan, f, b, solver: str, params: dict, opts: SolverOptions, res, x,
-                       seconds: float, objective=None, *, polished_only: bool) -> tuple:
+                       seconds: float, objective=None, *, first_tol: float | None) -> tuple:
     """``(Solution, None)`` of an unbuilt ``plan`` at the backend's optimal point ``x`` (its
     result ``res``; ``objective`` the model's objective there, as the backend reported it, or
     None), read and certified as :func:`solve` reads and certifies a model the record
     proves -- the Solution's objective is the certificate's, at what it returns -- its model
     a recipe (:func:`_model_of`); or ``(None, why)`` when the certificate refuses it, or
-    (``polished_only``: ``x`` from a first solve at a looser tolerance than ``opts``', see
-    :func:`_passes`) takes another classifier than the polished one -- whose alpha is then
-    the model's values, not the first solve's. The thresholds and the certificate are those
-    of ``opts``, the tolerance asked."""
-    ctx = Context(solver=b.name, interface=res.interface, path="fast", time=seconds,
+    (``first_tol``: ``x`` from a first solve at that tolerance, looser than ``opts``', see
+    :func:`_passes`; None: the solve asked) takes another classifier than the polished one
+    -- whose alpha is then the model's values, not the first solve's, and the interface
+    says so. The thresholds and the certificate are those of ``opts``, the tolerance asked."""
+    interface = res.interface if first_tol is None else \
+        f"{res.interface} (stopped at tol={first_tol:g}, polished)"
+    ctx = Context(solver=b.name, interface=interface, path="fast", time=seconds,
                   status=Status.optimal, tol=opts.tol, verified=True, objective=objective,
                   certify_tol=opts.tolerance)
     sol = plan.extract(ctx, x)
-    if polished_only and not sol.polished:
-        return None, "the polish did not finish the first solve's answer"
+    if first_tol is not None and not sol.polished:
+        return None, "the polish did not finish it"
     said = {k: res.extra[k] for k in ("scaling", "bounds") if res.extra.get(k) is not None}
     if said:
         sol = replace(sol, **said)
@@ -725,7 +731,7 @@ def _certified_unbuilt(plan, f, b, solver: str, params: dict, opts: SolverOption
         object.__setattr__(sol, "solver_choice", {
             "asked": "auto", "used": b.name,
             "why": f"the model is a classic SVM dual as built: {b.note}, the fastest"})
-    if polished_only:   # (the model read holds the alpha certified, not the first solve's)
+    if first_tol is not None:   # (the model read holds the alpha certified, not the first's)
         x = plan.point(sol.alpha)
     recipe = (_model_of, (f.name, plan.svm.data, params, np.asarray(x, dtype=float)))
     return keep_model(sol, KeptModel(recipe=recipe)), None
@@ -820,7 +826,7 @@ def _pairs_at(X, y_index, points, f, b, solver: str, plans: list, params: dict, 
             kw = params if weight is None else {**params, "sample_weight": weight[pts]}
             out[n], _ = _certified_unbuilt(plan, f, b, solver, kw, opts, res,
                                            plan.point(alphas(i, j)), share,
-                                           polished_only=o is not opts)
+                                           first_tol=None if o is opts else o.tolerance)
         todo = [n for n in todo if out[n] is None]
         if not todo:
             break

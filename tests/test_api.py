@@ -192,7 +192,7 @@ def test_one_vs_one_pairs_solved_together_are_each_pairs_own_optimum(weighted, g
     for pts, sol, (pos, _) in zip(points, sols, binary_problems(4, "ovo")):
         assert sol is not None
         kind = {"native": "rbf", "linear": "linear"}.get(gram, "precomputed")
-        assert sol.interface == f"libsvm-{kind}, one-vs-one"
+        assert sol.interface.startswith(f"libsvm-{kind}, one-vs-one")   # (rbf: a first solve)
         assert sol.classifier_certificate["certified"]
         t = np.where(y[pts] == pos, 1, -1)
         kw = {} if weight is None else {"sample_weight": weight[pts]}

@@ -29,8 +29,9 @@ certificate as every backend's (duality gap, KKT, polishing on the active set). 
 a Pyomo model (:func:`svm_models.fit`, one-vs-one's pairs) on the rbf kernel first solves
 at ``FIRST_TOL`` (SVC's default 1e-3) and keeps that answer only where the certificate takes the polished
 classifier from it -- the KKT equations solved exactly on the active set libsvm found,
-certified: where a solve at 1e-9 finds the same set, the same alpha -- else it solves again
-at ``tol``.
+certified: where a solve at 1e-9 finds the same set, the same alpha; the interface then ends
+"(stopped at tol=0.001, polished)" -- else it solves again at ``tol`` (then both solves'
+time: 6% of random problems).
 
 libsvm has no time limit of its own: a solve that ends after the time limit is reported as
 ``time_limit`` (its answer is not used), and ``iter_limit`` is its ``max_iter`` (unset: at
