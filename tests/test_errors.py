@@ -366,3 +366,32 @@ def test_misspelt_raw_backend_option_is_a_solver_error(backend):
 def test_C_as_a_string_is_refused():
     with pytest.raises(sm.ParameterError, match="C must be a positive number"):
         sm.build("soft_l1_dual", TOY_X, TOY_Y, C="1")
+
+
+@pytest.mark.parametrize("path", ["auto", "general"])
+def test_scips_own_numerical_trouble_is_a_failed_solve_not_a_misuse(path):
+    """SCIP's own "error in input data" (a coefficient beyond its infinity, 1e20), through
+    its matrices or Pyomo's scip_direct: a SolveFailedError of status numerical_error, which
+    auto and the retries follow (it was a SolverError, read as a misuse: found by `make fuzz`
+    on a feature x1e6); a misspelt raw option stays the SolverError of a misuse."""
+    import pyomo.environ as pyo
+    from conftest import require
+
+    require("scip")
+    m = pyo.ConcreteModel()
+    m.x, m.z = pyo.Var(bounds=(0, None)), pyo.Var(bounds=(0, None))
+    m.row = pyo.Constraint(expr=1e25 * m.x + m.z >= 1)
+    m.obj = pyo.Objective(expr=m.x + m.z)
+    with pytest.raises(sm.SolveFailedError, match="error in input data") as err:
+        sm.optimize(m, solver="scip", path=path)
+    assert err.value.status is sm.Status.numerical_error
+    if path == "auto":   # (a model no record proves is Pyomo's: SCIP's matrices directly)
+        from svm_models.model.reader import from_pyomo
+        from svm_models.solvers import SolverOptions, scip
+
+        res = scip.solve(from_pyomo(m), SolverOptions.from_kwargs())
+        assert res.status is sm.Status.numerical_error and res.x is None
+        assert res.interface == "pyscipopt" and "error in input data" in res.message
+    with pytest.raises(sm.SolverError, match="no_such_opt") as err:
+        sm.fit(TOY_X, TOY_Y, solver="scip", C=1.0, options={"no_such_opt": 1})
+    assert not isinstance(err.value, sm.SolveFailedError)

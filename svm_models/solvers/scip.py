@@ -30,6 +30,7 @@ import numpy as np
 
 from ..model.pyomo_compat import persistent_native, persistent_swap
 from ..model.standard_form import cones_as_rows
+from ..errors import SolveFailedError
 from ..status import Status
 from ..tolerances import SCIP_GAP, SCIP_TOL_FLOOR
 from .base import ORDER, Backend, MatrixResult
@@ -94,6 +95,19 @@ MATRIX_STATUS = {"optimal": Status.optimal, "gaplimit": Status.optimal,
 
 
 def solve(sf, opts, state=None) -> MatrixResult:
+    """:func:`_solve`, SCIP's own numerical trouble (:func:`_numerical`: its LP solver, data
+    beyond its infinity) reported as the status ``numerical_error`` -- which ``auto`` and the
+    retries follow -- not raised."""
+    try:
+        return _solve(sf, opts)
+    except Exception as exc:   # (pyscipopt raises SCIP's own errors as Exception)
+        if not _numerical(exc):
+            raise
+        return MatrixResult(status=Status.numerical_error, interface="pyscipopt",
+                            message=f"SCIP stopped with {exc}")
+
+
+def _solve(sf, opts) -> MatrixResult:
     """SCIP through pyscipopt on the library's matrices (the fast and mixed paths): LP, QP,
     SOCP and QCQP. Pyomo's ``scip_direct`` walks a dense quadratic objective term by term
     and sums the terms one by one (569 rbf points: about 4 minutes before SCIP starts); here
@@ -160,6 +174,24 @@ def solve(sf, opts, state=None) -> MatrixResult:
         res.status, res.message = Status.error, f"scip status {code} without a solution"
     model.freeProb()
     return res
+
+
+def _numerical(exc: Exception) -> bool:
+    """Whether ``exc`` is SCIP's own error in its LP solver or on its input data (pyscipopt
+    raises them as ``Exception("SCIP: error in LP solver!")``): numerical trouble on badly
+    scaled data (a feature x1e6: coefficients beyond SCIP's infinity), not a misuse -- the
+    status ``numerical_error``, which ``auto`` and the retries follow, not a SolverError."""
+    return str(exc).startswith(("SCIP: error in LP solver", "SCIP: error in input data"))
+
+
+def explain_exception(exc, model):
+    """The same numerical trouble raised through Pyomo's ``scip_direct``: a
+    SolveFailedError of status ``numerical_error`` (None: anything else)."""
+    if not _numerical(exc):
+        return None
+    return SolveFailedError(f"the solver stopped without an optimal solution: "
+                            f"numerical_error (SCIP stopped with {exc})",
+                            status=Status.numerical_error)
 
 
 def matrix_when(record) -> str | None:
@@ -305,6 +337,7 @@ BACKEND = Backend(
     name="scip", mip_options=mip_options, classes=frozenset(ORDER), plugins=("scip_direct",), modules=("pyscipopt",),
     matrix=solve, matrix_when=matrix_when,
     duals=False, global_opt=True, proves_unbounded=False, plugin_options=plugin_options,
+    explain_exception=explain_exception,
     plugin_guard=pipe_free_capture,
     indicator_plugin="scip_persistent", add_indicators=add_indicators,
     qcqp_form="quadratic",
