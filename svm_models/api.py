@@ -670,8 +670,10 @@ def _fit_unbuilt(X, y, f, solver: str, params: dict, opts: SolverOptions):
         return None, True, None
     t0 = time.perf_counter()
     for o in _passes(b, opts, plan.svm.kernel):
+        t1 = time.perf_counter()
         with drained_output(opts.verbose), preserved_fpu():
             res = b.structured(plan.record, plan.form, o, None)
+        took = time.perf_counter() - t1
         if res.status is not Status.optimal or res.x is None:
             ended = (b.name, f"{res.status.value} ({res.message})")
         else:
@@ -682,13 +684,21 @@ def _fit_unbuilt(X, y, f, solver: str, params: dict, opts: SolverOptions):
             if why is None:
                 return sol, True, None
             ended = (b.name, f"optimal, but {why}")
-        if opts.expired():
+        if not _time_for_another(opts, took):
             if o is not opts:   # (the solve at the tolerance asked never ran)
                 ended = (b.name, f"{Status.time_limit.value} (its first solve at "
                          f"tol={o.tolerance:g} ended {ended[1]}; no time was left to solve at "
                          f"tol={opts.tolerance:g})")
             break
     return None, True, ended
+
+
+def _time_for_another(opts: SolverOptions, took: float) -> bool:
+    """Whether the solve at the tolerance asked may follow a first one that took ``took``
+    seconds: at least as much time is left (it stops later than the first; a libsvm
+    solve that ends after the limit is not used, and only overruns the call)."""
+    left = opts.seconds
+    return not opts.expired() and (left is None or left >= took)
 
 
 def _passes(b, opts: SolverOptions, kernel) -> list:
@@ -815,20 +825,19 @@ def _pairs_at(X, y_index, points, f, b, solver: str, plans: list, params: dict, 
         with library_threads(len(y_index)), drained_output(opts.verbose), preserved_fpu():
             got = b.pairs(plans[0].svm.kernel, np.asarray(X, dtype=float), y_index, box, o,
                           gram=gram)
+        took = time.perf_counter() - t0
         if got is None:   # (a kernel or box it does not take)
             break
-        if got[1] is None:   # (not optimal)
-            continue
-        res, alphas = got
-        share = (time.perf_counter() - t0) / len(plans)
-        for n in todo:
-            (i, j), plan, pts = pairs[n], plans[n], points[n]
-            kw = params if weight is None else {**params, "sample_weight": weight[pts]}
-            out[n], _ = _certified_unbuilt(plan, f, b, solver, kw, opts, res,
-                                           plan.point(alphas(i, j)), share,
-                                           first_tol=None if o is opts else o.tolerance)
-        todo = [n for n in todo if out[n] is None]
-        if not todo:
+        if got[1] is not None:   # (optimal: each pair's answer certified)
+            res, alphas = got
+            for n in todo:
+                (i, j), plan, pts = pairs[n], plans[n], points[n]
+                kw = params if weight is None else {**params, "sample_weight": weight[pts]}
+                out[n], _ = _certified_unbuilt(plan, f, b, solver, kw, opts, res,
+                                               plan.point(alphas(i, j)), took / len(plans),
+                                               first_tol=None if o is opts else o.tolerance)
+            todo = [n for n in todo if out[n] is None]
+        if not todo or not _time_for_another(opts, took):
             break
     return out
 

@@ -392,6 +392,8 @@ def test_scips_own_numerical_trouble_is_a_failed_solve_not_a_misuse(path):
         res = scip.solve(from_pyomo(m), SolverOptions.from_kwargs())
         assert res.status is sm.Status.numerical_error and res.x is None
         assert res.interface == "pyscipopt" and "error in input data" in res.message
-    with pytest.raises(sm.SolverError, match="no_such_opt") as err:
-        sm.fit(TOY_X, TOY_Y, solver="scip", C=1.0, options={"no_such_opt": 1})
-    assert not isinstance(err.value, sm.SolveFailedError)
+    for backend in ("scip", "ipopt"):   # (ipopt's plugin: a backend with no mapping of its own)
+        with pytest.raises(sm.SolverError, match="no_such_opt") as err:
+            sm.solve(sm.build("soft_l1_dual", TOY_X, TOY_Y, C=1.0), backend, path=path,
+                     options={"no_such_opt": 1})
+        assert not isinstance(err.value, sm.SolveFailedError)

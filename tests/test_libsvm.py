@@ -574,6 +574,26 @@ def test_a_deadline_passed_in_the_first_solve_ends_the_fit():
         sm.SVMClassifier(kernel="rbf", solver_options={"time_limit": 0.02}).fit(X, y)
 
 
+def test_the_solve_asked_follows_a_first_one_only_in_the_time_it_needs():
+    """After a first solve the polish did not finish, the solve at the tolerance asked runs
+    only where at least the first one's time is left (it stops later; a libsvm answer after
+    the limit is not used, it would only overrun the call); no limit: always; none left:
+    never."""
+    import math
+
+    from svm_models.api import _time_for_another
+    from svm_models.solvers import SolverOptions
+
+    ten = SolverOptions.from_kwargs(time_limit=10.0).with_deadline()
+    assert _time_for_another(ten, 1.0) and _time_for_another(ten, 9.0)
+    assert not _time_for_another(ten, 10.5)
+    assert _time_for_another(SolverOptions.from_kwargs(time_limit=math.inf).with_deadline(),
+                             1e9)
+    gone = SolverOptions.from_kwargs(time_limit=1e-9).with_deadline()
+    time.sleep(0.01)
+    assert gone.expired() and not _time_for_another(gone, 0.0)
+
+
 def test_pairs_weighted_and_a_point_of_weight_zero():
     """One-vs-one's pairs under sample weights: in one call, each pair's model read with its
     weights (alpha_i <= C w_i, as a model built with them); a point of weight 0 (libsvm would

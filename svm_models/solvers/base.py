@@ -130,8 +130,10 @@ class Backend:
     max_quadratic_vars / max_rows : licence limits;  plugin_options : ``(plugin,
     SolverOptions) -> dict`` of Pyomo plugin options;  dual_sign : per plugin and objective
     sense (+1 min, -1 max), the factor that turns its reported duals into d(objective)/d(bound);
-    explain_exception : ``(exception, model) -> SVMError or None``, the typed error for an
-    exception its plugin raised (a licence refusal);  retry_options : ``exception -> dict
+    explain_exception : ``(exception, model) -> SVMError, Status or None``, the typed error
+    for an exception its plugin raised (a licence refusal), or the status of a solve that
+    ended so (SCIP's own numerical trouble: ``numerical_error``, then read as any solve's
+    status -- the retries, the fallbacks, the error's wording);  retry_options : ``exception -> dict
     or None``, options with which a failed plugin solve is tried once more (Gurobi and a
     non-convex model);  plugin_guard : a context manager factory every plugin solve runs in
     (SCIP: its output captured into a file, never a pipe);  qcqp_form : the form a

@@ -659,10 +659,7 @@ def _solve_general(model, b, opts: SolverOptions, *, verified: bool,
     except Exception as exc:  # map licence refusals and interface failures to clear errors
         if own_suffix:
             model.del_component("dual")
-        mapped = b.explain_exception(exc, model) if b.explain_exception else None
-        if mapped is not None:
-            raise mapped from None
-        raise SolverError(_backend_failure(b.name, plugin, exc, opts)) from None
+        return _plugin_failure(b, plugin, exc, model, opts, t0)
     elapsed = time.perf_counter() - t0
     tc = results.solver.termination_condition
     status = {TC.optimal: Status.optimal, TC.locallyOptimal: Status.optimal,
@@ -693,6 +690,20 @@ def _solve_general(model, b, opts: SolverOptions, *, verified: bool,
     if own_suffix:
         model.del_component("dual")
     return info
+
+
+def _plugin_failure(b, plugin: str, exc: Exception, model, opts: SolverOptions,
+                    t0: float) -> SolveInfo:
+    """What an exception a backend's plugin raised is: the backend's own typed error
+    (``explain_exception``: a licence refusal, raised), the status of a solve that ended so
+    (SCIP's numerical trouble: returned, read as any solve's status), else a SolverError."""
+    mapped = b.explain_exception(exc, model) if b.explain_exception else None
+    if isinstance(mapped, Status):
+        return SolveInfo(status=mapped, solver=b.name, interface=plugin, path="general",
+                         time=time.perf_counter() - t0, message=f"{exc}")
+    if mapped is not None:
+        raise mapped from None
+    raise SolverError(_backend_failure(b.name, plugin, exc, opts)) from None
 
 
 def _mip_result(model, results, status: Status) -> dict:

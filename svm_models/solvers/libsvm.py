@@ -25,13 +25,14 @@ exactly scaled (:mod:`svm_models.model.scaling`: ``K/s``, ``C s``,
 safeguards are absolute (a curvature below 1e-12 is taken as 1e-12), so a kernel of scale
 1e-8 or 1e8 would be solved as a different problem. libsvm stops when its largest KKT
 violation (in units of the margin) is below ``tol``; its answer then goes through the same
-certificate as every backend's (duality gap, KKT, polishing on the active set). A fit without
-a Pyomo model (:func:`svm_models.fit`, one-vs-one's pairs) on the rbf kernel first solves
-at ``FIRST_TOL`` (SVC's default 1e-3) and keeps that answer only where the certificate takes the polished
-classifier from it -- the KKT equations solved exactly on the active set libsvm found,
-certified: where a solve at 1e-9 finds the same set, the same alpha; the interface then ends
-"(stopped at tol=0.001, polished)" -- else it solves again at ``tol`` (then both solves'
-time: 6% of random problems).
+certificate as every backend's (duality gap, KKT, polishing on the active set). A fit
+without a Pyomo model (:func:`svm_models.fit`, one-vs-one's pairs) on the rbf kernel first
+solves at ``FIRST_TOL`` (SVC's default 1e-3) and keeps that answer only where the
+certificate takes the polished classifier from it -- the KKT equations solved exactly on the
+active set libsvm found, certified: where a solve at 1e-9 finds the same set, the same alpha;
+the interface then ends "(stopped at tol=0.001, polished)" -- else it solves again at
+``tol`` (then both solves' time: 6% of random problems), where the time left is at least
+what the first solve took.
 
 libsvm has no time limit of its own: a solve that ends after the time limit is reported as
 ``time_limit`` (its answer is not used), and ``iter_limit`` is its ``max_iter`` (unset: at
@@ -73,9 +74,10 @@ CACHE_MB = 200.0
 #: backend's ``first_tol``, for the rbf kernel): libsvm's active set is found long before
 #: its KKT violation reaches 1e-9, and the polish on that set gives the same alpha, bit for
 #: bit (20 features, l = 1,000: the fit 14.5 -> 12.1 ms, 5,000: 125 -> 115 ms; digits
-#: one-vs-one 84 -> 71 ms; 150 random problems of 50 to 1,500 points, C 1e-2 to 1e4: 66 -> 41
-#: s, 9 solved again, every alpha the same -- and one that the solve at 1e-9 alone fails); where the certificate takes no polished classifier from it, the
-#: solve is repeated at the tolerance asked
+#: one-vs-one 84 -> 71 ms; 150 random problems of 50 to 1,500 points, C 1e-2 to 1e4: 66 ->
+#: 41 s, 9 solved again, every alpha the same -- and one that the solve at 1e-9 alone
+#: fails); where the certificate takes no polished classifier from it, the solve is
+#: repeated at the tolerance asked
 FIRST_TOL = 1e-3
 
 

@@ -30,7 +30,6 @@ import numpy as np
 
 from ..model.pyomo_compat import persistent_native, persistent_swap
 from ..model.standard_form import cones_as_rows
-from ..errors import SolveFailedError
 from ..status import Status
 from ..tolerances import SCIP_GAP, SCIP_TOL_FLOOR
 from .base import ORDER, Backend, MatrixResult
@@ -104,7 +103,7 @@ def solve(sf, opts, state=None) -> MatrixResult:
         if not _numerical(exc):
             raise
         return MatrixResult(status=Status.numerical_error, interface="pyscipopt",
-                            message=f"SCIP stopped with {exc}")
+                            message=f"{exc}")
 
 
 def _solve(sf, opts) -> MatrixResult:
@@ -185,13 +184,9 @@ def _numerical(exc: Exception) -> bool:
 
 
 def explain_exception(exc, model):
-    """The same numerical trouble raised through Pyomo's ``scip_direct``: a
-    SolveFailedError of status ``numerical_error`` (None: anything else)."""
-    if not _numerical(exc):
-        return None
-    return SolveFailedError(f"the solver stopped without an optimal solution: "
-                            f"numerical_error (SCIP stopped with {exc})",
-                            status=Status.numerical_error)
+    """The same numerical trouble raised through Pyomo's ``scip_direct``: the status
+    ``numerical_error`` (None: anything else, a SolverError)."""
+    return Status.numerical_error if _numerical(exc) else None
 
 
 def matrix_when(record) -> str | None:
