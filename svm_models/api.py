@@ -765,9 +765,11 @@ def fit_pairs(X, y_index: np.ndarray, points: list, formulation: str, solver: st
     pair's points (indices into ``X``; the pairs ``i < j`` of
     :func:`~svm_models.methods.cv.binary_problems`' order, class ``j`` the positive one);
     ``weight``: each point's factor of C (None: 1); ``gram``: the kernel's matrix on ``X``
-    where the caller holds it (cross-validation: a fold's), else formed here up to
-    :data:`PAIRS_GRAM_MAX` points, handed to the backend and read by each pair's certificate
-    instead of evaluating the kernel again. Returns each pair's Solution, or None where this
+    where the caller holds it (cross-validation: a fold's, on its points ordered by class),
+    else formed here up to :data:`PAIRS_GRAM_MAX` points -- on the points ordered by class,
+    each pair's points two runs of its rows (read as slices), the backend handed the points
+    in that order and each pair's alpha put back in its points' order --, handed to the
+    backend and read by each pair's certificate instead of evaluating the kernel again. Returns each pair's Solution, or None where this
     does not apply or the certificate refuses it (the caller fits that pair on its own, as
     always). Each Solution's ``time`` is its share of the call. ``Cs``: the same at each of
     these Cs (``params`` without C), one backend call each, the pairs' problems made once:
@@ -795,26 +797,35 @@ def fit_pairs(X, y_index: np.ndarray, points: list, formulation: str, solver: st
             plans.append(f.unbuilt(part, part.y, **first, **kw))
     if any(p is None for p in plans) or opts.expired():
         return none if Cs is None else [none] * len(at)
+    order = None
     if gram is None and len(y_index) <= PAIRS_GRAM_MAX and plans[0].svm.kernel.name == "rbf":
+        # formed on the points ordered by class: each pair's points are then two runs of
+        # its rows, read as slices (the certificates' kernel columns)
+        order = np.argsort(y_index, kind="stable")
         with library_threads(len(y_index)):
-            gram = plans[0].svm.kernel.gram(np.asarray(X, dtype=float))
+            gram = plans[0].svm.kernel.gram(np.asarray(X, dtype=float)[order])
     if gram is not None:
-        for plan, pts in zip(plans, points):
-            plan.hold_gram(gram, pts)   # (each pair reads its entries where needed)
+        place = None if order is None else np.argsort(order)   # (a point's row in gram)
+        for plan, pts in zip(plans, points):   # (each pair reads its entries where needed)
+            plan.hold_gram(gram, pts if place is None else place[pts])
     out = [_pairs_at(X, y_index, points, f, b, solver, plans if n == 0 else
                      [plan.at(C) for plan in plans], {**first, "C": plans[0].C if n == 0 else C},
-                     weight, opts, gram)
+                     weight, opts, gram, order)
            for n, C in enumerate(at)]
     return out[0] if Cs is None else out
 
 
 def _pairs_at(X, y_index, points, f, b, solver: str, plans: list, params: dict, weight,
-              opts: SolverOptions, gram) -> list:
+              opts: SolverOptions, gram, order=None) -> list:
     """:func:`fit_pairs` at one C: the pairs' problems ``plans`` (at that C) in one call of
-    the backend ``b``, each answer certified (None where it is not)."""
+    the backend ``b``, each answer certified (None where it is not). ``order``: the points'
+    order in ``gram`` (None: as in ``X``), the backend handed them in it."""
     out = [None] * len(points)
     C = float(plans[0].C)
     box = np.full(len(y_index), C) if weight is None else C * np.asarray(weight, dtype=float)
+    X = np.asarray(X, dtype=float)
+    if order is not None:
+        X, y_index, box = X[order], y_index[order], box[order]
     k = int(y_index.max()) + 1
     pairs = [(i, j) for i in range(k) for j in range(i + 1, k)]
     todo = list(range(len(points)))
@@ -823,13 +834,14 @@ def _pairs_at(X, y_index, points, f, b, solver: str, plans: list, params: dict, 
             break
         t0 = time.perf_counter()
         with library_threads(len(y_index)), drained_output(opts.verbose), preserved_fpu():
-            got = b.pairs(plans[0].svm.kernel, np.asarray(X, dtype=float), y_index, box, o,
-                          gram=gram)
+            got = b.pairs(plans[0].svm.kernel, X, y_index, box, o, gram=gram)
         took = time.perf_counter() - t0
         if got is None:   # (a kernel or box it does not take)
             break
         if got[1] is not None:   # (optimal: each pair's answer certified)
             res, alphas = got
+            if order is not None:   # (each pair's alpha in its points' order)
+                alphas = _in_order(alphas, order, y_index)
             for n in todo:
                 (i, j), plan, pts = pairs[n], plans[n], points[n]
                 kw = params if weight is None else {**params, "sample_weight": weight[pts]}
@@ -840,6 +852,15 @@ def _pairs_at(X, y_index, points, f, b, solver: str, plans: list, params: dict, 
         if not todo or not _time_for_another(opts, took):
             break
     return out
+
+
+def _in_order(alphas, order: np.ndarray, y_sorted: np.ndarray):
+    """``alphas(i, j)`` of a backend handed the points in ``order`` (their labels
+    ``y_sorted``), each pair's alpha put in the order of its points in the data."""
+    def reordered(i: int, j: int) -> np.ndarray:
+        at = np.flatnonzero((y_sorted == i) | (y_sorted == j))   # (the pair's, in order)
+        return alphas(i, j)[np.argsort(order[at], kind="stable")]
+    return reordered
 
 
 def pairs_backend(formulation: str, solver: str, solve_kw: dict):

@@ -242,8 +242,9 @@ def bias_from_kkt(margin: Margin, alpha, y, f, C, thr) -> float:
             return (lo + hi) / 2
         return float(np.mean(y[sv] - f[sv])) if sv.any() else 0.0
     free = sv & (alpha < C - thr)
-    if free.any():
-        return float(np.mean(y[free] - f[free]))
+    if free.any():   # (their mean: the sum / the count, as np.mean computes it)
+        d = y[free] - f[free]
+        return float(d.sum() / d.size)
     # no free vector: every support vector is at the bound C. The KKT conditions read
     # y_i (f_i + b) >= 1 where alpha_i = 0 and y_i (f_i + b) <= 1 where alpha_i = C,
     # i.e. y_i b >= r_i (alpha_i = 0) and y_i b <= r_i (alpha_i = C) with r = 1 - y f.
@@ -412,8 +413,9 @@ def polish_dual(svm, margin: Margin, alpha: np.ndarray, C, thr, max_rounds: int 
             return alpha, False
         new = fixed.copy()
         new[F] = 0.0
+        columns = _round_columns(svm, free, new)
         if F.size:
-            aF = _free_solution(svm, margin, new, F, C, q, total)
+            aF = _free_solution(svm, margin, new, F, C, q, total, columns)
             if aF is None:
                 return alpha, False
             CbF = Cb if np.ndim(Cb) == 0 else Cb[F]
@@ -425,7 +427,7 @@ def polish_dual(svm, margin: Margin, alpha: np.ndarray, C, thr, max_rounds: int 
                 continue
             new[F] = aF
         # the held points: a margin of the wrong sign for the bound a point is held at
-        f = svm.kernel_times(y * new)
+        f = _round_product(svm, y, new, columns)
         b, rho = levels(margin, new, y, f, C, 0.0)
         m = y * (f + b) + (ratio(new, C) if margin.ridge else 0.0)
         slack = POLISH_RELEASE * max(1.0, float(np.max(np.abs(f), initial=0.0)) + abs(b))
@@ -443,15 +445,48 @@ def polish_dual(svm, margin: Margin, alpha: np.ndarray, C, thr, max_rounds: int 
     return alpha, False
 
 
+def _round_columns(svm, free: np.ndarray, held: np.ndarray) -> tuple | None:
+    """``(K[:, S], S)``: the kernel's columns of a polish round's free points and of those
+    held above zero, read once for the round's free block, right-hand side and product
+    where the SVM has them at hand (:meth:`~svm_models.model.built.BuiltSVM.support_columns`:
+    a held or dense matrix); else None (products through ``kernel_times``)."""
+    S = np.flatnonzero(free | (held != 0.0))
+    read = getattr(svm, "support_columns", None)
+    cols = None if read is None else read(S)
+    return None if cols is None else (cols, S)
+
+
+def _round_product(svm, y: np.ndarray, alpha: np.ndarray, columns) -> np.ndarray:
+    """``K(y alpha)`` of a polish round's alpha (zero outside the round's columns): from
+    them, and kept as ``kernel_times``' answer for the certificate's reading of it; without
+    them, ``kernel_times``."""
+    if columns is None:
+        return svm.kernel_times(y * alpha)
+    cols, S = columns
+    f = cols @ (y[S] * alpha[S])
+    svm.remember_product(y * alpha, f)
+    return f
+
+
 def _free_solution(svm, margin: Margin, held: np.ndarray, F: np.ndarray, C, q: float,
-                   total: float | None) -> np.ndarray | None:
+                   total: float | None, columns: tuple | None = None) -> np.ndarray | None:
     """alpha on the free points F, the others at ``held`` (zero on F): the KKT system of the
     polish, ``H_FF a_F + b y_F (- rho e_F) = q e_F - (H held)_F``, ``y'alpha = 0`` (and
     ``e'alpha = total`` for a margin with a level of its own) -- the border's multipliers b
-    (and -rho) solved with it; None when it has no solution (:func:`_solve_free_system`)."""
+    (and -rho) solved with it; None when it has no solution (:func:`_solve_free_system`).
+    ``columns``: ``(K[:, S], S)`` with F and the points held above zero in S (sorted), the
+    kernel's entries read from them."""
     y = svm.data.y
     k = F.size
-    H = _kernel_block(svm, F) * np.outer(y[F], y[F])
+    if columns is None:
+        KF = _kernel_block(svm, F)
+        Kheld = svm.kernel_rows_times(F, y * held)
+    else:
+        cols, S = columns
+        rows = cols[F]
+        KF = rows[:, np.searchsorted(S, F)]
+        Kheld = rows @ (y[S] * held[S])
+    H = KF * np.outer(y[F], y[F])
     if margin.ridge:
         H = H + np.diag(ratio(np.ones(k), C if np.ndim(C) == 0 else C[F]))
     borders = [y[F]] + ([np.ones(k)] if margin.level else [])
@@ -459,7 +494,7 @@ def _free_solution(svm, margin: Margin, held: np.ndarray, F: np.ndarray, C, q: f
     A[:k, :k] = H
     for j, border in enumerate(borders):
         A[:k, k + j] = A[k + j, :k] = border
-    rhs = [q - y[F] * svm.kernel_rows_times(F, y * held), [-(y @ held)]]
+    rhs = [q - y[F] * Kheld, [-(y @ held)]]
     if margin.level:
         rhs.append([total - held.sum()])
     sol = _solve_free_system(A, np.concatenate(rhs), len(borders))
@@ -691,7 +726,7 @@ def cut_alpha(alpha: np.ndarray, thr: float, box: float = np.inf) -> np.ndarray:
 
 
 def margin_certificate(svm, margin: Margin, alpha: np.ndarray, b: float, C, w=None, *,
-                       rho: float = 1.0, total: float | None = None) -> dict:
+                       rho: float = 1.0, total: float | None = None, Ka=None) -> dict:
     """The certificate of exactly one classifier of an SVM of margin ``margin``:
     ``f(x) = w.x + b`` when ``w`` is given (the linear primal's own w), else
     ``f(x) = sum_i y_i alpha_i k(x_i, x) + b``; and the dual point ``alpha``. A margin with
@@ -707,7 +742,8 @@ def margin_certificate(svm, margin: Margin, alpha: np.ndarray, b: float, C, w=No
     ``total`` (level margin): the shortfall of ``e'alpha >= total``, relative;
     ``violation`` (hard margin): the largest margin shortfall; ``stationarity`` (w given):
     ``||w - X'(y alpha)|| / ||w||``; ``worst``: the largest of these in absolute value.
-    Also ``ww`` (``||w||^2``), ``margins`` (``y_i f(x_i)``) and ``slacks``."""
+    Also ``ww`` (``||w||^2``), ``margins`` (``y_i f(x_i)``) and ``slacks``. ``Ka``: ``K(y
+    alpha)`` where the caller has it (read where products do not go through a factor)."""
     from .tolerances import CERT_ROUNDOFF, CERT_ROUNDOFF_MAX
 
     y = svm.data.y
@@ -718,7 +754,7 @@ def margin_certificate(svm, margin: Margin, alpha: np.ndarray, b: float, C, w=No
         z = M.T @ ya
         Ka, aKa = M @ z, float(z @ z)
     else:   # (v'Kv of a PSD K is >= 0: below it is round-off, never a higher dual)
-        Ka = svm.kernel_times(ya)
+        Ka = svm.kernel_times(ya) if Ka is None else Ka
         aKa = max(float(ya @ Ka), 0.0)
     dual = float((0.0 if margin.level else alpha.sum()) - 0.5 * aKa
                  - (0.5 * alpha @ ratio(alpha, C) if margin.ridge else 0.0))

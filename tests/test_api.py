@@ -160,8 +160,9 @@ def test_a_model_that_is_not_libsvms_is_built_and_read_alike(builds):
 
 
 @pytest.mark.parametrize("weighted, gram", [(False, "native"), (True, "native"),
-                                            (False, "formed"), (True, "given"),
-                                            (False, "linear"), (True, "linear")])
+                                            (False, "formed"), (True, "formed"),
+                                            (True, "given"), (False, "linear"),
+                                            (True, "linear")])
 def test_one_vs_one_pairs_solved_together_are_each_pairs_own_optimum(weighted, gram,
                                                                       monkeypatch):
     """fit_pairs solves all the pairs of classes in one libsvm call, as SVC trains them;
@@ -169,7 +170,9 @@ def test_one_vs_one_pairs_solved_together_are_each_pairs_own_optimum(weighted, g
     pair alone (an interior-point method, not SMO), with the same weights. The kernel's
     matrix: ``"formed"`` by fit_pairs (up to PAIRS_GRAM_MAX points) or ``"given"``
     (cross-validation's fold matrix), libsvm reads it precomputed and the certificates read
-    its blocks; ``"native"`` (beyond PAIRS_GRAM_MAX, here 0) libsvm evaluates the kernel."""
+    its blocks (formed: on the points ordered by class, each pair's alpha put back in its
+    points' order); ``"native"`` (beyond PAIRS_GRAM_MAX, here 0) libsvm evaluates the
+    kernel."""
     from sklearn.datasets import load_digits
 
     from svm_models.api import fit_pairs
@@ -204,6 +207,24 @@ def test_one_vs_one_pairs_solved_together_are_each_pairs_own_optimum(weighted, g
         model = sol.model   # its model, built when read: the pair's, with these weights
         _set_alpha(model, sol.alpha)
         assert pyo.value(model.objective) == pytest.approx(sol.objective, rel=1e-12)
+
+
+def test_a_pairs_alpha_from_points_ordered_by_class_is_put_back_in_its_points_order():
+    """``_in_order``: a backend handed the points ordered by class answers each pair's alpha
+    on that pair's points in that order; put back, entry k is the one of the pair's k-th
+    point in the data (here each alpha entry is the point's own index)."""
+    from svm_models.api import _in_order
+
+    y = np.array([2, 0, 1, 0, 2, 1, 1, 0])
+    order = np.argsort(y, kind="stable")
+    ys = y[order]
+
+    def alphas(i, j):   # (on the pair's points in the order handed over: their indices)
+        return order[np.flatnonzero((ys == i) | (ys == j))].astype(float)
+
+    back = _in_order(alphas, order, ys)
+    for i, j in ((0, 1), (0, 2), (1, 2)):
+        np.testing.assert_array_equal(back(i, j), np.flatnonzero((y == i) | (y == j)))
 
 
 def test_pairs_at_several_Cs_are_each_Cs_own_and_C_inf_goes_the_ordinary_way():

@@ -442,3 +442,86 @@ def test_distinct_indices_are_numpys_unique():
     for idx in cases:
         got = _distinct(idx)
         assert np.array_equal(got, np.unique(idx)) and got.dtype == idx.dtype, idx
+
+
+@pytest.mark.parametrize("idx, runs", [
+    ([3, 4, 5, 9, 10], ([3, 9], [6, 11], None)),          # ascending: in place
+    ([9, 3, 10, 4, 5], ([3, 9], [6, 11], [3, 0, 4, 1, 2])),   # interleaved runs
+    ([7], ([7], [8], None)),
+    ([2, 2, 3], None),                                     # a repeated place
+    (list(range(0, 40, 2)), None),                         # 20 runs: more than HELD_RUNS_MAX
+    ([], None)])
+def test_held_places_read_as_runs(idx, runs):
+    """A pair's places in a larger matrix: runs of consecutive places (their starts and
+    ends) and where each place sits in their concatenation; None where a place repeats or
+    they are too many runs."""
+    from svm_models.model.built import HELD_RUNS_MAX, _runs
+
+    got = _runs(np.asarray(idx, dtype=np.intp))
+    if runs is None:
+        assert got is None
+        return
+    assert len(runs[0]) < HELD_RUNS_MAX
+    for g, r in zip(got, runs):
+        if r is None:
+            assert g is None
+        else:
+            np.testing.assert_array_equal(g, r)
+
+
+@pytest.mark.parametrize("layout", ["runs", "reversed runs", "ascending", "interleaved",
+                                    "scattered"])
+def test_held_rows_and_columns_are_the_matrix_entries_exactly(layout):
+    """``K[rows, :]`` and ``K[:, S]`` of the points a larger held matrix indexes are its
+    entries, exactly (no arithmetic: copies), whether the places are runs read as slices
+    (in the points' order or another) or single places gathered; without a held matrix,
+    columns are None (the kernel would be evaluated), and from the materialised G they are
+    K's."""
+    rng = np.random.default_rng(8)
+    n, l = 40, 23
+    big = rng.normal(size=(n, n))
+    big = big + big.T
+    idx = {"runs": np.r_[10:22, 28:39],
+           "reversed runs": np.r_[10:22, 28:39][::-1],
+           "ascending": np.r_[0:5, 8:26],
+           "interleaved": np.column_stack([np.r_[0:12], np.r_[20:32]]).ravel()[:l],
+           "scattered": rng.permutation(n)[:l]}[layout]
+    X, y, kern, _ = _problem(l=l)
+    lazy = LazySignedGram(kern, X, y)
+    assert lazy.columns(np.array([0, 2])) is None
+    lazy.hold(big, idx)
+    seen = _counted(lazy)
+    K = big[np.ix_(idx, idx)]
+    rows = np.array([4, 0, 17, 9])
+    np.testing.assert_array_equal(lazy._held_rows(rows), K[rows])
+    np.testing.assert_array_equal(lazy.columns(rows), K[:, rows])
+    np.testing.assert_array_equal(lazy._kernel_block(rows, None), K[rows])
+    assert (lazy._runs is None) == (layout == "scattered")
+    assert seen == []
+    G = lazy.materialise()
+    np.testing.assert_array_equal(lazy.columns(rows), G[:, rows] * np.outer(y, y[rows]))
+
+
+def test_a_product_remembered_is_the_answer_and_not_recomputed():
+    """``remember(v, G v)`` (the polish's product from its columns): ``self @ v`` gives it
+    back (a copy), without reading the matrix; through BuiltSVM.remember_product, K v."""
+    from svm_models.model.built import BuiltSVM, SignedGram
+
+    X, y, kern, G = _problem()
+    lazy = LazySignedGram(kern, X, y)
+    seen = _counted(lazy)
+    v = _vectors(np.random.default_rng(3), len(y), [1, 2, 8])[0]
+    Gv = G @ v
+    lazy.remember(v.copy(), Gv.copy())
+    out = lazy @ v
+    np.testing.assert_array_equal(out, Gv)
+    out[:] = 0.0   # (a copy: the remembered one stays)
+    np.testing.assert_array_equal(lazy @ v, Gv)
+    assert seen == []
+    svm = BuiltSVM(formulation="soft_l1_dual", data=None, kernel=kern, block=None,
+                   record=None, K=SignedGram(lazy, y))
+    K = G * np.outer(y, y)
+    u = _vectors(np.random.default_rng(4), len(y), [0, 5])[0]
+    svm.remember_product(u, K @ u)
+    np.testing.assert_array_equal(svm.kernel_times(u), (y * (y * (K @ u))))
+    assert seen == []

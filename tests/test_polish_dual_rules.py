@@ -672,3 +672,74 @@ def _check_release_rule(one_more, C):
             np.testing.assert_allclose(out, opt, rtol=0, atol=1e-13)
         else:
             assert out[-1] == 0.0   # held at 0
+
+
+# ---------------------------------------------------------------------------------------
+# the kernel's columns read once a round (BuiltSVM.support_columns)
+
+
+def _columns_stub(K, y, X, how):
+    """The eight points with K as the builds keep it -- ``"signed"``: the dense form's signed
+    matrix; ``"held"``: a lazy one holding a larger matrix whose rows of these points are two
+    runs, in another order (one-vs-one's pairs in a matrix ordered by class); ``"plain"``: an
+    array, whose columns are not read (every product through ``kernel_times``)."""
+    from svm_models.model.built import LazySignedGram, SignedGram
+
+    y = np.asarray(y, float)
+    if how == "plain":
+        return _stub(K, y, X)
+    if how == "signed":
+        Kv = SignedGram(np.asarray(K, float) * np.outer(y, y), y)
+    else:
+        n = len(y)
+        big = np.full((n + 5, n + 5), 7.0)   # (entries never read: 7, not a kernel value)
+        place = np.r_[5:5 + n // 2, 0:n - n // 2][::-1]   # (two runs, reversed)
+        big[np.ix_(place, place)] = K
+        lazy = LazySignedGram(SimpleNamespace(name="rbf"), np.asarray(X, float), y)
+        lazy.hold(big, place)
+        Kv = SignedGram(lazy, y)
+    return BuiltSVM(formulation="soft_l1_dual", data=SimpleNamespace(X=X, y=y),
+                    kernel=SimpleNamespace(is_linear=False), block=None, record=None, K=Kv)
+
+
+@pytest.mark.parametrize("how", ["plain", "signed", "held"])
+@pytest.mark.parametrize("kind, C, margin", [("l1", 3.0, SOFT_L1), ("l1", 1.0, SOFT_L1),
+                                             ("l1w", 3.0, SOFT_L1), ("hard", None, HARD),
+                                             ("l2", 3.0, SOFT_L2), ("l2w", 3.0, SOFT_L2)])
+def test_the_polish_is_the_same_whether_it_reads_the_columns_or_products(how, kind, C,
+                                                                         margin):
+    """The eight points' optimum (every active set tried) from each start, whether the
+    polish reads K's columns once a round (the dense form's matrix; a held larger one, its
+    runs of rows read as slices) or asks products (a plain matrix); its product of the
+    polished alpha is what kernel_times then answers (kept: the certificate reads it)."""
+    svm = _columns_stub(_K8, _Y8, _X8, how)
+    Cs = None if C is None else C * _W8 if kind.endswith("w") else C
+    a, _ = _opt8(kind, C)
+    S = np.array([0, 3, 6])
+    got = svm.support_columns(S)
+    if how == "plain":
+        assert got is None
+    else:
+        np.testing.assert_array_equal(got, _K8[:, S])
+    for start in _starts(a, 1.0 if Cs is None else Cs, np.random.default_rng(3)):
+        out, ok = polish_dual(svm, margin, start.copy(), Cs, 1e-8, judge=False)
+        assert ok
+        np.testing.assert_allclose(out, a, rtol=0, atol=1e-12)
+        np.testing.assert_allclose(svm.kernel_times(_Y8 * out), _K8 @ (_Y8 * out), rtol=1e-14,
+                                   atol=1e-15)
+
+
+def test_the_columns_are_read_only_within_their_budget(monkeypatch):
+    """Columns of more than COLUMNS_BYTES (all the points' rows) are not read: products, as
+    before; a factor (the linear kernel's X) is never read as columns."""
+    svm = _columns_stub(_K8, _Y8, _X8, "signed")
+    assert svm.support_columns(np.arange(8)) is not None
+    monkeypatch.setattr(BuiltSVM, "COLUMNS_BYTES", 8 * 8 * 3)   # (three columns)
+    assert svm.support_columns(np.arange(3)) is not None
+    assert svm.support_columns(np.arange(4)) is None
+    a, _ = _opt8("l1", 3.0)
+    out, ok = polish_dual(svm, SOFT_L1, a + 1e-5 * (a > 0), 3.0, 1e-8, judge=False)
+    assert ok
+    np.testing.assert_allclose(out, a, rtol=0, atol=1e-12)
+    toy = _toy("soft_l1_dual", C=1.0)   # (the linear kernel: products through X)
+    assert toy.support_columns(np.arange(2)) is None

@@ -843,8 +843,8 @@ def _read_dual(svm, block, ctx, margin, C, extra, raw=None) -> _Reading:
     y, l = data.y, data.n_points
     Cb = C if margin.box else np.inf
     raw = np.clip(var_array(block.alpha) if raw is None else raw, 0.0, Cb)
-    thr = per_point_threshold(support_threshold(alpha_scale(raw), ctx.tol), Cb,
-                              alpha_scale(raw))
+    scale = alpha_scale(raw)
+    thr = per_point_threshold(support_threshold(scale, ctx.tol), Cb, scale)
     read = _Reading(raw=raw, thr=thr, alpha_source="dual variables")
     if ctx.verified:
         cands = _polished(svm, margin, raw, C, thr)
@@ -864,28 +864,31 @@ def _read_dual(svm, block, ctx, margin, C, extra, raw=None) -> _Reading:
         # 200 support vectors)
         asked = ctx.certify_tol
         if asked is not None and ctx.tol is not None and asked < ctx.tol:
-            tight = per_point_threshold(support_threshold(alpha_scale(raw), asked), Cb,
-                                        alpha_scale(raw))
+            tight = per_point_threshold(support_threshold(scale, asked), Cb, scale)
             cands.append(lambda: [(f"{name}, from the cut-off of tol={asked:g}", a, b_, w_)
                                   for name, a, b_, w_ in _polished(svm, margin, raw, C, tight)])
-        cut = cut_alpha(raw, thr, Cb)
+        cut = cut_alpha(raw, thr, Cb)   # (a candidate as it is: _choose's last resort)
         cands.append(("solver's alpha, zeros and bounds made exact", cut, None, None))
         cands.append(lambda: [("solver's alpha", raw, bias_from_kkt(
             margin, raw, y, svm.kernel_times(y * raw), C, thr), None)])
+
         # last: the polish from a looser cut-off (1e-3 of the largest alpha), computed only
         # when nothing above is certified -- an interior point's alpha within 4e-4 of C on a
         # degenerate optimum (every alpha at 0 or C, more free candidates than the kernel's
         # rank: C = 1e-8, 30 features) settles only from there
-        loose = per_point_threshold(SV_REL_MAX * alpha_scale(raw), Cb, alpha_scale(raw))
-        if np.any(loose > thr):
-            cands.append(lambda: [(f"{name}, from the cut-off {SV_REL_MAX:g} of the "
-                                   "largest alpha", a, b_, w_)
-                                  for name, a, b_, w_ in _polished(svm, margin, raw, C, loose)])
+        def loose_polish():
+            loose = per_point_threshold(SV_REL_MAX * scale, Cb, scale)
+            if not np.any(loose > thr):
+                return []
+            return [(f"{name}, from the cut-off {SV_REL_MAX:g} of the largest alpha", a, b_, w_)
+                    for name, a, b_, w_ in _polished(svm, margin, raw, C, loose)]
+
+        cands.append(loose_polish)
         # very last: alpha with its zeros and bounds made exact, balanced (SCIP stops with
         # y'alpha 3e-7 off, its feasibility tolerance; class weights 1000 and 1e-4)
-        if float(y @ cut) != 0.0:
-            cands.append(lambda: [("solver's alpha, zeros and bounds made exact, balanced",
-                                   balanced(cut, y), None, None)])
+        cands.append(lambda: [] if float(y @ cut) == 0.0 else [
+            ("solver's alpha, zeros and bounds made exact, balanced", balanced(cut, y),
+             None, None)])
         read.cands = cands
         return read
     alpha = cut_alpha(raw, thr)
@@ -1044,11 +1047,12 @@ def _choose(svm, margin, C, cands, ctx):
                               for c in (item() if callable(item) else [item])):
         if not np.all(np.isfinite(alpha)):
             continue
+        Ka = svm.kernel_times(y * alpha) if b is None or svm.gram_factor() is None else None
         if b is None:
-            b = bias_from_kkt(margin, alpha, y, svm.kernel_times(y * alpha), C, 0.0)
+            b = bias_from_kkt(margin, alpha, y, Ka, C, 0.0)
         if w is None and svm.kernel.is_linear:
             w = svm.data.X.T @ (y * alpha)
-        cert = margin_certificate(svm, margin, alpha, b, C, w)
+        cert = margin_certificate(svm, margin, alpha, b, C, w, Ka=Ka)
         if cert["worst"] > accept and not margin.ridge:
             # no alpha at C (the hard margin's solution) whose margins fall short of 1 by
             # round-off of an ill-conditioned kernel: at C = 1e8 a shortfall of 1e-9 costs
@@ -1068,7 +1072,7 @@ def _choose(svm, margin, C, cands, ctx):
             # the objective): the b that minimises the primal for this classifier's own
             # decision values (the certificate's margins less b: w's where w is given)
             b_p = bias_minimising_primal(y, y * cert["margins"] - b, C)
-            primal_b = margin_certificate(svm, margin, alpha, b_p, C, w)
+            primal_b = margin_certificate(svm, margin, alpha, b_p, C, w, Ka=Ka)
             if primal_b["worst"] < cert["worst"]:
                 name, b, cert = f"{name}, b minimising the primal", b_p, primal_b
         if best is None or cert["worst"] < best[4]["worst"]:

@@ -325,7 +325,11 @@ def _pairs_task(job: Job, key: tuple) -> dict:
     :func:`_task` returns them; the task's time shared equally by its pairs and Cs (as a
     path's by its Cs)."""
     f, s, _ = key
-    train, test = job.folds[f]
+    fold, test = job.folds[f]
+    # the training points by class (each class's in their order): each pair's points are
+    # then two runs of the fold's matrix, read as slices (the pairs' answers are the same:
+    # libsvm orders a pair's points by class itself)
+    train = fold[np.argsort(job.y[fold], kind="stable")]
     n, P = len(job.Cs), len(job.problems)
     y_tr = job.y[train]
     local = [problem_points(y_tr, np.arange(len(train)), prob)[0] for prob in job.problems]
@@ -336,7 +340,8 @@ def _pairs_task(job: Job, key: tuple) -> dict:
     alone: set = set()   # the pairs that walk their own path
     with one_thread():
         t0 = time.perf_counter()
-        hyper = _fold_hyperparameters(job, job.path_formulation, s, train)   # (gamma a number)
+        # (gamma a number, from the fold as each pair's own fit reads it: _task)
+        hyper = _fold_hyperparameters(job, job.path_formulation, s, fold)
         Xtr, Xte = job.X[train], job.X[test]
         if _kernel_name(job, hyper) == "rbf":
             kern = make_kernel("rbf", gamma=hyper["gamma"])
