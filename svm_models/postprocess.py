@@ -814,7 +814,8 @@ def expansion_roundoff(X: np.ndarray, ya: np.ndarray) -> np.ndarray:
     ``CERT_ROUNDOFF sqrt(l) sum_i |x_ij y_i alpha_i|``."""
     from .tolerances import CERT_ROUNDOFF
 
-    return CERT_ROUNDOFF * np.sqrt(len(ya)) * (np.abs(X).T @ np.abs(ya))
+    nz = np.flatnonzero(ya)   # (the terms of alpha's support: the others are 0)
+    return CERT_ROUNDOFF * np.sqrt(len(ya)) * (np.abs(X[nz]).T @ np.abs(ya[nz]))
 
 
 def _kernel_diagonal(svm, idx: np.ndarray) -> np.ndarray:
