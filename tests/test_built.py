@@ -450,6 +450,8 @@ def test_distinct_indices_are_numpys_unique():
     ([7], ([7], [8], None)),
     ([2, 2, 3], None),                                     # a repeated place
     (list(range(0, 40, 2)), None),                         # 20 runs: more than HELD_RUNS_MAX
+    (list(range(0, 16, 2)), (list(range(0, 16, 2)), list(range(1, 17, 2)), None)),   # 8
+    (list(range(0, 18, 2)), None),                         # 9 runs
     ([], None)])
 def test_held_places_read_as_runs(idx, runs):
     """A pair's places in a larger matrix: runs of consecutive places (their starts and
@@ -461,7 +463,7 @@ def test_held_places_read_as_runs(idx, runs):
     if runs is None:
         assert got is None
         return
-    assert len(runs[0]) < HELD_RUNS_MAX
+    assert len(runs[0]) <= HELD_RUNS_MAX
     for g, r in zip(got, runs):
         if r is None:
             assert g is None
@@ -470,7 +472,7 @@ def test_held_places_read_as_runs(idx, runs):
 
 
 @pytest.mark.parametrize("layout", ["runs", "reversed runs", "ascending", "interleaved",
-                                    "scattered"])
+                                    "three runs", "scattered"])
 def test_held_rows_and_columns_are_the_matrix_entries_exactly(layout):
     """``K[rows, :]`` and ``K[:, S]`` of the points a larger held matrix indexes are its
     entries, exactly (no arithmetic: copies), whether the places are runs read as slices
@@ -485,6 +487,7 @@ def test_held_rows_and_columns_are_the_matrix_entries_exactly(layout):
            "reversed runs": np.r_[10:22, 28:39][::-1],
            "ascending": np.r_[0:5, 8:26],
            "interleaved": np.column_stack([np.r_[0:12], np.r_[20:32]]).ravel()[:l],
+           "three runs": np.r_[33:40, 0:8, 15:23],
            "scattered": rng.permutation(n)[:l]}[layout]
     X, y, kern, _ = _problem(l=l)
     lazy = LazySignedGram(kern, X, y)

@@ -721,11 +721,18 @@ def test_the_polish_is_the_same_whether_it_reads_the_columns_or_products(how, ki
         assert got is None
     else:
         np.testing.assert_array_equal(got, _K8[:, S])
+    products = []   # (the polish's products asked of kernel_times: none where it has columns)
+    times, rows_times = svm.kernel_times, svm.kernel_rows_times
+    svm.kernel_times = lambda v: products.append(1) or times(v)
+    svm.kernel_rows_times = lambda r, v: products.append(2) or rows_times(r, v)
     for start in _starts(a, 1.0 if Cs is None else Cs, np.random.default_rng(3)):
         out, ok = polish_dual(svm, margin, start.copy(), Cs, 1e-8, judge=False)
         assert ok
         np.testing.assert_allclose(out, a, rtol=0, atol=1e-12)
-        np.testing.assert_allclose(svm.kernel_times(_Y8 * out), _K8 @ (_Y8 * out), rtol=1e-14,
+        assert (products == []) == (how != "plain")
+        if how == "held":   # (the polished alpha's product kept: G (y (y alpha)) is G alpha)
+            np.testing.assert_array_equal(svm.K.G._memo[0][0], out)
+        np.testing.assert_allclose(times(_Y8 * out), _K8 @ (_Y8 * out), rtol=1e-14,
                                    atol=1e-15)
 
 
@@ -737,9 +744,32 @@ def test_the_columns_are_read_only_within_their_budget(monkeypatch):
     monkeypatch.setattr(BuiltSVM, "COLUMNS_BYTES", 8 * 8 * 3)   # (three columns)
     assert svm.support_columns(np.arange(3)) is not None
     assert svm.support_columns(np.arange(4)) is None
+    monkeypatch.setattr(BuiltSVM, "COLUMNS_BYTES", 8 * 8 * 1)   # (one column)
+    assert svm.support_columns(np.arange(1)) is not None
+    assert svm.support_columns(np.arange(2)) is None
+    monkeypatch.setattr(BuiltSVM, "COLUMNS_BYTES", 8 * 8 * 3)
     a, _ = _opt8("l1", 3.0)
     out, ok = polish_dual(svm, SOFT_L1, a + 1e-5 * (a > 0), 3.0, 1e-8, judge=False)
     assert ok
     np.testing.assert_allclose(out, a, rtol=0, atol=1e-12)
     toy = _toy("soft_l1_dual", C=1.0)   # (the linear kernel: products through X)
     assert toy.support_columns(np.arange(2)) is None
+    dense = _toy("soft_l1_dual", C=1.0, quad_form="dense")   # (K kept, products through X)
+    dense.K.G.materialise()   # (its columns at hand, yet X's products are the ones read)
+    assert dense.K.G.columns(np.arange(2)) is not None
+    assert dense.support_columns(np.arange(2)) is None
+    plain = _columns_stub(_K8, _Y8, _X8, "plain")   # (a K that remembers nothing: no-op)
+    plain.remember_product(np.ones(8), _K8 @ np.ones(8))
+
+
+def test_an_svm_without_columns_is_polished_through_its_products():
+    """An object that gives only ``kernel_times`` and ``kernel_rows_times`` (the radius-margin
+    SVM's inner problem for fixed t): the polish asks it for products, as before columns."""
+    X, y = _TOY_X, _TOY_Y.astype(float)
+    inner = SimpleNamespace(data=SimpleNamespace(y=y, X=X), K=None, L=None,
+                            kernel_times=lambda u: X @ (X.T @ u),
+                            kernel_rows_times=lambda rows, u: X[rows] @ (X.T @ u))
+    out, ok = polish_dual(inner, SOFT_L1, _toy_alpha(0.3, 0.31, a0=0.01), 1.0, 1e-6,
+                          judge=False)
+    assert ok
+    np.testing.assert_allclose(out, _toy_alpha(0.25, 0.25), rtol=0, atol=1e-15)
