@@ -495,6 +495,32 @@ def test_bad_input_is_refused(kw, match):
         SVMClassifierCV(**{"solver": "piqp", **kw}).fit(X, y)
 
 
+def test_folds_given_as_masks_or_negative_indices_are_gridsearchs_and_bad_ones_refused():
+    """Folds given as (train, test) boolean masks of the points, or with negative indices,
+    are the folds GridSearchCV reads from them: the same scores as the index folds; a fold
+    of indices beyond the points or of another kind is refused, naming the fold (a raw
+    IndexError from the fold's own points before)."""
+    from sklearn.model_selection import GridSearchCV
+    from sklearn.svm import SVC
+
+    X, y = _data(40)
+    n = len(y)
+    idx = [(np.arange(0, 30), np.arange(30, n)), (np.arange(10, n), np.arange(0, 10))]
+    masks = [(np.isin(np.arange(n), tr), np.isin(np.arange(n), te)) for tr, te in idx]
+    negative = [(tr - n, te) for tr, te in idx]
+    grid = {"C": [0.5, 2.0]}
+    ref = GridSearchCV(SVC(kernel="linear", tol=1e-10), grid, cv=masks).fit(X, y)
+    for folds in (idx, masks, negative):
+        cv = SVMClassifierCV(solver="piqp", Cs=grid["C"], cv=folds).fit(X, y)
+        np.testing.assert_array_equal(cv.cv_results_["mean_test_score"],
+                                      ref.cv_results_["mean_test_score"])
+    with pytest.raises(ParameterError, match=r"fold 1: its test indices must lie in \[-40, 40\)"):
+        SVMClassifierCV(solver="piqp", Cs=[1.0], cv=[idx[0], (idx[1][0], np.array([3, 40]))]
+                        ).fit(X, y)
+    with pytest.raises(ParameterError, match="fold 0: its train points must be integer"):
+        SVMClassifierCV(solver="piqp", Cs=[1.0], cv=[(np.arange(30) + 0.5, idx[0][1])]).fit(X, y)
+
+
 def test_hyperparameters_are_the_registrys_and_a_misspelt_one_is_refused_up_front():
     """Review: cross_validate took a misspelt 'gama' as a solver option and recorded a
     ParameterError in every row; kernel_rank was missing from the list."""

@@ -814,14 +814,38 @@ def _check_Cs(Cs, formulation):
 
 
 def _folds(cv, X, y):
+    """The (train, test) index arrays of ``cv`` on these data (as ``GridSearchCV`` reads
+    them: a number of folds, a splitter, or (train, test) pairs of indices -- negative ones
+    counted from the end -- or of boolean masks of the points); ParameterError for a split
+    it cannot make or a fold that is neither."""
     from sklearn.model_selection import check_cv
 
     try:
         splitter = check_cv(cv, y, classifier=True)
-        return [(np.asarray(tr), np.asarray(te)) for tr, te in splitter.split(X, y)]
+        folds = list(splitter.split(X, y))
     except ValueError as exc:
         raise ParameterError(f"cv={plain(cv)!r} cannot split these data: {exc} (give fewer folds, "
                              "or a splitter / a list of (train, test) index arrays)") from None
+    n = len(y)
+    return [(_fold_indices(tr, n, k, "train"), _fold_indices(te, n, k, "test"))
+            for k, (tr, te) in enumerate(folds)]
+
+
+def _fold_indices(part, n: int, k: int, which: str) -> np.ndarray:
+    """A fold's ``part`` as indices of the ``n`` points: a boolean mask of length n, or
+    integers in [-n, n) (a negative one counted from the end)."""
+    a = np.asarray(part)
+    if a.dtype == bool and a.shape == (n,):
+        return np.flatnonzero(a)
+    if a.ndim != 1 or (a.size and not np.issubdtype(a.dtype, np.integer)):
+        raise ParameterError(f"cv's fold {k}: its {which} points must be integer indices or a "
+                             f"boolean mask of the {n} points; got an array of dtype {a.dtype} "
+                             f"and shape {a.shape}")
+    a = a.astype(np.intp)
+    if a.size and (a.min() < -n or a.max() >= n):
+        raise ParameterError(f"cv's fold {k}: its {which} indices must lie in [-{n}, {n}) for "
+                             f"{n} points; got {int(a.min())} .. {int(a.max())}")
+    return np.where(a < 0, a + n, a)
 
 
 def cross_validate(X, y, formulation: str = "soft_l1_dual", solver: str = "auto", *, Cs=None,
