@@ -514,6 +514,12 @@ def test_folds_given_as_masks_or_negative_indices_are_gridsearchs_and_bad_ones_r
         cv = SVMClassifierCV(solver="piqp", Cs=grid["C"], cv=folds).fit(X, y)
         np.testing.assert_array_equal(cv.cv_results_["mean_test_score"],
                                       ref.cv_results_["mean_test_score"])
+    # n indices (the first half's points twice each): indices, not a mask
+    every = [(np.r_[0:n // 2, 0:n // 2], np.arange(30, n))]
+    ref = GridSearchCV(SVC(kernel="linear", tol=1e-10), grid, cv=every).fit(X, y)
+    cv = SVMClassifierCV(solver="piqp", Cs=grid["C"], cv=every).fit(X, y)
+    np.testing.assert_array_equal(cv.cv_results_["mean_test_score"],
+                                  ref.cv_results_["mean_test_score"])
     with pytest.raises(ParameterError, match=r"fold 1: its test indices must lie in \[-40, 40\)"):
         SVMClassifierCV(solver="piqp", Cs=[1.0], cv=[idx[0], (idx[1][0], np.array([3, 40]))]
                         ).fit(X, y)
