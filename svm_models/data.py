@@ -178,6 +178,14 @@ def encode_labels(y) -> tuple[np.ndarray, np.ndarray]:
     return encoded, classes
 
 
+def check_square(A) -> None:
+    """DataError unless ``A``, a precomputed kernel's matrix, is square (l x l)."""
+    if A.shape[0] != A.shape[1]:
+        raise DataError(
+            f"a precomputed kernel must be a square l x l matrix; got shape {A.shape}"
+        )
+
+
 def validate(X, y, *, precomputed: bool = False) -> Dataset:
     """Check and encode training data.
 
@@ -200,10 +208,8 @@ def validate(X, y, *, precomputed: bool = False) -> Dataset:
         return X
     A = as_matrix(X, name="X")
     yy, classes = _labels_of(A, y)
-    if precomputed and A.shape[0] != A.shape[1]:
-        raise DataError(
-            f"a precomputed kernel must be a square l x l matrix; got shape {A.shape}"
-        )
+    if precomputed:
+        check_square(A)
     crc = None
     if A is X or not A.flags.owndata:
         # (A is the caller's memory: their array, a view of it, or a view of a buffer they

@@ -30,7 +30,7 @@ from sklearn.utils.validation import (
     validate_data,
 )
 
-from .data import as_weights, check_scale, check_weighted_classes
+from .data import as_weights, check_scale, check_square, check_weighted_classes
 from .errors import BadScaleWarning, DataError, ParameterError
 from .formulations import LISTENERS, check_params, hyperparameters
 from .formulations import get as lookup
@@ -517,6 +517,8 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
         probability = self._probability()
         for name in ("solution_", "estimators_", "g_", "lam_", "r_", "mu_", "_probA", "_probB"):
             self.__dict__.pop(name, None)  # learned by an earlier fit
+        if self._precomputed:   # (before each problem's block is cut from it)
+            check_square(X)
         classes, y_index = np.unique(y, return_inverse=True)
         if classes.size < 2:
             raise DataError(f"y has 1 class ({classes[0].item()!r}); a classifier needs "

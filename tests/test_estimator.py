@@ -402,3 +402,13 @@ def test_calibrated_classifier_cv_as_with_SVC(ensemble):
                                       cv=3, ensemble=ensemble).fit(X, y)
         np.testing.assert_allclose(ours.predict_proba(X), ref.predict_proba(X), atol=1e-4)
         np.testing.assert_array_equal(ours.predict(X), ref.predict(X))
+
+
+def test_a_precomputed_matrix_that_is_not_square_is_refused_with_three_classes_too():
+    """A non-square "precomputed" matrix: the DataError a binary fit gives, also with three
+    classes (an IndexError from one pair's block before, found by a new user's trial)."""
+    X = np.random.default_rng(0).normal(size=(10, 4))
+    for y in (np.r_[[0] * 5, [1] * 5], np.r_[[0] * 3, [1] * 3, [2] * 4]):
+        with pytest.raises(sm.DataError, match=r"square l x l matrix; got shape \(10, 4\)"):
+            sm.SVMClassifier(kernel="precomputed").fit(X, y)
+
