@@ -769,8 +769,8 @@ def fit_pairs(X, y_index: np.ndarray, points: list, formulation: str, solver: st
     else formed here up to :data:`PAIRS_GRAM_MAX` points -- on the points ordered by class,
     each pair's points two runs of its rows (read as slices), the backend handed the points
     in that order and each pair's alpha put back in its points' order --, handed to the
-    backend and read by each pair's certificate instead of evaluating the kernel again. Returns each pair's Solution, or None where this
-    does not apply or the certificate refuses it (the caller fits that pair on its own, as
+    backend and read by each pair's certificate instead of evaluating the kernel again.
+    Returns each pair's Solution, or None where this does not apply or the certificate refuses it (the caller fits that pair on its own, as
     always). Each Solution's ``time`` is its share of the call. ``Cs``: the same at each of
     these Cs (``params`` without C), one backend call each, the pairs' problems made once:
     a list per C."""
@@ -802,8 +802,9 @@ def fit_pairs(X, y_index: np.ndarray, points: list, formulation: str, solver: st
         # formed on the points ordered by class: each pair's points are then two runs of
         # its rows, read as slices (the certificates' kernel columns)
         order = np.argsort(y_index, kind="stable")
+        X = np.asarray(X, dtype=float)[order]   # (the points in the matrix's order)
         with library_threads(len(y_index)):
-            gram = plans[0].svm.kernel.gram(np.asarray(X, dtype=float)[order])
+            gram = plans[0].svm.kernel.gram(X)
     if gram is not None:
         place = None if order is None else np.argsort(order)   # (a point's row in gram)
         for plan, pts in zip(plans, points):   # (each pair reads its entries where needed)
@@ -818,14 +819,15 @@ def fit_pairs(X, y_index: np.ndarray, points: list, formulation: str, solver: st
 def _pairs_at(X, y_index, points, f, b, solver: str, plans: list, params: dict, weight,
               opts: SolverOptions, gram, order=None) -> list:
     """:func:`fit_pairs` at one C: the pairs' problems ``plans`` (at that C) in one call of
-    the backend ``b``, each answer certified (None where it is not). ``order``: the points'
-    order in ``gram`` (None: as in ``X``), the backend handed them in it."""
+    the backend ``b``, each answer certified (None where it is not). ``order``: the order of
+    the points in ``gram`` and in ``X`` (None: the data's), the backend handed them in it;
+    ``y_index``, ``weight`` and ``points`` are in the data's order."""
     out = [None] * len(points)
     C = float(plans[0].C)
     box = np.full(len(y_index), C) if weight is None else C * np.asarray(weight, dtype=float)
     X = np.asarray(X, dtype=float)
     if order is not None:
-        X, y_index, box = X[order], y_index[order], box[order]
+        y_index, box = y_index[order], box[order]
     k = int(y_index.max()) + 1
     pairs = [(i, j) for i in range(k) for j in range(i + 1, k)]
     todo = list(range(len(points)))
