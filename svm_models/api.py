@@ -19,9 +19,9 @@ from pyomo.common.gc_manager import PauseGC
 from .formulations import get as lookup, names as formulation_names
 from .data import as_matrix, rows_of
 from .progress import Countdown
-from .errors import (BadScaleWarning, FallbackWarning, InfeasibleError, LicenseLimitError,
-                     NotSeparableError, ParameterError, SolveFailedError, SolverError, SVMError,
-                     user_stacklevel)
+from .errors import (BadScaleWarning, DataError, FallbackWarning, InfeasibleError,
+                     LicenseLimitError, NotSeparableError, ParameterError, SolveFailedError,
+                     SolverError, SVMError, user_stacklevel)
 from .model.built import svm_blocks
 from .model.mixed import objective_scale
 from .postprocess import Context
@@ -789,11 +789,13 @@ def fit_pairs(X, y_index: np.ndarray, points: list, formulation: str, solver: st
         return none if Cs is None else [none] * len(at)
     plans = []
     A = as_matrix(X)   # (checked once: each pair's points are rows of it, not checked again)
+    finite = _finite_kernel(A, first)
     with warnings.catch_warnings():   # (the estimator said the data's scale once)
         warnings.simplefilter("ignore", BadScaleWarning)
         for pts in points:
             kw = {} if weight is None else {"sample_weight": weight[pts]}
-            part = rows_of(A, pts, np.where(y_index[pts] == y_index[pts].max(), 1, -1))
+            part = rows_of(A, pts, np.where(y_index[pts] == y_index[pts].max(), 1, -1),
+                           finite)
             plans.append(f.unbuilt(part, part.y, **first, **kw))
     if any(p is None for p in plans) or opts.expired():
         return none if Cs is None else [none] * len(at)
@@ -814,6 +816,24 @@ def fit_pairs(X, y_index: np.ndarray, points: list, formulation: str, solver: st
                      weight, opts, gram, order)
            for n, C in enumerate(at)]
     return out[0] if Cs is None else out
+
+
+def _finite_kernel(A: np.ndarray, params: dict):
+    """The kernel of ``params`` when its values on all the points ``A`` are finite (checked
+    once: each pair's rows then need no check of their own), else None (each pair checked,
+    and refused, as a fit of its own)."""
+    from .kernels import make_kernel
+    from .model.pieces import check_kernel_finite
+
+    try:
+        kern = make_kernel(params.get("kernel", "linear"), A, gamma=params.get("gamma", "scale"),
+                           degree=params.get("degree", 3), coef0=params.get("coef0", 0.0))
+        if kern.name != "precomputed":
+            check_kernel_finite(kern, A)
+            return kern
+    except (DataError, ParameterError):
+        pass
+    return None
 
 
 def _pairs_at(X, y_index, points, f, b, solver: str, plans: list, params: dict, weight,

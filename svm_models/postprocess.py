@@ -20,13 +20,14 @@ import warnings
 
 import numpy as np
 import pyomo.environ as pyo
+from scipy.linalg.lapack import dpotrf, dpotrs
 
 from .errors import ParameterError
 from .model.forms import Margin
 from .model.pyomo_compat import values_of as _raw_values
 from .model.record import members
 from .status import Status
-from .tolerances import BIAS_FLAT, USER_SIGN_CLEAR
+from .tolerances import BIAS_FLAT, CERT_ROUNDOFF, CERT_ROUNDOFF_MAX, USER_SIGN_CLEAR
 
 
 @dataclass(eq=False)
@@ -486,18 +487,23 @@ def _free_solution(svm, margin: Margin, held: np.ndarray, F: np.ndarray, C, q: f
         rows = cols[F]
         KF = rows[:, np.searchsorted(S, F)]
         Kheld = rows @ (y[S] * held[S])
-    H = KF * np.outer(y[F], y[F])
+    yF = y[F]
+    borders = 2 if margin.level else 1   # (the columns y_F, and e_F for a level margin)
+    A = np.zeros((k + borders, k + borders))
+    H = A[:k, :k]   # (H_FF = K_FF y_i y_j, in place)
+    np.multiply(KF, yF[:, None], out=H)
+    H *= yF
     if margin.ridge:
-        H = H + np.diag(ratio(np.ones(k), C if np.ndim(C) == 0 else C[F]))
-    borders = [y[F]] + ([np.ones(k)] if margin.level else [])
-    A = np.zeros((k + len(borders), k + len(borders)))
-    A[:k, :k] = H
-    for j, border in enumerate(borders):
-        A[:k, k + j] = A[k + j, :k] = border
-    rhs = [q - y[F] * Kheld, [-(y @ held)]]
+        H[np.diag_indices(k)] += ratio(np.ones(k), C if np.ndim(C) == 0 else C[F])
+    A[:k, k] = A[k, :k] = yF
     if margin.level:
-        rhs.append([total - held.sum()])
-    sol = _solve_free_system(A, np.concatenate(rhs), len(borders))
+        A[:k, k + 1] = A[k + 1, :k] = 1.0
+    rhs = np.empty(k + borders)
+    rhs[:k] = q - yF * Kheld
+    rhs[k] = -(y @ held)
+    if margin.level:
+        rhs[k + 1] = total - held.sum()
+    sol = _solve_free_system(A, rhs, borders)
     return None if sol is None else sol[:k]
 
 
@@ -530,7 +536,7 @@ def _solve_free_system(A: np.ndarray, rhs: np.ndarray, borders: int = 1) -> np.n
                     sol = sol + solve(rhs - A @ sol)   # kernel (cond ~1e10)
         except np.linalg.LinAlgError:
             return None
-        if not np.all(np.isfinite(sol)):
+        if not np.isfinite(sol).all():
             return None
         return sol if float(np.abs(A @ sol - rhs).max(initial=0.0)) <= POLISH_SOLVED * scale \
             * max(1.0, float(np.abs(sol).max(initial=0.0))) else None
@@ -582,20 +588,34 @@ def _bordered_solver(A: np.ndarray, borders: int = 1):
         return fail
     V = _cholesky_solve(cho, Y)
     S = Y.T @ V                        # (borders x borders, positive definite if Y has rank)
-    if borders == 1:                   # (one border: a division)
-        schur = float(S[0, 0]) if np.isfinite(S[0, 0]) and S[0, 0] > 0.0 else None
-    else:
-        schur = _cholesky(S) if np.all(np.isfinite(S)) else None
+    if borders == 1:                   # (one border: a division, on vectors)
+        s = float(S[0, 0])
+        if not (np.isfinite(s) and s > 0.0):
+            return _singular_border
+        y, v = Y[:, 0], V[:, 0]
+
+        def solve_one(r):
+            out = np.empty(n + 1)
+            u = _cholesky_solve(cho, r[:n])
+            out[n] = mu = (float(y @ u) - r[n]) / s
+            np.subtract(u, v * mu, out=out[:n])
+            return out
+
+        return solve_one
+    schur = _cholesky(S) if np.all(np.isfinite(S)) else None
 
     def solve(r):
         if schur is None:
-            raise np.linalg.LinAlgError("a singular border")
+            _singular_border(r)
         u = _cholesky_solve(cho, r[:n])
-        t = Y.T @ u - r[n:]
-        mu = t / schur if borders == 1 else _cholesky_solve(schur, t)
+        mu = _cholesky_solve(schur, Y.T @ u - r[n:])
         return np.concatenate([u - V @ mu, mu])
 
     return solve
+
+
+def _singular_border(r):
+    raise np.linalg.LinAlgError("a singular border")
 
 
 def _cholesky(H: np.ndarray) -> np.ndarray | None:
@@ -603,9 +623,7 @@ def _cholesky(H: np.ndarray) -> np.ndarray | None:
     computes it, without its wrappers' cost: the polish of each of one-vs-one's 45 pairs
     factors once or more), or None when ``H`` has none (not positive definite, not
     finite)."""
-    from scipy.linalg.lapack import dpotrf
-
-    if H.size and not np.all(np.isfinite(H)):
+    if H.size and not np.isfinite(H).all():
         return None
     c, info = dpotrf(H, clean=0)   # (the upper factor: potrf's default)
     return c if info == 0 else None
@@ -613,8 +631,6 @@ def _cholesky(H: np.ndarray) -> np.ndarray | None:
 
 def _cholesky_solve(c: np.ndarray, r: np.ndarray) -> np.ndarray:
     """``H^-1 r`` from :func:`_cholesky`'s factor of ``H`` (LAPACK's ``potrs``)."""
-    from scipy.linalg.lapack import dpotrs
-
     x, info = dpotrs(c, r)   # (an upper factor: potrs's default)
     if info != 0:
         raise np.linalg.LinAlgError(f"potrs: argument {-info} illegal")
@@ -744,8 +760,6 @@ def margin_certificate(svm, margin: Margin, alpha: np.ndarray, b: float, C, w=No
     ``||w - X'(y alpha)|| / ||w||``; ``worst``: the largest of these in absolute value.
     Also ``ww`` (``||w||^2``), ``margins`` (``y_i f(x_i)``) and ``slacks``. ``Ka``: ``K(y
     alpha)`` where the caller has it (read where products do not go through a factor)."""
-    from .tolerances import CERT_ROUNDOFF, CERT_ROUNDOFF_MAX
-
     y = svm.data.y
     l = y.shape[0]
     ya = y * alpha
@@ -812,14 +826,15 @@ def margin_certificate(svm, margin: Margin, alpha: np.ndarray, b: float, C, w=No
 def expansion_roundoff(X: np.ndarray, ya: np.ndarray) -> np.ndarray:
     """A bound on the round-off of each component of ``X'(y alpha)`` as computed:
     ``CERT_ROUNDOFF sqrt(l) sum_i |x_ij y_i alpha_i|``."""
-    from .tolerances import CERT_ROUNDOFF
-
     nz = np.flatnonzero(ya)   # (the terms of alpha's support: the others are 0)
     return CERT_ROUNDOFF * np.sqrt(len(ya)) * (np.abs(X[nz]).T @ np.abs(ya[nz]))
 
 
 def _kernel_diagonal(svm, idx: np.ndarray) -> np.ndarray:
-    """``K_ii`` for the points ``idx``."""
+    """``K_ii`` for the points ``idx`` (the rbf kernel's, no factor: 1, as its matrices
+    hold it)."""
+    if svm.L is None and getattr(getattr(svm, "kernel", None), "name", None) == "rbf":
+        return np.ones(len(idx))
     if svm.K is not None:
         return np.asarray(svm.K[idx, idx], dtype=float)
     M = svm.L if svm.L is not None else svm.data.X

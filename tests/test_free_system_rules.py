@@ -350,6 +350,25 @@ def test_the_kernel_pieces_read_k_before_l_before_x():
         np.testing.assert_array_equal(_kernel_block(svm, F), want * np.eye(2))
 
 
+
+def test_the_rbf_diagonal_is_the_matrix_s_own():
+    """The rbf kernel's diagonal read without its matrix (1) is the diagonal of the matrix
+    the model holds, exactly -- evaluated or held from a caller -- and a low-rank factor's
+    (no longer 1) is read from the factor."""
+    import svm_models as sm
+
+    X = np.random.default_rng(3).normal(size=(12, 3)) * 40.0
+    y = np.where(X[:, 0] > 0, 1, -1)
+    idx = np.arange(12)
+    for kw in ({}, {"kernel_rank": 4}):
+        svm = sm.api.the_svm_block(sm.build("soft_l1_dual", X, y, kernel="rbf", gamma=0.3,
+                                            **kw))._svm
+        want = (np.diagonal(np.asarray(svm.K)) if svm.K is not None
+                else np.einsum("ij,ij->i", svm.L, svm.L))
+        np.testing.assert_array_equal(_kernel_diagonal(svm, idx), want)
+        assert (np.all(want == 1.0)) == ("kernel_rank" not in kw)
+
+
 # ---------------------------------------------------------------------------------------
 # block_objective, values_of, var_array, linear_primal_values, Context.dual
 

@@ -129,14 +129,14 @@ def _runs(idx: np.ndarray):
         return None
     s = np.sort(idx)
     step = np.diff(s)
-    if np.any(step == 0):
+    if (step == 0).any():
         return None
     cut = np.flatnonzero(step != 1) + 1
     if cut.size >= HELD_RUNS_MAX:
         return None
     starts = s[np.concatenate(([0], cut))]
     ends = s[np.concatenate((cut - 1, [s.size - 1]))] + 1
-    order = None if np.array_equal(s, idx) else np.searchsorted(s, idx)
+    order = None if (s == idx).all() else np.searchsorted(s, idx)
     return starts, ends, order
 
 

@@ -57,8 +57,8 @@ def prepare(X, y, *, kernel="linear", gamma="scale", degree=3, coef0=0.0, need_g
     precomputed = kernel == "precomputed"
     data = validate(X, y, precomputed=precomputed)
     kern = make_kernel(kernel, data.X, gamma=gamma, degree=degree, coef0=coef0)
-    if not precomputed:
-        check_kernel_finite(kern, data)
+    if not precomputed and (data.finite_for is None or data.finite_for != kern):
+        check_kernel_finite(kern, data.X)
     K = None
     if precomputed:
         K = data.X
@@ -68,20 +68,20 @@ def prepare(X, y, *, kernel="linear", gamma="scale", degree=3, coef0=0.0, need_g
     return data, kern, K
 
 
-def check_kernel_finite(kern, data: Dataset) -> None:
+def check_kernel_finite(kern, X: np.ndarray) -> None:
     """DataError when the kernel's values overflow on these data (finite features near the
     float maximum: squared norms of inf, a NaN kernel matrix). With ``|x_i|^2`` and
     ``k(x_i, x_i)`` finite every kernel entry is (``|k(x, z)| <= sqrt(k(x, x) k(z, z))``, and
     the rbf's distances are sums of finite squared norms)."""
     with np.errstate(over="ignore", invalid="ignore"):
-        sq = np.einsum("ij,ij->i", data.X, data.X)
-        diag = kern.diagonal(data.X)
+        sq = np.einsum("ij,ij->i", X, X)
+        diag = kern.diagonal(X)
         bad = np.flatnonzero(~(np.isfinite(sq) & np.isfinite(diag)))
     if bad.size:
         raise DataError(
             f"the {kern.name} kernel overflows on these data: k(x_i, x_i) or |x_i|^2 is not a "
             f"finite float for {bad.size} point(s) (first: row {int(bad[0])}, largest |feature| "
-            f"{float(np.max(np.abs(data.X))):.3g}). Scale the features (e.g. "
+            f"{float(np.max(np.abs(X))):.3g}). Scale the features (e.g. "
             "sklearn.preprocessing.StandardScaler) before fitting")
 
 
