@@ -17,7 +17,7 @@ import numpy as np
 from pyomo.common.gc_manager import PauseGC
 
 from .formulations import get as lookup, names as formulation_names
-from .data import as_matrix, rows_of
+from .data import as_matrix, class_members, pair_members, rows_of
 from .progress import Countdown
 from .errors import (BadScaleWarning, DataError, FallbackWarning, InfeasibleError,
                      LicenseLimitError, NotSeparableError, ParameterError, SolveFailedError,
@@ -879,8 +879,10 @@ def _pairs_at(X, y_index, points, f, b, solver: str, plans: list, params: dict, 
 def _in_order(alphas, order: np.ndarray, y_sorted: np.ndarray):
     """``alphas(i, j)`` of a backend handed the points in ``order`` (their labels
     ``y_sorted``), each pair's alpha put in the order of its points in the data."""
+    members = class_members(y_sorted, int(y_sorted.max()) + 1 if y_sorted.size else 0)
+
     def reordered(i: int, j: int) -> np.ndarray:
-        at = np.flatnonzero((y_sorted == i) | (y_sorted == j))   # (the pair's, in order)
+        at = pair_members(members, i, j)   # (the pair's, in order)
         return alphas(i, j)[np.argsort(order[at], kind="stable")]
     return reordered
 

@@ -190,6 +190,24 @@ def encode_labels(y) -> tuple[np.ndarray, np.ndarray]:
     return encoded, classes
 
 
+def class_members(y_index: np.ndarray, k: int) -> list:
+    """The points of each class ``0..k-1`` of ``y_index``, ascending (one pass each, made
+    once for all the pairs)."""
+    return [np.flatnonzero(y_index == c) for c in range(k)]
+
+
+def pair_members(members: list, i: int, j: int) -> np.ndarray:
+    """The points of classes ``i`` and ``j``, ascending (``np.flatnonzero((y == i) | (y ==
+    j))``) from :func:`class_members`: joined where one class's come before the other's
+    (points ordered by class), else merged by a sort."""
+    a, b = members[i], members[j]
+    if not a.size or not b.size or a[-1] < b[0]:
+        return np.concatenate((a, b))
+    if b[-1] < a[0]:
+        return np.concatenate((b, a))
+    return np.sort(np.concatenate((a, b)))
+
+
 def check_square(A) -> None:
     """DataError unless ``A``, a precomputed kernel's matrix, is square (l x l)."""
     if A.shape[0] != A.shape[1]:

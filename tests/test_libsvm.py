@@ -638,3 +638,21 @@ def test_an_answer_the_certificate_refuses_is_not_returned():
             assert sol.objective == pytest.approx(800.0, rel=1e-12)
         else:
             assert "gap" in why or "certif" in why, why
+
+
+def test_a_pair_s_points_read_from_the_classes_members_are_the_mask_s():
+    """``pair_members`` (each pair's points from the classes' members, made once: joined
+    where the classes come one after the other, else merged) against the mask over all the
+    points it replaces, on labels in any order and ordered by class, classes empty or not."""
+    from svm_models.data import class_members, pair_members
+
+    rng = np.random.default_rng(0)
+    for t in range(300):
+        y = rng.integers(0, 5, size=int(rng.integers(2, 40)))
+        if t % 3 == 0:
+            y = np.sort(y)
+        members = class_members(y, 5)
+        for i in range(5):
+            for j in range(i + 1, 5):
+                np.testing.assert_array_equal(pair_members(members, i, j),
+                                              np.flatnonzero((y == i) | (y == j)))

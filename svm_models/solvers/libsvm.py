@@ -53,6 +53,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..data import class_members, pair_members
 from ..model.scaling import power_of_four
 from ..postprocess import ratio
 from ..status import Status
@@ -394,6 +395,8 @@ def solve_pairs(kernel, X: np.ndarray, y_index: np.ndarray, box: np.ndarray, opt
         res.status, res.message = Status.error, "SVC's support vectors are not by class"
         return res, None
 
+    members = class_members(y_index, len(svc.n_support_))
+
     def alphas(i: int, j: int) -> np.ndarray:
         # SVC's layout: in pair (i, j) the coefficients of class i's support vectors are in
         # row j - 1, those of class j in row i; libsvm's y is +1 for class i
@@ -401,7 +404,7 @@ def solve_pairs(kernel, X: np.ndarray, y_index: np.ndarray, box: np.ndarray, opt
         si, sj = slice(start[i], start[i + 1]), slice(start[j], start[j + 1])
         a[svc.support_[si]] = svc.dual_coef_[j - 1, si]
         a[svc.support_[sj]] = -svc.dual_coef_[i, sj]
-        pts = np.flatnonzero((y_index == i) | (y_index == j))
+        pts = pair_members(members, i, j)
         return np.minimum(np.maximum(a[pts], 0.0) / s, box[pts])
 
     return res, alphas
