@@ -73,11 +73,12 @@ class Kernel:
         # while it is in the cache (each entry the same number as step by step on the whole)
         xx = np.einsum("ij,ij->i", X, X)
         step = self.RBF_SYMMETRIC_ROWS
+        T = np.empty((min(step, D.shape[0]), D.shape[1]))   # (|x|^2 + |z|^2: one buffer)
         with np.errstate(over="ignore"):   # (a huge gamma: -inf, an entry of 0)
             for r in range(0, D.shape[0], step):
                 B = D[r:r + step]
                 B *= -2.0
-                B += xx[r:r + step, None] + xx[None, :]
+                B += np.add(xx[r:r + step, None], xx[None, :], out=T[:B.shape[0]])
                 np.maximum(B, 0.0, out=B)
                 np.fill_diagonal(B[:, r:r + step], 0.0)   # (a point against itself)
                 np.multiply(B, -self.gamma, out=B)
