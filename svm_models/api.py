@@ -811,10 +811,11 @@ def fit_pairs(X, y_index: np.ndarray, points: list, formulation: str, solver: st
         place = None if order is None else np.argsort(order)   # (a point's row in gram)
         for plan, pts in zip(plans, points):   # (each pair reads its entries where needed)
             plan.hold_gram(gram, pts if place is None else place[pts])
-    out = [_pairs_at(X, y_index, points, f, b, solver, plans if n == 0 else
-                     [plan.at(C) for plan in plans], {**first, "C": plans[0].C if n == 0 else C},
-                     weight, opts, gram, order)
-           for n, C in enumerate(at)]
+    with PauseGC():   # (each pair's objects live until the fit ends: no garbage to collect)
+        out = [_pairs_at(X, y_index, points, f, b, solver, plans if n == 0 else
+                         [plan.at(C) for plan in plans],
+                         {**first, "C": plans[0].C if n == 0 else C}, weight, opts, gram, order)
+               for n, C in enumerate(at)]
     return out[0] if Cs is None else out
 
 
