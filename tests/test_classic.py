@@ -307,3 +307,26 @@ def test_soft_l1_dual_matches_sklearn(backend, kernel, C):
     if C == 0.01:
         free = (sol.alpha > 1e-6 * C) & (sol.alpha < C * (1 - 1e-6))
         assert not free.any(), "test design: no free vector at this C"
+
+
+def test_a_kernel_svm_s_margin_is_one_over_the_norm_of_its_own_w():
+    """The Solution's margin of a kernel SVM is ``1 / |w|`` of the classifier returned,
+    ``|w|^2 = (y alpha)' K (y alpha)`` with K evaluated by scikit-learn -- solved without
+    the model (libsvm), on the dense model (Clarabel) and on a low-rank factor (its own K,
+    ``L L'``)."""
+    from sklearn.metrics.pairwise import rbf_kernel
+
+    import svm_models as sm
+
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(40, 3))
+    y = np.where(X[:, 0] + 0.5 * X[:, 1] ** 2 > 0.3, 1, -1)
+    K = rbf_kernel(X, gamma=0.7)
+    for solver, kw in (("libsvm", {}), ("clarabel", {"quad_form": "dense"})):
+        sol = sm.fit(X, y, "soft_l1_dual", solver=solver, C=3.0, kernel="rbf", gamma=0.7, **kw)
+        ya = np.where(y > 0, 1.0, -1.0) * sol.alpha
+        assert sol.margin == pytest.approx(1.0 / np.sqrt(ya @ K @ ya), rel=1e-12)
+    sol = sm.fit(X, y, "soft_l1_dual", solver="clarabel", C=3.0, kernel="rbf", gamma=0.7,
+                 kernel_rank=10)
+    z = sm.api.the_svm_block(sol.model)._svm.L.T @ (np.where(y > 0, 1.0, -1.0) * sol.alpha)
+    assert sol.margin == pytest.approx(1.0 / np.sqrt(z @ z), rel=1e-12)

@@ -990,8 +990,10 @@ def _certified(svm, margin, form, C, read: _Reading, ctx, extra: dict, sol_kw: d
                             "certified": cert["worst"] <= accept}
     xi = cert["slacks"] if not margin.hard else np.zeros(l)
     objective = cert["dual"] if form == "dual" else cert["primal"]
-    ww = (float(linear_w @ linear_w) if linear_w is not None else
-          float((y * alpha) @ svm.kernel_times(y * alpha)))
+    ww = cert.get("ww")   # (the certificate's |w|^2 of this alpha and w; NaN: none)
+    if ww is None:
+        ww = (float(linear_w @ linear_w) if linear_w is not None else
+              float((y * alpha) @ svm.kernel_times(y * alpha)))
     m = cert["margins"]
     kkt = {"primal_infeasibility": cert.get("violation", 0.0), "balance": cert["balance"],
            "complementarity": float(np.max(alpha * np.abs(m - 1.0 + xi), initial=0.0))
