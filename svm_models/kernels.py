@@ -267,7 +267,15 @@ def make_kernel(kernel="linear", X: np.ndarray | None = None, *, gamma="scale", 
         if X is None:
             raise ParameterError(f"gamma={plain(gamma)!r} needs the training data to be resolved")
         if g == "scale":
-            var = float(X.var())
+            with np.errstate(over="ignore", invalid="ignore"):
+                var = float(X.var())
+            if not np.isfinite(var):   # (else gamma 0: a ParameterError naming no data)
+                raise DataError(
+                    f"the {kernel} kernel's gamma='scale' (1 / (n_features * X.var())) overflows "
+                    "on these data: X.var() is not a finite float (largest |feature| "
+                    f"{float(np.max(np.abs(X))):.3g}). Scale the features (e.g. "
+                    "sklearn.preprocessing.StandardScaler) before fitting, or give gamma a "
+                    "number")
             g = 1.0 / (X.shape[1] * var) if var > 0 else 1.0
         else:
             g = 1.0 / X.shape[1]

@@ -656,3 +656,30 @@ def test_a_pair_s_points_read_from_the_classes_members_are_the_mask_s():
             for j in range(i + 1, 5):
                 np.testing.assert_array_equal(pair_members(members, i, j),
                                               np.flatnonzero((y == i) | (y == j)))
+
+
+def test_one_vs_one_s_points_are_checked_finite_once_and_a_bad_row_still_refused(monkeypatch):
+    """The kernel's values on the training points are checked finite once for all the pairs
+    (each pair's rows are rows of the points checked): one check for a 4-class rbf and
+    linear fit, not one per pair; where a row overflows, the fit is refused as before,
+    naming the overflow."""
+    import svm_models as sm
+    import svm_models.model.pieces as pieces
+
+    calls = []
+    check = pieces.check_kernel_finite
+    monkeypatch.setattr(pieces, "check_kernel_finite",
+                        lambda kern, X: calls.append(X.shape[0]) or check(kern, X))
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(80, 3))
+    y = np.repeat(np.arange(4), 20)
+    X[y == 1] += 3.0
+    for kw in ({"kernel": "rbf"}, {}):
+        calls.clear()
+        model = sm.SVMClassifier(**kw).fit(X, y)
+        assert calls == [80], calls   # (all the points, once)
+        assert {s.solver for s in model._solutions()} == {"libsvm"}
+    bad = X.copy()
+    bad[5, 0] = 1e200   # (|x|^2 overflows)
+    with pytest.raises(sm.DataError, match="overflows"):
+        sm.SVMClassifier(kernel="rbf").fit(bad, y)
