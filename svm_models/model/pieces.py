@@ -57,7 +57,8 @@ def prepare(X, y, *, kernel="linear", gamma="scale", degree=3, coef0=0.0, need_g
     precomputed = kernel == "precomputed"
     data = validate(X, y, precomputed=precomputed)
     kern = make_kernel(kernel, data.X, gamma=gamma, degree=degree, coef0=coef0)
-    if not precomputed and (data.finite_for is None or data.finite_for != kern):
+    checked = getattr(data, "finite_for", None)   # (a Dataset pickled before it had one)
+    if not precomputed and (checked is None or checked != kern):
         check_kernel_finite(kern, data.X)
     K = None
     if precomputed:
