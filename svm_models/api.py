@@ -770,10 +770,10 @@ def fit_pairs(X, y_index: np.ndarray, points: list, formulation: str, solver: st
     each pair's points two runs of its rows (read as slices), the backend handed the points
     in that order and each pair's alpha put back in its points' order --, handed to the
     backend and read by each pair's certificate instead of evaluating the kernel again.
-    Returns each pair's Solution, or None where this does not apply or the certificate refuses it (the caller fits that pair on its own, as
-    always). Each Solution's ``time`` is its share of the call. ``Cs``: the same at each of
-    these Cs (``params`` without C), one backend call each, the pairs' problems made once:
-    a list per C."""
+    Returns each pair's Solution, or None where this does not apply or the certificate
+    refuses it (the caller fits that pair on its own, as always). Each Solution's ``time`` is
+    its share of the call. ``Cs``: the same at each of these Cs (``params`` without C), one
+    backend call each, the pairs' problems made once: a list per C."""
     f = lookup(formulation)
     solve_kw = with_deadline(solve_kw, X, formulation)
     opts = SolverOptions.from_kwargs(**{k: v for k, v in solve_kw.items()
@@ -789,7 +789,7 @@ def fit_pairs(X, y_index: np.ndarray, points: list, formulation: str, solver: st
         return none if Cs is None else [none] * len(at)
     plans = []
     A = as_matrix(X)   # (checked once: each pair's points are rows of it, not checked again)
-    finite = _finite_kernel(A, first)
+    finite = _finite_kernel(A, {**f.defaults, **first})
     with warnings.catch_warnings():   # (the estimator said the data's scale once)
         warnings.simplefilter("ignore", BadScaleWarning)
         for pts in points:
@@ -820,15 +820,15 @@ def fit_pairs(X, y_index: np.ndarray, points: list, formulation: str, solver: st
 
 
 def _finite_kernel(A: np.ndarray, params: dict):
-    """The kernel of ``params`` when its values on all the points ``A`` are finite (checked
-    once: each pair's rows then need no check of their own), else None (each pair checked,
-    and refused, as a fit of its own)."""
+    """The kernel of ``params`` (the formulation's defaults filled in) when its values on all
+    the points ``A`` are finite (checked once: each pair's rows then need no check of their
+    own), else None (each pair checked, and refused, as a fit of its own)."""
     from .kernels import make_kernel
     from .model.pieces import check_kernel_finite
 
     try:
-        kern = make_kernel(params.get("kernel", "linear"), A, gamma=params.get("gamma", "scale"),
-                           degree=params.get("degree", 3), coef0=params.get("coef0", 0.0))
+        kern = make_kernel(params["kernel"], A, gamma=params["gamma"], degree=params["degree"],
+                           coef0=params["coef0"])
         if kern.name != "precomputed":
             check_kernel_finite(kern, A)
             return kern

@@ -573,25 +573,22 @@ def _bordered_solver(A: np.ndarray, borders: int = 1):
     LU's."""
     n = A.shape[0] - borders
     H, Y = A[:n, :n], A[:n, n:]
-    def fail(r):
-        raise np.linalg.LinAlgError("no Cholesky factor of full rank")
-
     cho = _cholesky(H)
     if cho is None:
-        return fail
+        return _refusal("no Cholesky factor of full rank")
     # a factor whose pivots span more than the free block's size can hold is of a singular
     # block (two duplicated free points: the last pivot 3e-8 against 5.6, a factor that
     # "succeeds" and splits their alpha anyhow, -3.3 and 32 where each may be 14.4): then
     # LU's test and least squares (the least-norm alpha)
     d = np.abs(np.diag(cho))
     if n and float(d.min()) ** 2 < POLISH_SINGULAR * n * float(d.max()) ** 2:
-        return fail
+        return _refusal("no Cholesky factor of full rank")
     V = _cholesky_solve(cho, Y)
     S = Y.T @ V                        # (borders x borders, positive definite if Y has rank)
     if borders == 1:                   # (one border: a division, on vectors)
         s = float(S[0, 0])
         if not (np.isfinite(s) and s > 0.0):
-            return _singular_border
+            return _refusal("a singular border")
         y, v = Y[:, 0], V[:, 0]
 
         def solve_one(r):
@@ -603,10 +600,10 @@ def _bordered_solver(A: np.ndarray, borders: int = 1):
 
         return solve_one
     schur = _cholesky(S) if np.all(np.isfinite(S)) else None
+    if schur is None:
+        return _refusal("a singular border")
 
     def solve(r):
-        if schur is None:
-            _singular_border(r)
         u = _cholesky_solve(cho, r[:n])
         mu = _cholesky_solve(schur, Y.T @ u - r[n:])
         return np.concatenate([u - V @ mu, mu])
@@ -614,8 +611,13 @@ def _bordered_solver(A: np.ndarray, borders: int = 1):
     return solve
 
 
-def _singular_border(r):
-    raise np.linalg.LinAlgError("a singular border")
+def _refusal(why: str):
+    """A solver of :func:`_bordered_solver` that raises LinAlgError(``why``) when called
+    (the caller's refinement then returns None and LU takes over)."""
+    def solve(r):
+        raise np.linalg.LinAlgError(why)
+
+    return solve
 
 
 def _cholesky(H: np.ndarray) -> np.ndarray | None:

@@ -430,17 +430,20 @@ def test_a_point_against_itself_is_the_kernels_diagonal_in_every_block():
     np.testing.assert_array_equal(streamed @ v, v)
 
 
-def test_distinct_indices_are_numpys_unique():
-    """The kernel columns' bookkeeping takes the distinct indices by a sort: numpy's own
-    ``unique`` on every size (none, one, repeats, all equal, unsorted)."""
-    from svm_models.model.built import _distinct
+def test_distinct_values_are_numpys_unique():
+    """The kernel columns' bookkeeping and the labels' classes take the distinct values by a
+    sort (``data.distinct``): numpy's own ``unique`` on every size (none, one, repeats, all
+    equal, unsorted) and kind (indices, labels as floats with -0.0, booleans, strings)."""
+    from svm_models.data import distinct
 
     rng = np.random.default_rng(5)
     cases = [np.array([], dtype=np.intp), np.array([4]), np.array([3, 3, 3]),
              np.array([2, 0, 2, 1, 0])]
     cases += [rng.integers(0, max(1, n // 3), size=n) for n in (2, 3, 10, 100, 1000)]
+    cases += [np.array([2.5, -0.0, 0.0, 2.5, -1.0]), np.array([True, False, True]),
+              np.array(["b", "a", "b"]), np.where(rng.random(360) > 0.5, 1, -1)]
     for idx in cases:
-        got = _distinct(idx)
+        got = distinct(idx)
         assert np.array_equal(got, np.unique(idx)) and got.dtype == idx.dtype, idx
 
 
