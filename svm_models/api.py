@@ -832,7 +832,7 @@ def _finite_kernel(A: np.ndarray, params: dict):
         if kern.name != "precomputed":
             check_kernel_finite(kern, A)
             return kern
-    except (DataError, ParameterError):
+    except (DataError, ParameterError, KeyError):   # (KeyError: a formulation without them)
         pass
     return None
 
