@@ -204,6 +204,26 @@ def test_combine_is_scikit_learns_one_vs_one_rule_and_the_columns_of_one_vs_rest
     np.testing.assert_array_equal(smcv.predicted_index(v), [0, 1, 1])
 
 
+def test_a_problem_not_trained_is_no_classifier_as_svc_fitted_without_its_class():
+    """A fold without training points of class 2 (of 0, 1, 2): its problems with class 2
+    are NaN (cv.NOT_TRAINED). ovo: the pair (0, 1) alone votes -- the decision function is
+    sklearn's rule on that pair alone, as SVC fitted on classes 0 and 1 has it, class 2
+    never predicted; ovr: class 2's column is -inf, never the argmax."""
+    rng = np.random.default_rng(4)
+    f01 = rng.normal(size=50)
+    f01[:3] = 0.0
+    nan = np.full(50, np.nan)
+    ours = smcv.combine([f01, nan, nan], 3, "ovo")   # (pairs (0,1), (0,2), (1,2))
+    ref = _ovr_decision_function((f01[:, None] >= 0).astype(int), f01[:, None], 2)
+    np.testing.assert_allclose(ours[:, :2], ref, rtol=0, atol=1e-15)
+    np.testing.assert_array_equal(ours[:, 2], 0.0)
+    np.testing.assert_array_equal(smcv.predicted_index(ours, "ovo"), np.where(f01 >= 0, 1, 0))
+    cols = [rng.normal(size=50), rng.normal(size=50), nan]
+    D = smcv.combine(cols, 3, "ovr")
+    assert np.isneginf(D[:, 2]).all()
+    np.testing.assert_array_equal(smcv.predicted_index(D), np.where(cols[1] > cols[0], 1, 0))
+
+
 def test_the_values_of_Cs_and_the_grid_are_checked_and_kept_in_order():
     assert smcv.DEFAULT_CS == tuple(np.logspace(-4, 4, 10))
     assert smcv._check_Cs(None, "soft_l1_dual") == smcv.DEFAULT_CS
@@ -341,23 +361,28 @@ def test_the_first_failure_of_a_row_names_its_fold_and_binary_problem():
 
 
 def test_a_task_that_raises_fails_every_C_of_its_path_and_keeps_the_other_folds():
-    """Fold 1 trains without class 40: its pairs with class 40 have one class, and the fit
-    raises (DataError) -- recorded for every C of the path, in the first such pair (the
-    fourth: 40 against -5), while fold 2 is scored as OneVsOne over SVC scores it."""
+    """Fold 1 trains class 40 with weight 0 only: its pairs with class 40 have no point of
+    positive weight in that class, and the fit raises (DataError, as SVC's binary fit) --
+    recorded for every C of the path, in the first such pair (the fourth: 40 against -5),
+    while fold 2 is scored as SVC scores it (the test points counted with their weights).
+    (A class with no training point at all is no failure: test_cv's
+    test_a_class_with_fewer_points_than_folds_scores_as_grid_search_over_svc.)"""
     X, y = _four_classes()
     idx = np.arange(y.size)
-    folds = [(idx[y != 40], idx[y == 40]), (idx[::2], idx[1::2])]
+    folds = [(idx[::2], idx[1::2]), (idx[1::2], idx[::2])]
+    w = np.ones(y.size)
+    w[idx[::2][y[::2] == 40]] = 0.0
     Cs = [0.1, 1.0]
     t0 = time.perf_counter()
     t = smcv.cross_validate(X, y, "soft_l1_dual", require("highs"), Cs=Cs, cv=folds,
-                            multi_class="ovo", kernel="rbf", gamma=0.5)
+                            multi_class="ovo", kernel="rbf", gamma=0.5, sample_weight=w)
     seconds = time.perf_counter() - t0
     for s in t["status"]:
         assert s.startswith("DataError: ") and s.endswith("(fold 1, binary problem 3)")
     assert np.isnan(t["split0_test_score"]).all() and np.isnan(t["mean_test_score"]).all()
     tr, te = folds[1]
-    expect = [OneVsOneClassifier(SVC(kernel="rbf", gamma=0.5, C=C, tol=1e-10))
-              .fit(X[tr], y[tr]).score(X[te], y[te]) for C in Cs]
+    expect = [SVC(kernel="rbf", gamma=0.5, C=C, tol=1e-10).fit(X[tr], y[tr])
+              .score(X[te], y[te], sample_weight=w[te]) for C in Cs]
     np.testing.assert_array_equal(t["split1_test_score"], expect)
     assert expect[0] != expect[1]
     assert np.all(np.isfinite(t["mean_fit_time"])) and np.all(t["mean_fit_time"] > 0)

@@ -108,19 +108,26 @@ def combine(decisions, n_classes: int, multi_class: str = "ovr") -> np.ndarray:
     (-1/3, 1/3), scikit-learn's ``OneVsOneClassifier`` rule (a pair votes for its positive
     class where its value is >= 0): the argmax is the class with most votes, ties going to
     the larger summed confidence.
+
+    A problem not trained (its values NaN: a fold of cross-validation without training
+    points of one of its classes, :data:`NOT_TRAINED`) counts as no classifier, as ``SVC``
+    fitted on that fold has none: a pair votes for neither class, a class's column against
+    the rest is never the largest (-inf).
     """
     if n_classes == 2:
         return np.asarray(decisions[0])
     if multi_class == "ovr":
-        return np.column_stack(decisions)
+        D = np.column_stack(decisions)
+        return np.where(np.isnan(D), -np.inf, D)
     n = len(decisions[0])
     votes = np.zeros((n, n_classes))
     conf = np.zeros((n, n_classes))
     for (j, (i,)), f in zip(binary_problems(n_classes, "ovo"), decisions):
+        votes[:, j] += f >= 0   # (NaN, not trained: neither comparison holds)
+        votes[:, i] += f < 0
+        f = np.where(np.isnan(f), 0.0, f)
         conf[:, i] -= f
         conf[:, j] += f
-        votes[:, j] += f >= 0
-        votes[:, i] += f < 0
     return votes + conf / (3 * (np.abs(conf) + 1))
 
 
@@ -240,6 +247,8 @@ def _task(job: Job, key: tuple) -> dict:
         return _pairs_task(job, key)
     train, test = job.folds[f]
     idx, target = problem_points(job.y, train, job.problems[p])
+    if len(job.classes) > 2 and not ((target > 0).any() and (target < 0).any()):
+        return _not_trained(job, key, len(test))
     if job.precomputed:
         Xtr, Xte = job.X[np.ix_(idx, idx)], job.X[np.ix_(test, idx)]
     else:
@@ -283,6 +292,21 @@ def _task(job: Job, key: tuple) -> dict:
                 out["score_time"][k] = time.perf_counter() - t1
                 k += 1
     return out
+
+
+#: the status of a binary problem of a multiclass fit that a fold does not train: its
+#: training points lack one of the problem's classes (a class with fewer points than folds).
+#: Not a failure: ``SVC`` fitted on that fold knows the classes present and never predicts
+#: the others; the problem then counts as no classifier (:func:`combine`)
+NOT_TRAINED = "not trained: the fold's training points lack one of the problem's classes"
+
+
+def _not_trained(job: Job, key: tuple, n_test: int) -> dict:
+    """:func:`_task`'s result for a problem the fold does not train (:data:`NOT_TRAINED`):
+    its decision values NaN, no time."""
+    n = job.solves_per_task
+    return {"key": key, "values": np.full((n, n_test), np.nan), "status": [NOT_TRAINED] * n,
+            "fit_time": np.zeros(n), "score_time": np.zeros(n), "C": np.full(n, np.nan)}
 
 
 def pairs_apply(job: Job) -> bool:
@@ -1096,7 +1120,8 @@ def _table(job: Job, n_classes: int, multi_class: str, results: dict, points: li
             c_star[R, fo] = np.mean([res["C"] for res in parts], axis=0)
             ok = np.ones(len(points), dtype=bool)
             for p, res in enumerate(parts):
-                for c in np.flatnonzero(np.asarray(res["status"]) != "optimal"):
+                status = np.asarray(res["status"])
+                for c in np.flatnonzero((status != "optimal") & (status != NOT_TRAINED)):
                     if ok[c] and R[c] not in first:
                         pair = f", binary problem {p + 1}" if len(parts) > 1 else ""
                         first[R[c]] = f"{res['status'][c]} (fold {fo + 1}{pair})"
