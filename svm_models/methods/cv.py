@@ -941,7 +941,9 @@ def cross_validate(X, y, formulation: str = "soft_l1_dual", solver: str = "auto"
         ``std_fit_time``, ``mean_score_time``, ``std_score_time`` (a task's wall time is
         shared equally by the C values of its path; summed over the binary problems), and
         ``status``: ``"optimal"``, or the first failure of the row (the solver's status or
-        the error, with the fold), whose scores are then NaN. C tuning adds
+        the error, with the fold), whose scores are then NaN (a multiclass problem whose
+        classes a fold's training points lack is not trained there, not a failure: the
+        fold's model votes without it, as SVC fitted on that fold). C tuning adds
         ``split<k>_C_star`` and ``mean_C_star`` (the mean over the binary problems; NaN
         where no C corresponds to g*, and on the rows of fixed C).
     refitted : dict
