@@ -14,7 +14,6 @@ import os
 import signal
 import threading
 import time
-import warnings
 from functools import partial
 
 import numpy as np
@@ -419,33 +418,6 @@ def test_multiclass_matches_sklearn_over_svc(iris, multi_class, wrapper):
     est = SVMClassifierCV(solver="piqp", Cs=[1.0], multi_class=multi_class, kernel="rbf",
                           gamma=0.5).fit(X, y)
     np.testing.assert_array_equal(est.predict(Xt), ref.predict(Xt))
-
-
-@pytest.mark.parametrize("small", [2, 1])
-def test_a_class_with_fewer_points_than_folds_scores_as_grid_search_over_svc(small):
-    """A class of one point (the last, or the middle one) and 3 folds: two folds train
-    without it. Those folds' problems with that class are not trained (no failure), the
-    fold's model votes with the others -- each fold's score is GridSearchCV's over SVC
-    (one-vs-one) and over OneVsRestClassifier(SVC) (one-vs-rest), which train on the classes
-    present, and so is the C chosen."""
-    rng = np.random.default_rng(2)
-    y = np.repeat([0, 1, 2], [15 if c != small else 1 for c in range(3)])
-    X = rng.normal(size=(31, 3)) + 2.0 * (y[:, None] == np.arange(3))
-    cv = StratifiedKFold(3)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UserWarning)   # (sklearn: fewer members than folds)
-        svc = SVC(kernel="rbf", gamma=0.5, tol=1e-10)
-        refs = {"ovo": GridSearchCV(svc, {"C": [0.1, 1.0, 10.0]}, cv=cv).fit(X, y),
-                "ovr": GridSearchCV(OneVsRestClassifier(svc),
-                                    {"estimator__C": [0.1, 1.0, 10.0]}, cv=cv).fit(X, y)}
-        for multi_class, ref in refs.items():
-            est = SVMClassifierCV(Cs=[0.1, 1.0, 10.0], cv=cv, kernel="rbf", gamma=0.5,
-                                  multi_class=multi_class).fit(X, y)
-            assert list(est.cv_results_["status"]) == ["optimal"] * 3
-            for k in range(3):
-                np.testing.assert_array_equal(est.cv_results_[f"split{k}_test_score"],
-                                              ref.cv_results_[f"split{k}_test_score"])
-            assert est.best_params_["C"] == list(ref.best_params_.values())[0]
 
 
 def test_ovo_dual_coef_rebuilds_the_pairwise_decision_values(iris):

@@ -9,6 +9,7 @@ methods/cv.py's mutants (tests/mutation/README.md)."""
 from __future__ import annotations
 
 import time
+import warnings
 
 import numpy as np
 import pytest
@@ -19,6 +20,7 @@ from sklearn.svm import SVC
 from sklearn.utils.multiclass import _ovr_decision_function
 
 from svm_models.errors import DataError, ParameterError, SVMError
+from svm_models.estimator import SVMClassifierCV
 from svm_models.formulations import get as lookup
 from svm_models.methods import cv as smcv
 
@@ -360,13 +362,39 @@ def test_the_first_failure_of_a_row_names_its_fold_and_binary_problem():
     assert not np.isnan(t["split0_test_score"][0]) and np.isnan(t["split1_test_score"][0])
 
 
+@pytest.mark.parametrize("small", [2, 1])
+def test_a_class_with_fewer_points_than_folds_scores_as_grid_search_over_svc(small):
+    """A class of one point (the last, or the middle one) and 3 folds: two folds train
+    without it. Those folds' problems with that class are not trained (no failure), the
+    fold's model votes with the others -- each fold's score is GridSearchCV's over SVC
+    (one-vs-one) and over OneVsRestClassifier(SVC) (one-vs-rest), which train on the classes
+    present, and so is the C chosen."""
+    rng = np.random.default_rng(2)
+    y = np.repeat([0, 1, 2], [15 if c != small else 1 for c in range(3)])
+    X = rng.normal(size=(31, 3)) + 2.0 * (y[:, None] == np.arange(3))
+    cv = StratifiedKFold(3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)   # (sklearn: fewer members than folds)
+        svc = SVC(kernel="rbf", gamma=0.5, tol=1e-10)
+        refs = {"ovo": GridSearchCV(svc, {"C": [0.1, 1.0, 10.0]}, cv=cv).fit(X, y),
+                "ovr": GridSearchCV(OneVsRestClassifier(svc),
+                                    {"estimator__C": [0.1, 1.0, 10.0]}, cv=cv).fit(X, y)}
+        for multi_class, ref in refs.items():
+            est = SVMClassifierCV(Cs=[0.1, 1.0, 10.0], cv=cv, kernel="rbf", gamma=0.5,
+                                  multi_class=multi_class).fit(X, y)
+            assert list(est.cv_results_["status"]) == ["optimal"] * 3
+            for k in range(3):
+                np.testing.assert_array_equal(est.cv_results_[f"split{k}_test_score"],
+                                              ref.cv_results_[f"split{k}_test_score"])
+            assert est.best_params_["C"] == list(ref.best_params_.values())[0]
+
+
 def test_a_task_that_raises_fails_every_C_of_its_path_and_keeps_the_other_folds():
     """Fold 1 trains class 40 with weight 0 only: its pairs with class 40 have no point of
     positive weight in that class, and the fit raises (DataError, as SVC's binary fit) --
     recorded for every C of the path, in the first such pair (the fourth: 40 against -5),
     while fold 2 is scored as SVC scores it (the test points counted with their weights).
-    (A class with no training point at all is no failure: test_cv's
-    test_a_class_with_fewer_points_than_folds_scores_as_grid_search_over_svc.)"""
+    (A class with no training point at all is no failure: the test above.)"""
     X, y = _four_classes()
     idx = np.arange(y.size)
     folds = [(idx[::2], idx[1::2]), (idx[1::2], idx[::2])]
