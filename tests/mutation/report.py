@@ -422,6 +422,10 @@ RULES += [
      "the weights of the single fit: cross_validate takes sample_weight only for a "
      "formulation with C per point, which always has a C path (Cs is never empty for it), so "
      "the single fit (hard margin, C tuning) never has weights"),
+    (r"x__task__", r"not \(\(target >= 0\)\.any\(\) and|and \(target <= 0\)\.any\(\)\)|"
+                   r"and \(target < 1\)\.any\(\)\)",
+     "a problem's targets are +1 or -1 (problem_points): >= 0 is > 0, and <= 0 and < 1 are "
+     "< 0 on them"),
     (r"x__task__", r"out\[\"C\"\]\[k\] = np\.nan if \(sol\.C is None\) and False",
      "None stored into a float array is NaN: the same entry"),
     (r"x__task__", r"out\[\"status\"\]\[k:k - m\] =",
