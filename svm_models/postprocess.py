@@ -512,13 +512,6 @@ def _free_solution(svm, margin: Margin, held: np.ndarray, F: np.ndarray, C, q: f
 POLISH_REFINE = 2
 #: the free system is taken as solved when its residual is this small relative to its data
 POLISH_SOLVED = 1e-12
-#: ...and the refinement stops once the residual is at the round-off of the system's own
-#: data, ``|A x - rhs| <= this * n * (|A| |x| + |rhs|)`` (largest entries; n the order): a
-#: backward stable solve's, where a step changes alpha by round-off only (digits'
-#: one-vs-one, rbf and linear, C 1 to 1e4: every system within 2 eps after one solve, the
-#: two steps moved alpha by 7e-14 relative at most; an ill-conditioned system's Schur
-#: solve, 1e-6 off, is refined)
-POLISH_SETTLED = np.finfo(float).eps
 #: a Cholesky factor of the free block whose smallest pivot squared is below this times the
 #: block's size times its largest pivot squared is of a singular block (the block's
 #: condition number beyond about 1 / (this * size): duplicated points leave a pivot ratio
@@ -532,27 +525,20 @@ def _solve_free_system(A: np.ndarray, rhs: np.ndarray, borders: int = 1) -> np.n
     free points of a linear kernel in 2-D under class weights 1000 and 1e-4), alpha is not
     unique but b is: the least-norm solution of the (consistent) singular system. None when
     neither solves it."""
-    a_max, r_max = float(np.abs(A).max(initial=0.0)), float(np.abs(rhs).max(initial=0.0))
-    scale = max(a_max * max(r_max, 1.0), 1e-300)
+    scale = max(float(np.abs(A).max(initial=0.0)) * max(float(np.abs(rhs).max(initial=0.0)),
+                                                        1.0), 1e-300)
 
     def refined(solve):
         try:   # (a singular factorisation gives inf: not a solution, and no warning)
             with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
                 sol = solve(rhs)
-                r = rhs - A @ sol
-                # iterative refinement (an ill-conditioned kernel, cond ~1e10) until the
-                # residual is at the round-off of the system (POLISH_SETTLED)
-                for _ in range(POLISH_REFINE):
-                    size = a_max * float(np.abs(sol).max(initial=0.0)) + r_max
-                    if float(np.abs(r).max(initial=0.0)) <= POLISH_SETTLED * A.shape[0] * size:
-                        break
-                    sol = sol + solve(r)
-                    r = rhs - A @ sol
+                for _ in range(POLISH_REFINE):   # iterative refinement: an ill-conditioned
+                    sol = sol + solve(rhs - A @ sol)   # kernel (cond ~1e10)
         except np.linalg.LinAlgError:
             return None
         if not np.isfinite(sol).all():
             return None
-        return sol if float(np.abs(r).max(initial=0.0)) <= POLISH_SOLVED * scale \
+        return sol if float(np.abs(A @ sol - rhs).max(initial=0.0)) <= POLISH_SOLVED * scale \
             * max(1.0, float(np.abs(sol).max(initial=0.0))) else None
 
     sol = refined(_bordered_solver(A, borders)) if A.shape[0] > borders else None

@@ -26,7 +26,6 @@ import scipy.linalg
 
 from svm_models.postprocess import (
     POLISH_REFINE,
-    POLISH_SETTLED,
     POLISH_SOLVED,
     Context,
     _bordered_solver,
@@ -186,72 +185,20 @@ ILL_X = np.array([[0, 0, 0, -1, 5, 22, -45, 774],
                   [0, 0, 0, 0, -2, 19, -33, 1324]], dtype=float)
 
 
-@pytest.mark.parametrize("sA, sr", [(1.0, 1.0), (2.0 ** -60, 2.0 ** -60), (1.0, 2.0 ** -60)])
-def test_the_refinement_makes_an_ill_conditioned_cholesky_solve_exact(calls, sA, sr):
+def test_the_refinement_makes_an_ill_conditioned_cholesky_solve_exact(calls):
     """The free system of six points under the linear kernel on ILL_X (labels alternating,
-    rhs = (1,...,1, 0)), and the same with A and rhs times 2^-60, or rhs alone (data of that
-    scale, scaled exactly: the refinement's stopping rule is relative to the system's own
-    entries and solution, not to 1): its solution in exact rationals is the reference. One
-    Schur solve is 1e-6 or more off it (relative); the POLISH_REFINE steps of iterative
-    refinement bring the answer within 1e-9 -- still through the Cholesky factor (no LU)."""
+    rhs = (1,...,1, 0)): its solution in exact rationals is the reference. One Schur solve
+    is 1e-6 or more off it (relative); the POLISH_REFINE steps of iterative refinement bring
+    the answer within 1e-9 -- still through the Cholesky factor (no LU)."""
     y = np.array([-1.0, 1.0, -1.0, 1.0, -1.0, 1.0])
-    A = sA * bordered((ILL_X @ ILL_X.T) * np.outer(y, y), y)
-    r = sr * np.append(np.ones(6), 0.0)
+    A = bordered((ILL_X @ ILL_X.T) * np.outer(y, y), y)
+    r = np.append(np.ones(6), 0.0)
     ref = exact_solve(A, r)
     rel = lambda x: np.abs(x - ref).max() / np.abs(ref).max()   # noqa: E731
     assert POLISH_REFINE >= 1
     assert rel(_bordered_solver(A)(r)) > 1e-6
     assert rel(_solve_free_system(A, r)) < 1e-9
     assert calls == {"lu": 0, "lstsq": 0}
-
-
-def test_the_refinement_stops_at_a_residual_at_the_system_s_round_off(monkeypatch):
-    """A well-conditioned free system (the rbf kernel on 30 random points, gamma 0.5, random
-    labels), A times 1e4 and rhs = 1e7 (1,...,1, 0) (alpha of 1e4 and more): one Cholesky
-    solve's residual is within POLISH_SETTLED n (|A| |x| + |rhs|) -- not within a 1/n of
-    it --, so the answer is that one solve (the refinement would move it by round-off only):
-    numpy's LU's solution to 1e-13 of its largest entry. The ill-conditioned system of the
-    test above is refined."""
-    import svm_models.postprocess as pp
-
-    rng = np.random.default_rng(3)
-    P = rng.normal(size=(30, 4))
-    y = np.where(rng.random(30) < 0.5, -1.0, 1.0)
-    K = np.exp(-0.5 * ((P[:, None, :] - P[None, :, :]) ** 2).sum(-1))
-    A = 1e4 * bordered(K * np.outer(y, y), y)
-    r = 1e7 * np.append(np.ones(30), 0.0)
-    solves = []
-    made = pp._bordered_solver
-
-    def counted(A_, borders=1):
-        solve = made(A_, borders)
-
-        def spy(rhs):
-            solves.append(1)
-            return solve(rhs)
-        return spy
-
-    monkeypatch.setattr(pp, "_bordered_solver", counted)
-    one = made(A)(r)
-    size = np.abs(A).max() * np.abs(one).max() + np.abs(r).max()
-    assert np.abs(one).max() > 1e4
-    assert POLISH_SETTLED * size / 31 < np.abs(A @ one - r).max() <= POLISH_SETTLED * 31 * size
-    sol = _solve_free_system(A, r)
-    assert len(solves) == 1 and np.array_equal(sol, one)
-    ref = np.linalg.solve(A, r)
-    np.testing.assert_allclose(sol, ref, rtol=0, atol=1e-13 * np.abs(ref).max())
-    # 3I bordered by alternating labels, rhs 3: alpha = 1, b = 0, |rhs| = |A| |x| (the
-    # measure of round-off is their sum, not a difference): one solve too
-    ya = np.tile([1.0, -1.0], 15)
-    solves.clear()
-    sol = _solve_free_system(bordered(3.0 * np.eye(30), ya), np.append(np.full(30, 3.0), 0.0))
-    assert len(solves) == 1
-    np.testing.assert_allclose(sol, np.append(np.ones(30), 0.0), rtol=0, atol=1e-15)
-    ys = np.array([-1.0, 1.0, -1.0, 1.0, -1.0, 1.0])
-    solves.clear()
-    _solve_free_system(bordered((ILL_X @ ILL_X.T) * np.outer(ys, ys), ys),
-                       np.append(np.ones(6), 0.0))
-    assert 1 < len(solves) <= 1 + POLISH_REFINE   # (refined: 1e-6 off after one solve)
 
 
 def test_an_h_without_cholesky_factor_but_a_nonsingular_system_is_solved_by_lu(calls):

@@ -299,9 +299,6 @@ RULES += [
      "RuntimeWarning is printed, never the answer (a non-finite solution is refused either "
      "way); and neither occurs on finite data of sensible size -- the one division, by "
      "y'H^-1 y, is checked > 0 first, and it overflows only when |A| |rhs| does (1e308)"),
-    (r"x__solve_free_system", r"\)\) < POLISH_SETTLED \* A\.shape\[0\] \* size:$",
-     "where the refinement stops (POLISH_SETTLED) at a residual exactly equal to the "
-     "threshold (products of round-off): not met by any data"),
     (r"x__solve_free_system", r"sol = refined\(_bordered_solver\(A, \)\)",
      "one border assumed for the nu-SVM's two (y and e): H then holds the level's row and "
      "column, [[H, e], [e', 0]], which has no Cholesky factor (a zero last pivot), and LU "
@@ -312,8 +309,7 @@ RULES += [
      "of round-off) is not met by any data"),
     (r"x__solve_free_system", r"if \(A\.shape\[0\] > 1\) or True else None|"
                               r"if A\.shape\[0\] >= 1 else None|if A\.shape\[1\] > 1 else None|"
-                              r"if A\.shape\[1\] > borders else None|"
-                              r"POLISH_SETTLED \* A\.shape\[1\] \* size:",
+                              r"if A\.shape\[1\] > borders else None",
      "A is square (shape[1] = shape[0]); a 1 x 1 system (never built: the polish solves "
      "only for a free point or more, 2 x 2 and up) through the bordered solver has an empty "
      "H and a border y'H^-1 y = 0, which it refuses, and LU answers as before"),
