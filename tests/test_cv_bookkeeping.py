@@ -389,6 +389,42 @@ def test_a_class_with_fewer_points_than_folds_scores_as_grid_search_over_svc(sma
             assert est.best_params_["C"] == list(ref.best_params_.values())[0]
 
 
+def test_a_fold_without_a_class_tunes_c_on_the_problems_it_trains_and_one_class_fails():
+    """C tuning on three classes, one of them a single point: the fold whose training
+    points lack it reports as C* the C of its one trained pair (classes 0 and 1, fitted on
+    their own: the mean over the problems trained, not NaN for the two it does not train).
+    A fold whose training points hold one class fails (DataError), as SVC's fit refuses
+    one class, and the other fold is scored."""
+    import svm_models as sm
+
+    rng = np.random.default_rng(2)
+    y = np.repeat([0, 1, 2], [15, 15, 1])
+    X = rng.normal(size=(31, 3)) + 1.0 * (y[:, None] == np.arange(3))   # (0, 1 overlap)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)   # (sklearn: fewer members than folds)
+        cv = list(StratifiedKFold(3).split(X, y))
+    t = smcv.cross_validate(X, y, "c_tuning_standard", cv=cv, multi_class="ovo",
+                            kernel="rbf", gamma=0.5)
+    assert list(t["status"]) == ["optimal"]
+    k = next(k for k, (tr, _) in enumerate(cv) if not (y[tr] == 2).any())
+    tr = cv[k][0][y[cv[k][0]] != 2]
+    ref = sm.fit(X[tr], np.where(y[tr] == 1, 1, -1), "c_tuning_standard", kernel="rbf",
+                 gamma=0.5)
+    assert np.isfinite(ref.C) and t[f"split{k}_C_star"][0] == pytest.approx(ref.C, rel=1e-9)
+    y2 = np.repeat([0, 1, 2], [10, 1, 1])
+    idx = np.arange(12)
+    folds = [(idx[5:], idx[:5]), (idx[:10], idx[10:])]   # (the second: class 0 alone)
+    with pytest.raises(ValueError):
+        SVC().fit(X[:10], y2[:10])
+    t2 = smcv.cross_validate(X[:12], y2, "soft_l1_dual", Cs=[1.0], cv=folds, multi_class="ovo",
+                             kernel="rbf", gamma=0.5)
+    assert t2["status"][0].startswith("DataError: the fold's training points hold one class (0)")
+    assert t2["status"][0].endswith("(fold 2, binary problem 1)")
+    assert np.isnan(t2["split1_test_score"][0])
+    expect = SVC(kernel="rbf", gamma=0.5, tol=1e-10).fit(X[5:12], y2[5:]).score(X[:5], y2[:5])
+    assert t2["split0_test_score"][0] == expect
+
+
 def test_a_task_that_raises_fails_every_C_of_its_path_and_keeps_the_other_folds():
     """Fold 1 trains class 40 with weight 0 only: its pairs with class 40 have no point of
     positive weight in that class, and the fit raises (DataError, as SVC's binary fit) --

@@ -303,9 +303,15 @@ NOT_TRAINED = "not trained: the fold's training points lack one of the problem's
 
 def _not_trained(job: Job, key: tuple, n_test: int) -> dict:
     """:func:`_task`'s result for a problem the fold does not train (:data:`NOT_TRAINED`):
-    its decision values NaN, no time."""
+    its decision values NaN, no time -- a failure where the fold's training points hold one
+    class only (no problem of it is trained: ``SVC`` refuses that fit, as the data's
+    validation refuses it in every binary fit)."""
     n = job.solves_per_task
-    return {"key": key, "values": np.full((n, n_test), np.nan), "status": [NOT_TRAINED] * n,
+    present = np.unique(job.y[job.folds[key[0]][0]])
+    status = NOT_TRAINED if present.size > 1 else (
+        f"DataError: the fold's training points hold one class "
+        f"({job.classes[present[0]].item()!r}); a classifier needs two")
+    return {"key": key, "values": np.full((n, n_test), np.nan), "status": [status] * n,
             "fit_time": np.zeros(n), "score_time": np.zeros(n), "C": np.full(n, np.nan)}
 
 
@@ -943,9 +949,10 @@ def cross_validate(X, y, formulation: str = "soft_l1_dual", solver: str = "auto"
         ``status``: ``"optimal"``, or the first failure of the row (the solver's status or
         the error, with the fold), whose scores are then NaN (a multiclass problem whose
         classes a fold's training points lack is not trained there, not a failure: the
-        fold's model votes without it, as SVC fitted on that fold). C tuning adds
-        ``split<k>_C_star`` and ``mean_C_star`` (the mean over the binary problems; NaN
-        where no C corresponds to g*, and on the rows of fixed C).
+        fold's model votes without it, as SVC fitted on that fold; training points of one
+        class fail). C tuning adds ``split<k>_C_star`` and ``mean_C_star`` (the mean over
+        the binary problems the fold trains; NaN where no C corresponds to g*, and on the
+        rows of fixed C).
     refitted : dict
         With ``refit`` only (the return is then ``(table, refitted)``): ``index`` (the best
         row), ``params`` (its parameters), ``result`` (what ``refit`` returned), ``time`` (its
@@ -1119,7 +1126,8 @@ def _table(job: Job, n_classes: int, multi_class: str, results: dict, points: li
                 continue
             fit_t[R, fo] = np.sum([res["fit_time"] for res in parts], axis=0)
             score_t[R, fo] = np.sum([res["score_time"] for res in parts], axis=0)
-            c_star[R, fo] = np.mean([res["C"] for res in parts], axis=0)
+            trained = [res["C"] for res in parts if res["status"][0] != NOT_TRAINED]
+            c_star[R, fo] = np.mean(trained, axis=0)   # (a problem not trained has no C*)
             ok = np.ones(len(points), dtype=bool)
             for p, res in enumerate(parts):
                 status = np.asarray(res["status"])

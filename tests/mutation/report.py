@@ -418,6 +418,9 @@ RULES += [
      "the weights of the single fit: cross_validate takes sample_weight only for a "
      "formulation with C per point, which always has a C path (Cs is never empty for it), so "
      "the single fit (hard margin, C tuning) never has weights"),
+    (r"x__task__", r"if len\(job\.classes\) >= 2 and not \(\(target > 0\)",
+     "two classes: a fold whose training points hold one of them fails either way (the "
+     "fit's DataError, or _not_trained's for a fold of one class): only the message differs"),
     (r"x__task__", r"not \(\(target >= 0\)\.any\(\) and|and \(target <= 0\)\.any\(\)\)|"
                    r"and \(target < 1\)\.any\(\)\)",
      "a problem's targets are +1 or -1 (problem_points): >= 0 is > 0, and <= 0 and < 1 are "
