@@ -364,9 +364,9 @@ def test_the_first_failure_of_a_row_names_its_fold_and_binary_problem():
 
 @pytest.mark.parametrize("small", [2, 1])
 def test_a_class_with_fewer_points_than_folds_scores_as_grid_search_over_svc(small):
-    """A class of one point (the last, or the middle one) and 3 folds: two folds train
-    without it. Those folds' problems with that class are not trained (no failure), the
-    fold's model votes with the others -- each fold's score is GridSearchCV's over SVC
+    """A class of one point (the last, or the middle one) and 3 folds: the fold that tests
+    it trains without it. That fold's problems with the class are not trained (no failure),
+    its model votes with the others -- each fold's score is GridSearchCV's over SVC
     (one-vs-one) and over OneVsRestClassifier(SVC) (one-vs-rest), which train on the classes
     present, and so is the C chosen."""
     rng = np.random.default_rng(2)
