@@ -208,22 +208,26 @@ def test_combine_is_scikit_learns_one_vs_one_rule_and_the_columns_of_one_vs_rest
 
 def test_a_problem_not_trained_is_no_classifier_as_svc_fitted_without_its_class():
     """A fold without training points of class 2 (of 0, 1, 2): its problems with class 2
-    are NaN (cv.NOT_TRAINED). ovo: the pair (0, 1) alone votes -- the decision function is
-    sklearn's rule on that pair alone, as SVC fitted on classes 0 and 1 has it, class 2
-    never predicted; ovr: class 2's column is -inf, never the argmax."""
+    are not trained (cv.NOT_TRAINED, combine's ``trained``). ovo: the pair (0, 1) alone
+    votes -- the decision function is sklearn's rule on that pair alone, as SVC fitted on
+    classes 0 and 1 has it, class 2 never predicted; ovr: class 2's column is -inf, never
+    the argmax. Without ``trained`` (the estimator's decision function) a NaN value is read
+    as it is: NaN out, not hidden."""
     rng = np.random.default_rng(4)
     f01 = rng.normal(size=50)
     f01[:3] = 0.0
     nan = np.full(50, np.nan)
-    ours = smcv.combine([f01, nan, nan], 3, "ovo")   # (pairs (0,1), (0,2), (1,2))
+    ours = smcv.combine([f01, nan, nan], 3, "ovo", [True, False, False])   # ((0,1), (0,2), (1,2))
     ref = _ovr_decision_function((f01[:, None] >= 0).astype(int), f01[:, None], 2)
     np.testing.assert_allclose(ours[:, :2], ref, rtol=0, atol=1e-15)
     np.testing.assert_array_equal(ours[:, 2], 0.0)
     np.testing.assert_array_equal(smcv.predicted_index(ours, "ovo"), np.where(f01 >= 0, 1, 0))
     cols = [rng.normal(size=50), rng.normal(size=50), nan]
-    D = smcv.combine(cols, 3, "ovr")
+    D = smcv.combine(cols, 3, "ovr", [True, True, False])
     assert np.isneginf(D[:, 2]).all()
     np.testing.assert_array_equal(smcv.predicted_index(D), np.where(cols[1] > cols[0], 1, 0))
+    assert np.isnan(smcv.combine(cols, 3, "ovr")[:, 2]).all()
+    assert np.isnan(smcv.combine([f01, nan, nan], 3, "ovo")).any(axis=1).all()
 
 
 def test_the_values_of_Cs_and_the_grid_are_checked_and_kept_in_order():

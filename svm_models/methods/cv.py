@@ -98,7 +98,8 @@ def problem_points(y_index: np.ndarray, idx: np.ndarray, problem) -> tuple:
     return idx[keep], np.where(yi[keep] == pos, 1, -1)
 
 
-def combine(decisions, n_classes: int, multi_class: str = "ovr") -> np.ndarray:
+def combine(decisions, n_classes: int, multi_class: str = "ovr",
+            trained=None) -> np.ndarray:
     """The decision function from the binary problems' decision values (a list, in the order
     of :func:`binary_problems`).
 
@@ -109,25 +110,29 @@ def combine(decisions, n_classes: int, multi_class: str = "ovr") -> np.ndarray:
     class where its value is >= 0): the argmax is the class with most votes, ties going to
     the larger summed confidence.
 
-    A problem not trained (its values NaN: a fold of cross-validation without training
-    points of one of its classes, :data:`NOT_TRAINED`) counts as no classifier, as ``SVC``
-    fitted on that fold has none: a pair votes for neither class, a class's column against
-    the rest is never the largest (-inf).
+    ``trained``: for each problem whether it was trained (None: all). A problem not trained
+    (cross-validation's fold without training points of one of its classes,
+    :data:`NOT_TRAINED`) counts as no classifier, as ``SVC`` fitted on that fold has none:
+    a pair votes for neither class, a class's column against the rest is never the largest
+    (-inf). (Any other value, NaN too, is read as it is.)
     """
     if n_classes == 2:
         return np.asarray(decisions[0])
+    if trained is None:
+        trained = [True] * len(decisions)
     if multi_class == "ovr":
-        D = np.column_stack(decisions)
-        return np.where(np.isnan(D), -np.inf, D)
+        return np.column_stack([f if t else np.full(len(f), -np.inf)
+                                for f, t in zip(decisions, trained)])
     n = len(decisions[0])
     votes = np.zeros((n, n_classes))
     conf = np.zeros((n, n_classes))
-    for (j, (i,)), f in zip(binary_problems(n_classes, "ovo"), decisions):
-        votes[:, j] += f >= 0   # (NaN, not trained: neither comparison holds)
-        votes[:, i] += f < 0
-        f = np.where(np.isnan(f), 0.0, f)
+    for (j, (i,)), f, t in zip(binary_problems(n_classes, "ovo"), decisions, trained):
+        if not t:
+            continue
         conf[:, i] -= f
         conf[:, j] += f
+        votes[:, j] += f >= 0
+        votes[:, i] += f < 0
     return votes + conf / (3 * (np.abs(conf) + 1))
 
 
@@ -297,8 +302,14 @@ def _task(job: Job, key: tuple) -> dict:
 #: the status of a binary problem of a multiclass fit that a fold does not train: its
 #: training points lack one of the problem's classes (a class with fewer points than folds).
 #: Not a failure: ``SVC`` fitted on that fold knows the classes present and never predicts
-#: the others; the problem then counts as no classifier (:func:`combine`)
+#: the others; the problem then counts as no classifier (:func:`combine`'s ``trained``)
 NOT_TRAINED = "not trained: the fold's training points lack one of the problem's classes"
+
+
+def _trained(res: dict) -> bool:
+    """Whether a task's result is of a problem its fold trained (not :data:`NOT_TRAINED`:
+    then it has no decision values and no C*)."""
+    return res["status"][0] != NOT_TRAINED
 
 
 def _not_trained(job: Job, key: tuple, n_test: int) -> dict:
@@ -1126,8 +1137,7 @@ def _table(job: Job, n_classes: int, multi_class: str, results: dict, points: li
                 continue
             fit_t[R, fo] = np.sum([res["fit_time"] for res in parts], axis=0)
             score_t[R, fo] = np.sum([res["score_time"] for res in parts], axis=0)
-            trained = [res["C"] for res in parts if res["status"][0] != NOT_TRAINED]
-            c_star[R, fo] = np.mean(trained, axis=0)   # (a problem not trained has no C*)
+            c_star[R, fo] = np.mean([res["C"] for res in parts if _trained(res)], axis=0)
             ok = np.ones(len(points), dtype=bool)
             for p, res in enumerate(parts):
                 status = np.asarray(res["status"])
@@ -1184,8 +1194,10 @@ def _fold_scores(job: Job, parts: list, cs: np.ndarray, test, n_classes: int,
         V = parts[0]["values"][cs]
         hits = predicted_index(V.ravel()).reshape(V.shape) == yt
     else:
+        trained = [_trained(res) for res in parts]
         hits = np.array([predicted_index(combine([res["values"][c] for res in parts],
-                                                 n_classes, multi_class), multi_class) == yt
+                                                 n_classes, multi_class, trained),
+                                         multi_class) == yt
                          for c in cs]).reshape(len(cs), len(yt))
     if job.weight is None:
         return np.mean(hits, axis=1)
