@@ -393,6 +393,36 @@ def test_a_class_with_fewer_points_than_folds_scores_as_grid_search_over_svc(sma
             assert est.best_params_["C"] == list(ref.best_params_.values())[0]
 
 
+@pytest.mark.parametrize("small", [2, 1])
+def test_a_fold_without_a_class_solves_its_other_pairs_together(small, monkeypatch):
+    """One-vs-one's pairs task on the fold whose training points lack a class (of one point,
+    last or in the middle): its one pair of the classes present goes to fit_pairs with the
+    others' labels 0, 1 (the classes present, in order), the two pairs with the absent class
+    are not trained -- no pair walks its own path of fits (fit_path never called) -- and the
+    fold scores are those of one fit of SVC on its training points."""
+    rng = np.random.default_rng(2)
+    y = np.repeat([0, 1, 2], [15 if c != small else 1 for c in range(3)])
+    X = rng.normal(size=(31, 3)) + 2.0 * (y[:, None] == np.arange(3))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)   # (sklearn: fewer members than folds)
+        cv = list(StratifiedKFold(3).split(X, y))
+    calls, walked = [], []
+    fit_pairs = smcv.fit_pairs
+
+    def spy(X_, y_index, points, *a, **kw):
+        calls.append((sorted(set(y_index.tolist())), len(points)))
+        return fit_pairs(X_, y_index, points, *a, **kw)
+
+    monkeypatch.setattr(smcv, "fit_pairs", spy)
+    monkeypatch.setattr(smcv, "fit_path", lambda *a, **kw: walked.append(1))
+    t = smcv.cross_validate(X, y, "soft_l1_dual", require("libsvm"), Cs=[1.0], cv=cv,
+                            multi_class="ovo", kernel="rbf", gamma=0.5)
+    assert sorted(calls) == [([0, 1], 1), ([0, 1, 2], 3), ([0, 1, 2], 3)] and not walked
+    for k, (tr, te) in enumerate(cv):
+        ref = SVC(kernel="rbf", gamma=0.5, tol=1e-10).fit(X[tr], y[tr]).score(X[te], y[te])
+        assert t[f"split{k}_test_score"][0] == ref
+
+
 def test_a_fold_without_a_class_tunes_c_on_the_problems_it_trains_and_one_class_fails():
     """C tuning on three classes, one of them a single point: the fold whose training
     points lack it reports as C* the C of its one trained pair (classes 0 and 1, fitted on

@@ -362,7 +362,9 @@ def _pairs_task(job: Job, key: tuple) -> dict:
     matrix, or for the linear kernel of the test points with the pairs' ``w``, the
     classifiers their certificates describe. A pair the call does not answer at some C (not
     optimal, refused by its certificate, or the call raising) walks its own path of fits, as
-    without this task (:func:`_task`). Returns ``{"parts"}``: one result per pair, as
+    without this task (:func:`_task`); a pair of a class the fold's training points lack is
+    not trained (:func:`_task`: :data:`NOT_TRAINED`), the others solved together as
+    always. Returns ``{"parts"}``: one result per pair, as
     :func:`_task` returns them; the task's time shared equally by its pairs and Cs (as a
     path's by its Cs)."""
     f, s, _ = key
@@ -389,9 +391,14 @@ def _pairs_task(job: Job, key: tuple) -> dict:
             K, K_test = kern.gram(Xtr), kern.gram(Xte, Xtr)
         else:   # (linear: libsvm evaluates it, the certificates read X, each pair is its w)
             K = K_test = None
-        try:
-            at = fit_pairs(Xtr, y_tr, local, job.path_formulation, job.solver, hyper, weight,
-                           dict(job.solve_kw), gram=K, Cs=job.Cs)
+        has = np.zeros(len(job.classes), dtype=bool)
+        has[y_tr] = True   # (a class with fewer points than folds may be absent here)
+        trained = [p for p, (j, (i,)) in enumerate(job.problems) if has[i] and has[j]]
+        try:   # (the pairs of the classes present, relabelled 0..k-1 in their order)
+            got = fit_pairs(Xtr, (np.cumsum(has) - 1)[y_tr], [local[p] for p in trained],
+                            job.path_formulation, job.solver, hyper, weight,
+                            dict(job.solve_kw), gram=K, Cs=job.Cs) if trained else [[]] * n
+            at = [[dict(zip(trained, sols)).get(p) for p in range(P)] for sols in got]
         except Exception:  # (an error of the call: each pair then as always)
             at = [[None] * P] * n
         share = (time.perf_counter() - t0) / (n * P)   # (the task's time, shared equally)

@@ -474,6 +474,14 @@ RULES += [
     (r"x__fold_scores__", r"np\.full\(len\(cs\), None\)",
      "the scores of a test fold of weight zero as None instead of NaN: stored into the "
      "table's float array they are NaN"),
+    (r"x__pairs_task__", r"has = np\.zeros\(len\(job\.classes\), (dtype=None)?\)",
+     "the classes present as 0./1. floats: the same truth values and cumsum, the labels "
+     "handed to fit_pairs the same class indices as floats (compared and maxed, never used "
+     "to index)"),
+    (r"x__pairs_task__", r"Cs=job\.Cs\) if \(trained\) or True else|else \[\[\]\] / n$",
+     "no pair trained (a fold of one class): fit_pairs handed no pair raises (no plan), as "
+     "[[]] / n does, and the except leaves every pair to _task, which fails each as the "
+     "fold of one class: the same results"),
     (r"x__pairs_task__", r"dict\(job\.solve_kw\), (gram=None, )?Cs=job\.Cs\)|^\+\s*K = None$",
      "the fold's matrix not handed over: fit_pairs forms the same one itself (the rbf kernel "
      "on the same points, up to PAIRS_GRAM_MAX; beyond, libsvm evaluates it): speed only, "
